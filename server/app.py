@@ -1,0 +1,164 @@
+"""create_app(): one Starlette app serving MCP (SSE + streamable HTTP), REST and the UI.
+
+The service (database pool, model, cache) is opened by the caller and passed in, so `serve`
+can report start-up problems in one line before the web server starts, and tests can share
+one loaded model across apps. The app's own lifespan only starts the MCP sub-apps.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from server import __version__
+from server.config import Settings
+from server.errors import ServiceError
+from server.http_guard import HostOriginGuard, allowed_hosts_for
+from server.mcp_tools import bind_service, build_mcp
+from server.memory import MemoryService
+
+logger = logging.getLogger(__name__)
+
+UI_DIST = Path(__file__).resolve().parents[1] / "ui" / "dist"
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    """The one JSON error shape every REST error keeps: {"error": {"code", "message"}}."""
+    return {"error": {"code": code, "message": message}}
+
+
+def create_app(
+    settings: Settings, memory_service: MemoryService, *, ui_dist: Path = UI_DIST
+) -> Starlette:
+    mcp = build_mcp()
+    sse_app = mcp.http_app(transport="sse", host_origin_protection="auto")
+    http_app = mcp.http_app(transport="http", path="/mcp", host_origin_protection="auto")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        bind_service(memory_service)
+        try:
+            async with sse_app.lifespan(app), http_app.lifespan(app):
+                yield
+        finally:
+            bind_service(None)
+
+    async def health(request: Request) -> JSONResponse:
+        """Liveness plus database state; never echoes the database's own error text."""
+        database_ok = await memory_service.database_ok()
+        body = {
+            "status": "ok" if database_ok else "degraded",
+            "database": "ok" if database_ok else "unavailable",
+            "database_kind": "embedded" if settings.uses_embedded_database else "external",
+            "embedding_model": memory_service.embedder.name,
+            "embedding_dimension": memory_service.embedder.dimension,
+            "version": __version__,
+        }
+        return JSONResponse(body, status_code=200 if database_ok else 503)
+
+    async def invalidate_cache(request: Request) -> JSONResponse:
+        memory_service.invalidate_cache()
+        return JSONResponse({"status": "ok"})
+
+    async def root(request: Request) -> Response:
+        return RedirectResponse("/ui/")
+
+    routes: list[BaseRoute] = [
+        Route("/", root),
+        Route("/health", health, methods=["GET"]),
+        Route("/cache/invalidate", invalidate_cache, methods=["POST"]),
+        Mount("/ui", app=_ui_app(ui_dist)),
+        # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.
+        Mount("/", app=_McpRouter(sse_app, http_app)),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[
+            Middleware(HostOriginGuard, allowed_hosts=allowed_hosts_for(settings.host)),
+        ],
+        exception_handlers={
+            ServiceError: _service_error,
+            HTTPException: _http_error,
+            Exception: _internal_error,
+        },
+        lifespan=lifespan,
+    )
+
+
+class _McpRouter:
+    """Send /sse and /messages/ to the SSE app, /mcp to the streamable HTTP app.
+
+    The sub-apps are mounted whole (their routes are not copied) at the root, because each
+    expects its full path; anything else that reaches here is answered with a JSON 404.
+    """
+
+    def __init__(self, sse_app: ASGIApp, http_app: ASGIApp) -> None:
+        self.sse_app = sse_app
+        self.http_app = http_app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if path == "/mcp" or path.startswith("/mcp/"):
+            await self.http_app(scope, receive, send)
+        elif path == "/sse" or path.startswith("/messages"):
+            await self.sse_app(scope, receive, send)
+        else:
+            response = JSONResponse(error_body("not_found", f"no route {path}"), status_code=404)
+            await response(scope, receive, send)
+
+
+def _ui_app(ui_dist: Path) -> StaticFiles | Starlette:
+    if (ui_dist / "index.html").is_file():
+        return _SpaStaticFiles(directory=ui_dist, html=True)
+
+    async def not_built(request: Request) -> HTMLResponse:
+        return HTMLResponse(
+            "<!doctype html><title>claude-memory</title><h1>claude-memory</h1>"
+            "<p>The web UI has not been built. Run <code>cd ui &amp;&amp; npm ci &amp;&amp; "
+            "npm run build</code> (or <code>./quickstart.sh</code>) and restart the server.</p>"
+        )
+
+    return Starlette(routes=[Route("/{path:path}", not_built)])
+
+
+class _SpaStaticFiles(StaticFiles):
+    """Static files where unknown paths get index.html, so client-side routes reload."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        try:
+            return await super().get_response(path, scope)
+        except HTTPException as exc:
+            if exc.status_code != 404:
+                raise
+            return await super().get_response("index.html", scope)
+
+
+async def _service_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}.get(
+        exc.status_code, "http_error"
+    )
+    return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    logger.exception("unhandled error on %s %s", request.method, request.url.path)
+    return JSONResponse(
+        error_body("internal", "internal server error; see the server log"), status_code=500
+    )

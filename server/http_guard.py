@@ -1,0 +1,79 @@
+"""Refuse requests whose Host or Origin is not this machine (DNS rebinding protection).
+
+A web page on another site can make a browser send requests to 127.0.0.1 under a hostname the
+attacker controls; those arrive with that foreign Host, or with a foreign Origin, and stop here
+before they reach any route: MCP, REST or UI.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def allowed_hosts_for(bind_host: str, extra: tuple[str, ...] = ()) -> frozenset[str]:
+    """Loopback names, the bound address when it is a concrete one, and any extra names."""
+    hosts = set(LOOPBACK_HOSTS) | {h.lower() for h in extra}
+    if bind_host not in ("0.0.0.0", "::", ""):
+        hosts.add(bind_host.lower().strip("[]"))
+    return frozenset(hosts)
+
+
+def _hostname(host_header: str) -> str:
+    """The name part of a Host header: strip the port, and brackets around IPv6."""
+    value = host_header.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class HostOriginGuard:
+    """ASGI middleware: 403 JSON for a foreign Host, or a foreign Origin when one is sent."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: frozenset[str]) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            # Lifespan events pass; we serve no websockets, so none are accepted.
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            await self.app(scope, receive, send)
+            return
+        headers = {
+            key.decode("latin-1"): value.decode("latin-1") for key, value in scope["headers"]
+        }
+        host = _hostname(headers.get("host", ""))
+        origin = headers.get("origin")
+        if host not in self.allowed_hosts:
+            await _refuse(send, "forbidden_host", "requests must be addressed to this machine")
+            return
+        if origin is not None and not self._origin_allowed(origin):
+            await _refuse(send, "forbidden_origin", "cross-site requests are not allowed")
+            return
+        await self.app(scope, receive, send)
+
+    def _origin_allowed(self, origin: str) -> bool:
+        parts = urlsplit(origin.strip())
+        return parts.scheme in ("http", "https") and (parts.hostname or "") in self.allowed_hosts
+
+
+async def _refuse(send: Send, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

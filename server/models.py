@@ -1,0 +1,230 @@
+"""Value types shared by the store, the service and the adapters.
+
+Frozen dataclasses: rows come out of the store as these, the service returns them, and the
+adapters turn them into JSON with `to_json()` (numbers stay numbers, times are ISO 8601 UTC).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+MemoryKind = Literal["raw", "distilled", "note", "preference", "pattern", "behavior", "manual"]
+MEMORY_KINDS: tuple[str, ...] = get_args(MemoryKind)
+
+SaveStatus = Literal["saved", "noop", "duplicate", "restored"]
+UpdateStatus = Literal["updated", "unchanged", "noop", "duplicate"]
+CheckAction = Literal["ADD", "UPDATE", "NOOP"]
+ExportFormat = Literal["json", "jsonl", "markdown"]
+EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
+
+PREVIEW_CHARS = 160
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """The first `limit` characters on one line, with an ellipsis when cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def to_json(value: Any) -> Any:
+    """Turn dataclasses, datetimes and containers of them into JSON-ready values."""
+    if hasattr(value, "__dataclass_fields__"):
+        return {key: to_json(item) for key, item in asdict(value).items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: to_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One stored memory, as a row of `memories` without its vector."""
+
+    id: int
+    content: str
+    content_hash: str
+    kind: str
+    tags: list[str]
+    source: str
+    project: str
+    project_path: str
+    session_id: str | None
+    role: str | None
+    created_at: datetime
+    updated_at: datetime
+    deleted_at: datetime | None
+    metadata: dict[str, Any]
+    supersedes: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What the service hands the store to insert: content already redacted and hashed."""
+
+    content: str
+    content_hash: str
+    kind: str = "manual"
+    tags: list[str] = field(default_factory=list)
+    source: str = ""
+    project: str = ""
+    project_path: str = ""
+    session_id: str | None = None
+    role: str | None = None
+    created_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    supersedes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """The nearest stored memory to a vector, with its cosine similarity."""
+
+    id: int
+    similarity: float
+    content: str
+    deleted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarMemory:
+    """The memory a write collided with, as reported to the caller."""
+
+    id: int
+    similarity: float
+    preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class SaveOutcome:
+    """What `save` did: saved a new row, or pointed at the row that made it unnecessary."""
+
+    status: SaveStatus
+    id: int
+    memory: Memory
+    similar: SimilarMemory | None
+    redacted: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """What `save` would do with this content, without writing anything."""
+
+    action: CheckAction
+    similarity: float | None
+    target_id: int | None
+    target_preview: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateOutcome:
+    """What `update` did; on noop/duplicate, `memory` is unchanged and `similar` says why."""
+
+    status: UpdateStatus
+    memory: Memory
+    similar: SimilarMemory | None
+    redacted: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Optional filters shared by list, bulk delete and export; None means "any"."""
+
+    project: str | None = None
+    tag: str | None = None
+    kind: str | None = None
+    source: str | None = None
+    since: datetime | None = None
+    before: datetime | None = None
+    include_deleted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    """One page of a filtered list, with the total across all pages."""
+
+    total: int
+    limit: int
+    offset: int
+    memories: list[Memory]
+
+
+@dataclass(frozen=True, slots=True)
+class TagCount:
+    tag: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPreview:
+    id: int
+    preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class BulkDeleteResult:
+    """`matched` live memories fit the filter; `deleted` is how many rows really changed."""
+
+    dry_run: bool
+    matched: int
+    deleted: int
+    preview: list[MemoryPreview]
+
+
+@dataclass(frozen=True, slots=True)
+class StorageSizes:
+    """On-disk sizes in bytes, as Postgres reports them."""
+
+    table_bytes: int
+    index_bytes: int
+    vector_bytes: int
+    total_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCounts:
+    imported: int
+    distilled: int
+    failed: int
+    pending: int
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    size: int
+    max_size: int
+    ttl_seconds: float
+    hits: int
+    misses: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Counts of live memories by project, source and kind, plus deleted rows and sizes."""
+
+    total: int
+    active: int
+    deleted: int
+    by_project: dict[str, int]
+    by_source: dict[str, int]
+    by_kind: dict[str, int]
+    storage: StorageSizes
+    sessions: SessionCounts
+    cache: CacheStats
+    embedding_model: str
+    embedding_dimension: int
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingModelRecord:
+    """The model the stored vectors were made with (table `embedding_model`)."""
+
+    model: str
+    dimension: int
+    state: str
+    recorded_at: datetime

@@ -1,0 +1,73 @@
+"""The embedding model record, and the vector column's dimension and index that depend on it.
+
+The vector column's type and its HNSW index follow the recorded model. They are changed here,
+by the code that records a model, rather than by a migration: the dimension is a property of
+the configured model, which migrations cannot know.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+from psycopg.rows import class_row
+
+from server.models import EmbeddingModelRecord
+from server.store.tx import Conn
+
+_ADOPT_LOCK_KEY = 0x636C6D656E
+
+
+async def lock_model_record(conn: Conn) -> None:
+    """Serialise model changes across processes until the transaction ends."""
+    await conn.execute("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ADOPT_LOCK_KEY})
+
+
+async def get_record(conn: Conn) -> EmbeddingModelRecord | None:
+    async with conn.cursor(row_factory=class_row(EmbeddingModelRecord)) as cur:
+        await cur.execute("SELECT model, dimension, state, recorded_at FROM embedding_model")
+        return await cur.fetchone()
+
+
+async def set_record(conn: Conn, model: str, dimension: int, state: str) -> None:
+    await conn.execute(
+        "INSERT INTO embedding_model (singleton, model, dimension, state, recorded_at)"
+        " VALUES (true, %(model)s, %(dim)s, %(state)s, now())"
+        " ON CONFLICT (singleton) DO UPDATE SET model = EXCLUDED.model,"
+        " dimension = EXCLUDED.dimension, state = EXCLUDED.state, recorded_at = now()",
+        {"model": model, "dim": dimension, "state": state},
+    )
+
+
+async def drop_vector_index(conn: Conn) -> None:
+    await conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+
+
+async def clear_vectors_and_set_dimension(conn: Conn, dimension: int) -> None:
+    """Empty every vector and retype the column; vectors of another size cannot stay."""
+    await conn.execute("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
+    await conn.execute(
+        sql.SQL("ALTER TABLE memories ALTER COLUMN embedding TYPE vector({})").format(
+            sql.Literal(int(dimension))
+        )
+    )
+
+
+async def create_vector_index(conn: Conn) -> None:
+    await conn.execute(
+        "CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories"
+        " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+    )
+
+
+async def count_missing_vectors(conn: Conn) -> int:
+    cur = await conn.execute("SELECT count(*) FROM memories WHERE embedding IS NULL")
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def memories_missing_vectors(conn: Conn, limit: int) -> list[tuple[int, str]]:
+    """A batch of (id, content) still waiting for a vector, lowest ids first."""
+    cur = await conn.execute(
+        "SELECT id, content FROM memories WHERE embedding IS NULL ORDER BY id LIMIT %(limit)s",
+        {"limit": limit},
+    )
+    return [(int(row[0]), str(row[1])) for row in await cur.fetchall()]

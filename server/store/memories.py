@@ -1,0 +1,250 @@
+"""SQL for the `memories` table: insert, read, change, delete, list, count and tag.
+
+Optional filters are written in SQL (`%(x)s::text IS NULL OR ...`) so every statement is a
+constant string with named parameters; the caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+from server.models import Memory, MemoryFilter, MemoryPreview, NewMemory, TagCount
+from server.store.tx import Conn
+
+COLUMNS = (
+    "id, content, content_hash, kind, tags, source, project, project_path, session_id, role,"
+    " created_at, updated_at, deleted_at, metadata, supersedes"
+)
+
+# The WHERE clause every filtered statement shares; parameters come from `filter_params`.
+FILTER_SQL = (
+    "(%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
+    " AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])"
+    " AND (%(kind)s::text IS NULL OR kind = %(kind)s)"
+    " AND (%(source)s::text IS NULL OR source = %(source)s)"
+    " AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)"
+    " AND (%(before)s::timestamptz IS NULL OR created_at < %(before)s)"
+    " AND (%(include_deleted)s OR deleted_at IS NULL)"
+)
+
+
+def filter_params(where: MemoryFilter) -> dict[str, Any]:
+    return {
+        "project": where.project,
+        "tag": where.tag,
+        "kind": where.kind,
+        "source": where.source,
+        "since": where.since,
+        "before": where.before,
+        "include_deleted": where.include_deleted,
+    }
+
+
+async def insert(conn: Conn, memory: NewMemory, embedding: np.ndarray) -> Memory | None:
+    """Insert a memory; None when a row with the same content hash already exists."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            "INSERT INTO memories (content, content_hash, kind, tags, source, project,"
+            " project_path, session_id, role, embedding, created_at, updated_at, metadata,"
+            " supersedes)"
+            " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
+            " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
+            " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s)"
+            " ON CONFLICT (content_hash) DO NOTHING"
+            f" RETURNING {COLUMNS}",
+            {
+                "content": memory.content,
+                "hash": memory.content_hash,
+                "kind": memory.kind,
+                "tags": memory.tags,
+                "source": memory.source,
+                "project": memory.project,
+                "project_path": memory.project_path,
+                "session_id": memory.session_id,
+                "role": memory.role,
+                "embedding": embedding,
+                "created_at": memory.created_at,
+                "metadata": Jsonb(memory.metadata),
+                "supersedes": memory.supersedes,
+            },
+        )
+        return await cur.fetchone()
+
+
+async def get(conn: Conn, memory_id: int) -> Memory | None:
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(f"SELECT {COLUMNS} FROM memories WHERE id = %(id)s", {"id": memory_id})
+        return await cur.fetchone()
+
+
+async def get_for_update(conn: Conn, memory_id: int) -> Memory | None:
+    """Read and lock a row until the transaction ends, so concurrent changes queue up."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE id = %(id)s FOR UPDATE", {"id": memory_id}
+        )
+        return await cur.fetchone()
+
+
+async def get_by_hash(conn: Conn, content_hash: str) -> Memory | None:
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE content_hash = %(hash)s",
+            {"hash": content_hash},
+        )
+        return await cur.fetchone()
+
+
+async def get_many(conn: Conn, memory_ids: Sequence[int]) -> list[Memory]:
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE id = ANY(%(ids)s) ORDER BY id",
+            {"ids": list(memory_ids)},
+        )
+        return await cur.fetchall()
+
+
+async def update_content(
+    conn: Conn, memory_id: int, content: str, content_hash: str, embedding: np.ndarray
+) -> Memory | None:
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            "UPDATE memories SET content = %(content)s, content_hash = %(hash)s,"
+            " embedding = %(embedding)s, updated_at = now()"
+            f" WHERE id = %(id)s AND deleted_at IS NULL RETURNING {COLUMNS}",
+            {"id": memory_id, "content": content, "hash": content_hash, "embedding": embedding},
+        )
+        return await cur.fetchone()
+
+
+async def update_fields(
+    conn: Conn,
+    memory_id: int,
+    *,
+    tags: list[str] | None,
+    project: str | None,
+    kind: str | None,
+) -> Memory | None:
+    """Change the given fields of a live memory; None leaves a field as it is."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            "UPDATE memories SET tags = coalesce(%(tags)s, tags),"
+            " project = coalesce(%(project)s, project), kind = coalesce(%(kind)s, kind),"
+            " updated_at = now()"
+            f" WHERE id = %(id)s AND deleted_at IS NULL RETURNING {COLUMNS}",
+            {"id": memory_id, "tags": tags, "project": project, "kind": kind},
+        )
+        return await cur.fetchone()
+
+
+async def soft_delete(conn: Conn, memory_id: int) -> bool:
+    """Mark a live memory deleted; False if it was missing or already deleted."""
+    cur = await conn.execute(
+        "UPDATE memories SET deleted_at = now(), updated_at = now()"
+        " WHERE id = %(id)s AND deleted_at IS NULL",
+        {"id": memory_id},
+    )
+    return cur.rowcount == 1
+
+
+async def restore(conn: Conn, memory_id: int) -> bool:
+    """Undo a soft delete; False if the memory was missing or not deleted."""
+    cur = await conn.execute(
+        "UPDATE memories SET deleted_at = NULL, updated_at = now()"
+        " WHERE id = %(id)s AND deleted_at IS NOT NULL",
+        {"id": memory_id},
+    )
+    return cur.rowcount == 1
+
+
+async def purge(conn: Conn, memory_id: int) -> bool:
+    """Delete a soft-deleted row for good; False if it was missing or still live."""
+    cur = await conn.execute(
+        "DELETE FROM memories WHERE id = %(id)s AND deleted_at IS NOT NULL", {"id": memory_id}
+    )
+    return cur.rowcount == 1
+
+
+async def count(conn: Conn, where: MemoryFilter) -> int:
+    cur = await conn.execute(
+        f"SELECT count(*) FROM memories WHERE {FILTER_SQL}", filter_params(where)
+    )
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def list_page(conn: Conn, where: MemoryFilter, limit: int, offset: int) -> list[Memory]:
+    """Newest first; id breaks ties so pages never overlap or skip."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE {FILTER_SQL}"
+            " ORDER BY created_at DESC, id DESC LIMIT %(limit)s OFFSET %(offset)s",
+            {**filter_params(where), "limit": limit, "offset": offset},
+        )
+        return await cur.fetchall()
+
+
+async def list_after(conn: Conn, where: MemoryFilter, after_id: int, limit: int) -> list[Memory]:
+    """Oldest id first, keyset-paged: for exports that walk the whole table."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE {FILTER_SQL} AND id > %(after)s"
+            " ORDER BY id LIMIT %(limit)s",
+            {**filter_params(where), "after": after_id, "limit": limit},
+        )
+        return await cur.fetchall()
+
+
+async def preview_matching(conn: Conn, where: MemoryFilter, limit: int) -> list[MemoryPreview]:
+    cur = await conn.execute(
+        f"SELECT id, content FROM memories WHERE {FILTER_SQL}"
+        " ORDER BY created_at DESC, id DESC LIMIT %(limit)s",
+        {**filter_params(where), "limit": limit},
+    )
+    return [MemoryPreview(id=row[0], preview=row[1]) for row in await cur.fetchall()]
+
+
+async def soft_delete_matching(conn: Conn, where: MemoryFilter) -> int:
+    """Soft-delete every live memory the filter matches; returns the rows really changed."""
+    live = MemoryFilter(
+        project=where.project,
+        tag=where.tag,
+        kind=where.kind,
+        source=where.source,
+        since=where.since,
+        before=where.before,
+        include_deleted=False,
+    )
+    cur = await conn.execute(
+        f"UPDATE memories SET deleted_at = now(), updated_at = now() WHERE {FILTER_SQL}",
+        filter_params(live),
+    )
+    return cur.rowcount
+
+
+async def tag_counts(conn: Conn) -> list[TagCount]:
+    """Tags of live memories, most used first."""
+    async with conn.cursor(row_factory=class_row(TagCount)) as cur:
+        await cur.execute(
+            "SELECT tag, count(*)::int AS count"
+            " FROM memories, unnest(tags) AS tag WHERE deleted_at IS NULL"
+            " GROUP BY tag ORDER BY count(*) DESC, tag"
+        )
+        return await cur.fetchall()
+
+
+async def set_embeddings(conn: Conn, ids: Sequence[int], embeddings: np.ndarray) -> None:
+    """Store a batch of vectors (reembed): one statement for the whole batch."""
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "UPDATE memories SET embedding = %(embedding)s WHERE id = %(id)s",
+            [
+                {"id": memory_id, "embedding": vector}
+                for memory_id, vector in zip(ids, embeddings, strict=True)
+            ],
+        )

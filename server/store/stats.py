@@ -1,0 +1,64 @@
+"""Counts and on-disk sizes for the stats view."""
+
+from __future__ import annotations
+
+from server.models import SessionCounts, StorageSizes
+from server.store.tx import Conn
+
+
+async def totals(conn: Conn) -> tuple[int, int]:
+    """(live, deleted) memory counts."""
+    cur = await conn.execute(
+        "SELECT count(*) FILTER (WHERE deleted_at IS NULL),"
+        " count(*) FILTER (WHERE deleted_at IS NOT NULL) FROM memories"
+    )
+    row = await cur.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+async def live_counts_by(conn: Conn) -> dict[str, dict[str, int]]:
+    """Live memory counts grouped by project, source and kind, in one scan."""
+    cur = await conn.execute(
+        "SELECT project, source, kind, count(*) FROM memories WHERE deleted_at IS NULL"
+        " GROUP BY GROUPING SETS ((project), (source), (kind))"
+    )
+    grouped: dict[str, dict[str, int]] = {"project": {}, "source": {}, "kind": {}}
+    for project, source, kind, n in await cur.fetchall():
+        if project is not None:
+            grouped["project"][project] = int(n)
+        elif source is not None:
+            grouped["source"][source] = int(n)
+        elif kind is not None:
+            grouped["kind"][kind] = int(n)
+    return grouped
+
+
+async def storage_sizes(conn: Conn) -> StorageSizes:
+    cur = await conn.execute(
+        "SELECT pg_table_size('memories'), pg_indexes_size('memories'),"
+        " coalesce((SELECT sum(pg_column_size(embedding)) FROM memories), 0),"
+        " pg_total_relation_size('memories')"
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return StorageSizes(0, 0, 0, 0)
+    return StorageSizes(
+        table_bytes=int(row[0]),
+        index_bytes=int(row[1]),
+        vector_bytes=int(row[2]),
+        total_bytes=int(row[3]),
+    )
+
+
+async def session_counts(conn: Conn) -> SessionCounts:
+    cur = await conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE distill_state = 'done'),"
+        " count(*) FILTER (WHERE distill_state = 'failed'),"
+        " count(*) FILTER (WHERE distill_state = 'pending') FROM imported_sessions"
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return SessionCounts(0, 0, 0, 0)
+    return SessionCounts(
+        imported=int(row[0]), distilled=int(row[1]), failed=int(row[2]), pending=int(row[3])
+    )

@@ -1,0 +1,49 @@
+"""Connections and transactions from the pool, with database outages turned into `Unavailable`.
+
+The service never sees psycopg's exceptions for a database that is down or restarting: it gets
+`Unavailable`, which the adapters report as a retryable 503 / tool error, while the pool goes
+on replacing the dead connections in the background.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeAlias
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from server.errors import Unavailable
+
+logger = logging.getLogger(__name__)
+
+Conn: TypeAlias = psycopg.AsyncConnection[Any]
+Pool: TypeAlias = AsyncConnectionPool[Conn]
+
+_UNAVAILABLE = "the database is unavailable right now; try again in a moment"
+
+
+@asynccontextmanager
+async def transaction(pool: Pool) -> AsyncIterator[Conn]:
+    """One connection and one transaction: committed on success, rolled back on any error."""
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            yield conn
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        raise Unavailable(_UNAVAILABLE) from exc
+    except psycopg.errors.QueryCanceled as exc:
+        logger.error("statement timed out")
+        raise Unavailable("the database took too long to answer; try again") from exc
+
+
+async def ping(pool: Pool, timeout: float = 2.0) -> bool:
+    """True when a connection answers `SELECT 1` within `timeout` seconds."""
+    try:
+        async with pool.connection(timeout=timeout) as conn:
+            await conn.execute("SELECT 1")
+    except (psycopg.Error, PoolTimeout, OSError):
+        return False
+    return True

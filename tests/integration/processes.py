@@ -1,0 +1,56 @@
+"""Helpers for tests that run `claude-memory` as a real child process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+
+
+def cli_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "server.cli", *args]
+
+
+def run_cli(
+    *args: str, env: dict[str, str], timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli_command(*args),
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def start_cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        cli_command(*args),
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_health(
+    url: str, process: subprocess.Popen[str], timeout: float = 120
+) -> dict[str, Any]:
+    """Poll /health until it answers 200; fail with the server's stderr if it exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            stderr = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"server exited early ({process.returncode}): {stderr}")
+        try:
+            response = httpx.get(url, timeout=2)
+            if response.status_code == 200:
+                return dict(response.json())
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    raise AssertionError("server did not become healthy in time")

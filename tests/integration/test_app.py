@@ -1,0 +1,174 @@
+"""The app over real HTTP: /health, /cache/invalidate, the Host/Origin guard, /ui, MCP mounts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from fastmcp import Client
+from psycopg import sql
+
+from server.app import create_app
+from server.config import Secret, Settings
+from server.db.migrate import apply_migrations
+from server.db.pool import open_pool
+from server.embeddings import Embedder
+from server.memory import MemoryService
+from server.reembed import ensure_model_recorded
+from tests.integration.conftest import serving
+
+
+async def test_health_reports_ok_with_database_and_model(app_url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        response = await client.get(f"{app_url}/health")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["database"] == "ok"
+    assert body["embedding_model"] == "all-MiniLM-L6-v2"
+    assert body["embedding_dimension"] == 384
+
+
+async def test_health_is_503_degraded_without_leaking_errors_when_database_is_gone(
+    fresh_database: Callable[[], str], embedder: Embedder, settings: Settings
+) -> None:
+    url = fresh_database()
+    await apply_migrations(url)
+    pool = await open_pool(url, min_size=1, max_size=2)
+    try:
+        await ensure_model_recorded(pool, embedder)
+        memory_service = MemoryService(pool, embedder, settings)
+        async with (
+            serving(create_app(settings, memory_service)) as app_url,
+            httpx.AsyncClient() as client,
+        ):
+            assert (await client.get(f"{app_url}/health")).status_code == 200
+            await drop_database(url)
+            response = await client.get(f"{app_url}/health")
+    finally:
+        await pool.close(timeout=1)
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "degraded"
+    assert "does not exist" not in response.text
+    assert "FATAL" not in response.text
+
+
+async def drop_database(url: str) -> None:
+    import psycopg
+
+    name = url.split("?")[0].rsplit("/", 1)[1]
+    admin = url.replace(f"/{name}?", "/postgres?")
+    async with await psycopg.AsyncConnection.connect(admin, autocommit=True) as conn:
+        await conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+async def test_cache_invalidate_makes_outside_writes_visible(
+    app_url: str, service: MemoryService
+) -> None:
+    await service.save("Deploys go out on Tuesdays and Thursdays only.")
+    assert (await service.list_memories()).total == 1
+    async with service.pool.connection() as conn:
+        await conn.execute("UPDATE memories SET deleted_at = now()")
+
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{app_url}/cache/invalidate")
+
+    assert response.status_code == 200
+    assert (await service.list_memories()).total == 0
+
+
+@pytest.mark.parametrize("path", ["/health", "/ui/", "/sse", "/mcp", "/cache/invalidate"])
+async def test_foreign_host_is_refused_on_every_route(app_url: str, path: str) -> None:
+    async with httpx.AsyncClient() as client:
+        response = await client.get(f"{app_url}{path}", headers={"Host": "evil.example:3333"})
+
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "forbidden_host"
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "file://"])
+async def test_foreign_origin_is_refused(app_url: str, origin: str) -> None:
+    async with httpx.AsyncClient() as client:
+        response = await client.get(f"{app_url}/health", headers={"Origin": origin})
+
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "forbidden_origin"
+
+
+@pytest.mark.parametrize("host", ["localhost:3333", "127.0.0.1", "[::1]:3333"])
+async def test_loopback_host_and_origin_are_allowed(app_url: str, host: str) -> None:
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") and ":" in host else host
+    async with httpx.AsyncClient() as client:
+        response = await client.get(
+            f"{app_url}/health", headers={"Host": host, "Origin": f"http://{name}:3333"}
+        )
+
+    assert response.status_code == 200
+
+
+async def test_unknown_route_is_json_404(app_url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{app_url}/nowhere")
+
+    assert response.status_code in (404, 405)
+    assert "error" in response.json()
+
+
+async def test_ui_without_build_explains_how_to_build(
+    service: MemoryService, settings: Settings, tmp_path: Path
+) -> None:
+    app = create_app(settings, service, ui_dist=tmp_path / "missing")
+    async with serving(app) as url, httpx.AsyncClient() as client:
+        response = await client.get(f"{url}/ui/")
+
+    assert response.status_code == 200
+    assert "npm run build" in response.text
+
+
+async def test_ui_serves_build_and_falls_back_to_index_for_client_routes(
+    service: MemoryService, settings: Settings, tmp_path: Path
+) -> None:
+    dist = tmp_path / "dist"
+    (dist / "assets").mkdir(parents=True)
+    (dist / "index.html").write_text("<!doctype html><div id=root>app</div>")
+    (dist / "assets" / "app.js").write_text("console.log('ok')")
+    app = create_app(settings, service, ui_dist=dist)
+    async with serving(app) as url, httpx.AsyncClient(follow_redirects=True) as client:
+        index = await client.get(f"{url}/ui/")
+        asset = await client.get(f"{url}/ui/assets/app.js")
+        deep_link = await client.get(f"{url}/ui/memories/42")
+        root = await client.get(f"{url}/")
+
+    assert "id=root" in index.text
+    assert asset.text == "console.log('ok')"
+    assert "id=root" in deep_link.text
+    assert "id=root" in root.text
+
+
+@pytest.mark.parametrize("transport_path", ["/sse", "/mcp"])
+async def test_mcp_transports_answer_a_real_client(app_url: str, transport_path: str) -> None:
+    async with Client(f"{app_url}{transport_path}") as client:
+        tools = await client.list_tools()
+
+    assert isinstance(tools, list)
+
+
+async def test_sse_stream_announces_message_endpoint(app_url: str) -> None:
+    async with httpx.AsyncClient() as client, client.stream("GET", f"{app_url}/sse") as stream:
+        lines = []
+        async for line in stream.aiter_lines():
+            lines.append(line)
+            if line.startswith("data:"):
+                break
+
+    assert "event: endpoint" in lines
+    assert lines[-1].startswith("data: /messages/?session_id=")
+
+
+def test_settings_secret_never_prints() -> None:
+    secret = Secret("postgresql://u:pw@h/db")
+    assert "pw" not in repr(Settings(database_url=secret))

@@ -1,0 +1,92 @@
+"""Migrations: applied once each, in order, in a transaction, safely from concurrent starters."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from server.db.migrate import MIGRATIONS_DIR, apply_migrations, discover_migrations
+from server.errors import DatabaseSetupError
+from tests.integration.processes import run_cli
+
+
+def applied_versions(url: str) -> list[int]:
+    with psycopg.connect(url) as conn:
+        return [row[0] for row in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")]
+
+
+async def test_second_run_applies_nothing(fresh_database: Callable[[], str]) -> None:
+    url = fresh_database()
+
+    first = await apply_migrations(url)
+    second = await apply_migrations(url)
+
+    assert [m.version for m in first] == [m.version for m in discover_migrations()]
+    assert second == []
+    assert applied_versions(url) == [m.version for m in discover_migrations()]
+
+
+async def test_concurrent_runs_apply_each_migration_once(
+    fresh_database: Callable[[], str],
+) -> None:
+    url = fresh_database()
+
+    results = await asyncio.gather(*(apply_migrations(url) for _ in range(4)))
+
+    applied = [m.version for result in results for m in result]
+    assert sorted(applied) == [m.version for m in discover_migrations()]
+    assert applied_versions(url) == [m.version for m in discover_migrations()]
+
+
+async def test_failing_migration_rolls_back_and_is_not_recorded(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "migrations"
+    shutil.copytree(MIGRATIONS_DIR, folder)
+    (folder / "900_break_things.sql").write_text(
+        "CREATE TABLE half_done (id int);\nSELECT no_such_function();\n"
+    )
+    url = fresh_database()
+
+    with pytest.raises(
+        DatabaseSetupError, match=r"900_break_things\.sql failed and was rolled back"
+    ):
+        await apply_migrations(url, folder)
+
+    assert 900 not in applied_versions(url)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('half_done')").fetchone() == (None,)
+
+
+def test_misnamed_migration_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "1_first.sql").write_text("SELECT 1;")
+
+    with pytest.raises(DatabaseSetupError, match=r"not named NNN_name\.sql"):
+        discover_migrations(tmp_path)
+
+
+def test_repeated_version_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "001_one.sql").write_text("SELECT 1;")
+    (tmp_path / "001_two.sql").write_text("SELECT 2;")
+
+    with pytest.raises(DatabaseSetupError, match="share version 1"):
+        discover_migrations(tmp_path)
+
+
+def test_migrate_command_twice_applies_nothing_the_second_time(
+    fresh_database: Callable[[], str],
+) -> None:
+    env = {"DATABASE_URL": fresh_database()}
+
+    first = run_cli("migrate", env=env)
+    second = run_cli("migrate", env=env)
+
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["applied"] == [m.path.name for m in discover_migrations()]
+    assert json.loads(second.stdout) == {"applied": [], "database": "external"}

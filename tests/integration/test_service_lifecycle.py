@@ -1,0 +1,261 @@
+"""MemoryService.get / update / soft_delete / restore / purge / bulk_soft_delete."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.errors import Conflict, InvalidInput, NotFound
+from server.memory import MemoryService, content_hash
+
+DECISION = (
+    "We decided to use cursor-based pagination for the orders API because offset pagination "
+    "skipped rows under concurrent inserts."
+)
+NEAR_COPY = (
+    "We decided to use cursor based pagination for the orders API since offset pagination "
+    "skipped rows during concurrent inserts."
+)
+ROOT_CAUSE = "The flaky checkout test was caused by a shared Redis database between workers."
+PNPM = "This repository uses pnpm, never npm; run pnpm install --frozen-lockfile in CI."
+
+
+async def one(service: MemoryService, sql: str, params: dict[str, object]) -> tuple[object, ...]:
+    async with service.pool.connection() as conn:
+        cur = await conn.execute(sql, params)  # type: ignore[arg-type]
+        row = await cur.fetchone()
+        assert row is not None
+        return row
+
+
+async def vector_of(service: MemoryService, memory_id: int) -> str:
+    row = await one(
+        service, "SELECT embedding::text FROM memories WHERE id = %(id)s", {"id": memory_id}
+    )
+    return str(row[0])
+
+
+async def test_get_returns_memory_including_deleted_at(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    await service.soft_delete(saved.id)
+
+    memory = await service.get(saved.id)
+
+    assert memory.content == DECISION
+    assert memory.deleted_at is not None
+
+
+@pytest.mark.parametrize("bad_id", [0, -5])
+async def test_get_rejects_non_positive_ids(service: MemoryService, bad_id: int) -> None:
+    with pytest.raises(InvalidInput, match="positive whole number"):
+        await service.get(bad_id)
+
+
+async def test_get_unknown_id_is_not_found(service: MemoryService) -> None:
+    with pytest.raises(NotFound, match="no memory with id 999"):
+        await service.get(999)
+
+
+async def test_update_content_re_embeds_and_rehashes(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    before = await vector_of(service, saved.id)
+
+    outcome = await service.update(saved.id, content=ROOT_CAUSE)
+
+    assert outcome.status == "updated"
+    assert outcome.memory.content == ROOT_CAUSE
+    assert outcome.memory.content_hash == content_hash(ROOT_CAUSE)
+    assert await vector_of(service, saved.id) != before
+
+
+async def test_update_tags_only_keeps_vector(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    before = await vector_of(service, saved.id)
+
+    outcome = await service.update(saved.id, tags=["api"], project="shop", kind="note")
+
+    assert outcome.status == "updated"
+    assert (outcome.memory.tags, outcome.memory.project, outcome.memory.kind) == (
+        ["api"],
+        "shop",
+        "note",
+    )
+    assert await vector_of(service, saved.id) == before
+
+
+async def test_update_with_same_content_is_unchanged(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+
+    outcome = await service.update(saved.id, content=DECISION)
+
+    assert outcome.status == "unchanged"
+
+
+async def test_update_into_near_duplicate_of_other_memory_is_noop(
+    service: MemoryService,
+) -> None:
+    target = await service.save(DECISION)
+    other = await service.save(ROOT_CAUSE)
+
+    outcome = await service.update(other.id, content=NEAR_COPY)
+
+    assert outcome.status == "noop"
+    assert outcome.similar is not None and outcome.similar.id == target.id
+    assert (await service.get(other.id)).content == ROOT_CAUSE
+
+
+async def test_update_with_force_accepts_near_duplicate(service: MemoryService) -> None:
+    await service.save(DECISION)
+    other = await service.save(ROOT_CAUSE)
+
+    outcome = await service.update(other.id, content=NEAR_COPY, force=True)
+
+    assert outcome.status == "updated"
+    assert (await service.get(other.id)).content == NEAR_COPY
+
+
+async def test_update_into_exact_copy_of_other_memory_is_duplicate(
+    service: MemoryService,
+) -> None:
+    target = await service.save(DECISION)
+    other = await service.save(ROOT_CAUSE)
+
+    outcome = await service.update(other.id, content=DECISION, force=True)
+
+    assert outcome.status == "duplicate"
+    assert outcome.similar is not None and outcome.similar.id == target.id
+    assert (await service.get(other.id)).content == ROOT_CAUSE
+
+
+async def test_update_of_deleted_memory_is_conflict(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    await service.soft_delete(saved.id)
+
+    with pytest.raises(Conflict, match=rf"call restore_memory\({saved.id}\) first"):
+        await service.update(saved.id, content=ROOT_CAUSE)
+
+
+async def test_update_redacts_new_content(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    key = "AKIA" + "ABCDEFGHIJKLMNOP"
+
+    outcome = await service.update(saved.id, content=f"The deploy key is {key} for staging.")
+
+    assert outcome.redacted == 1
+    assert key not in (await service.get(saved.id)).content
+
+
+async def test_soft_delete_marks_row_and_keeps_it(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+
+    deleted = await service.soft_delete(saved.id)
+
+    assert deleted.deleted_at is not None
+    row = await one(
+        service, "SELECT deleted_at IS NOT NULL FROM memories WHERE id = %(id)s", {"id": saved.id}
+    )
+    assert row == (True,)
+
+
+async def test_soft_delete_twice_is_conflict(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    await service.soft_delete(saved.id)
+
+    with pytest.raises(Conflict, match="already deleted"):
+        await service.soft_delete(saved.id)
+
+
+async def test_restore_undoes_soft_delete(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    await service.soft_delete(saved.id)
+
+    restored = await service.restore(saved.id)
+
+    assert restored.deleted_at is None
+
+
+async def test_restore_of_live_memory_is_conflict(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+
+    with pytest.raises(Conflict, match="not deleted"):
+        await service.restore(saved.id)
+
+
+async def test_purge_refuses_live_memory(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+
+    with pytest.raises(Conflict, match=rf"call delete_memory\({saved.id}\) first"):
+        await service.purge(saved.id)
+
+    assert (await service.get(saved.id)).deleted_at is None
+
+
+async def test_purge_removes_soft_deleted_memory(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    await service.soft_delete(saved.id)
+
+    await service.purge(saved.id)
+
+    row = await one(service, "SELECT count(*) FROM memories WHERE id = %(id)s", {"id": saved.id})
+    assert row == (0,)
+    with pytest.raises(NotFound):
+        await service.get(saved.id)
+
+
+async def test_purged_content_can_be_saved_again(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    await service.soft_delete(saved.id)
+    await service.purge(saved.id)
+
+    outcome = await service.save(DECISION)
+
+    assert outcome.status == "saved"
+    assert outcome.id != saved.id
+
+
+async def test_bulk_delete_dry_run_counts_without_deleting(service: MemoryService) -> None:
+    await service.save(DECISION, project="shop")
+    await service.save(ROOT_CAUSE, project="shop")
+    await service.save(PNPM, project="tools")
+
+    result = await service.bulk_soft_delete(project="shop")
+
+    assert (result.dry_run, result.matched, result.deleted) == (True, 2, 0)
+    assert len(result.preview) == 2
+    row = await one(service, "SELECT count(*) FROM memories WHERE deleted_at IS NULL", {})
+    assert row == (3,)
+
+
+async def test_bulk_delete_soft_deletes_exactly_the_matches(service: MemoryService) -> None:
+    await service.save(DECISION, project="shop", tags=["api"])
+    await service.save(ROOT_CAUSE, project="shop", tags=["tests"])
+    await service.save(PNPM, project="tools", tags=["api"])
+
+    result = await service.bulk_soft_delete(project="shop", tag="api", dry_run=False)
+
+    assert (result.matched, result.deleted) == (1, 1)
+    row = await one(
+        service, "SELECT array_agg(content ORDER BY id) FROM memories WHERE deleted_at IS NULL", {}
+    )
+    assert row == ([ROOT_CAUSE, PNPM],)
+
+
+async def test_bulk_delete_reports_real_count_when_some_already_deleted(
+    service: MemoryService,
+) -> None:
+    first = await service.save(DECISION, source="import")
+    await service.save(ROOT_CAUSE, source="import")
+    await service.soft_delete(first.id)
+
+    result = await service.bulk_soft_delete(source="import", dry_run=False)
+
+    assert (result.matched, result.deleted) == (1, 1)
+
+
+async def test_bulk_delete_requires_a_filter(service: MemoryService) -> None:
+    await service.save(DECISION)
+
+    with pytest.raises(InvalidInput, match="at least one of tag, project or source"):
+        await service.bulk_soft_delete(project="  ", dry_run=False)
+
+    row = await one(service, "SELECT count(*) FROM memories WHERE deleted_at IS NULL", {})
+    assert row == (1,)

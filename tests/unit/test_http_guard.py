@@ -1,0 +1,30 @@
+"""Host/Origin guard helpers: which names count as this machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.http_guard import _hostname, allowed_hosts_for
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [
+        ("localhost:3333", "localhost"),
+        ("127.0.0.1", "127.0.0.1"),
+        ("[::1]:3333", "::1"),
+        ("LocalHost", "localhost"),
+        ("evil.example:80", "evil.example"),
+    ],
+)
+def test_hostname_strips_port_and_brackets(header: str, name: str) -> None:
+    assert _hostname(header) == name
+
+
+def test_loopback_names_are_always_allowed() -> None:
+    assert {"127.0.0.1", "localhost", "::1"} <= allowed_hosts_for("127.0.0.1")
+
+
+def test_concrete_bind_address_is_allowed_but_wildcard_is_not() -> None:
+    assert "192.168.1.20" in allowed_hosts_for("192.168.1.20")
+    assert "0.0.0.0" not in allowed_hosts_for("0.0.0.0")

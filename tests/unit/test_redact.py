@@ -1,0 +1,348 @@
+"""Tests for server.redact: secrets are replaced, look-alikes are left alone.
+
+All secret values are fake: built from repeated characters so they match the
+providers' formats without being real credentials.
+"""
+
+import dataclasses
+
+import pytest
+
+from server.redact import Redaction, redact
+
+# --- fake secrets -------------------------------------------------------------
+
+AWS_ACCESS_KEY = "AKIA" + "Z2Y3" * 4
+AWS_SESSION_KEY = "ASIA" + "Q7W8" * 4
+AWS_SECRET_KEY = "aB3+" * 9 + "cD4/"
+GITHUB_PAT = "ghp_" + "a1B2" * 9
+GITHUB_OAUTH = "gho_" + "c3D4" * 9
+GITHUB_SERVER = "ghs_" + "e5F6" * 10
+GITHUB_FINE_GRAINED = "github_pat_" + "11AAAA2BB" * 2 + "0_" + "a1B2c3" * 10
+GITLAB_PAT = "glpat-" + "a1B2c3D4e5" * 2
+SLACK_BOT = "xoxb-1234567890-1234567890123-" + "a1B2" * 6
+SLACK_USER = "xoxp-1234567890-1234567890-1234567890123-" + "ab12" * 8
+SLACK_WEBHOOK_PATH = "T0ABC1234/B0ABC5678/" + "a1B2" * 6
+STRIPE_LIVE = "sk_live_" + "a1B2" * 6
+STRIPE_TEST = "sk_test_" + "c3D4" * 6
+STRIPE_RESTRICTED = "rk_live_" + "e5F6" * 6
+STRIPE_PUBLISHABLE = "pk_live_" + "g7H8" * 6
+OPENAI_LEGACY = "sk-" + "a1B2" * 12
+OPENAI_PROJECT = "sk-proj-" + "a1B2_c3D-" * 10 + "xY9"
+ANTHROPIC = "sk-ant-api03-" + "a1B2-c3D_" * 10 + "AA"
+GOOGLE = "AIza" + "Sy" + "a1B2" * 8 + "x"
+NPM = "npm_" + "a1B2" * 9
+HUGGING_FACE = "hf_" + "aBcD" * 8
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "a1B2_c3D-" * 4
+BEARER = "a1B2c3" * 5
+BASIC = "dXNlcjpodW50ZXIy"
+
+# --- secret cases ---------------------------------------------------------------
+# (id, template, secret, kind): "<S>" in the template marks where the secret goes.
+# The expected output is the template with "<S>" replaced by the marker, which
+# checks that everything around the secret is left intact.
+
+SECRET_CASES: list[tuple[str, str, str, str]] = [
+    ("aws-access-key", "the key <S> was in the log", AWS_ACCESS_KEY, "aws-access-key"),
+    ("aws-session-key", "export AWS_ACCESS_KEY_ID=<S> now", AWS_SESSION_KEY, "aws-access-key"),
+    (
+        "aws-secret-ini",
+        "[default]\naws_secret_access_key = <S>\nregion = eu-west-1",
+        AWS_SECRET_KEY,
+        "aws-secret-key",
+    ),
+    ("aws-secret-env", "AWS_SECRET_ACCESS_KEY=<S> ./deploy.sh", AWS_SECRET_KEY, "aws-secret-key"),
+    ("aws-secret-json", '{"SecretAccessKey": "<S>"}', AWS_SECRET_KEY, "aws-secret-key"),
+    ("github-ghp", "I pushed with <S> yesterday", GITHUB_PAT, "github-token"),
+    ("github-gho", "oauth token <S>, scopes repo", GITHUB_OAUTH, "github-token"),
+    ("github-ghs-longer", "app token <S> expired", GITHUB_SERVER, "github-token"),
+    ("github-fine-grained", "use <S> for the API", GITHUB_FINE_GRAINED, "github-token"),
+    ("github-in-url", "git clone https://<S>@github.com/org/repo.git", GITHUB_PAT, "github-token"),
+    ("gitlab", "CI_TOKEN is <S> for now", GITLAB_PAT, "gitlab-token"),
+    ("slack-bot", "the bot uses <S> to post", SLACK_BOT, "slack-token"),
+    ("slack-user", "user token <S>.", SLACK_USER, "slack-token"),
+    (
+        "slack-webhook",
+        "post to https://hooks.slack.com/services/<S> on failure",
+        SLACK_WEBHOOK_PATH,
+        "slack-webhook",
+    ),
+    ("stripe-live", "charge with <S> in prod", STRIPE_LIVE, "stripe-key"),
+    ("stripe-test", "STRIPE_KEY=<S>", STRIPE_TEST, "stripe-key"),
+    ("stripe-restricted", "restricted key <S> works", STRIPE_RESTRICTED, "stripe-key"),
+    ("stripe-publishable", "frontend gets <S> only", STRIPE_PUBLISHABLE, "stripe-key"),
+    ("openai-legacy", "my key <S> hit the rate limit", OPENAI_LEGACY, "openai-key"),
+    ("openai-project", "OPENAI_API_KEY=<S>", OPENAI_PROJECT, "openai-key"),
+    ("anthropic", "client = Anthropic(api_key='<S>')", ANTHROPIC, "anthropic-key"),
+    ("google", "maps key <S> restricted to referrers", GOOGLE, "google-api-key"),
+    ("npm", "//registry.npmjs.org/:_authToken=<S>", NPM, "npm-token"),
+    ("huggingface", "huggingface-cli login --token <S> now", HUGGING_FACE, "huggingface-token"),
+    ("jwt", "the cookie was <S> and it decoded fine", JWT, "jwt"),
+    ("jwt-bearer", "Authorization: Bearer <S>", JWT, "jwt"),
+    ("bearer-header", "curl -H 'Authorization: Bearer <S>' https://x.io", BEARER, "bearer-token"),
+    ("bearer-text", "then send bearer <S> with it", BEARER, "bearer-token"),
+    ("basic-auth", 'curl -H "Authorization: Basic <S>" https://example.com', BASIC, "basic-auth"),
+    # key = value assignments: the key stays, the value goes.
+    ("password-env", "password=<S>", "hunter2", "password"),
+    ("password-prefixed", "DB_PASSWORD=<S> docker compose up", "Tr0ub4dor!3", "password"),
+    ("password-yaml", "db:\n  user: app\n  password: <S>\n  host: db", "s3cr3t-Pa55", "password"),
+    ("password-json", '{"user": "app", "password": "<S>"}', "correct horse battery", "password"),
+    ("password-python", "conn = connect(user='app', password='<S>')", "hunter2", "password"),
+    ("password-spaced-quoted", "password = '<S>' # TODO move to vault", "pa55word!", "password"),
+    ("password-php", '$password = "<S>";', "hunter2", "password"),
+    ("password-ini", "[db]\npassword = <S>\nport = 5432", "hunter2", "password"),
+    ("password-walrus", "PASSWORD := <S>", "hunter2", "password"),
+    ("password-odbc", "Server=db;Uid=sa;Pwd=<S>;Encrypt=yes", "Secret123", "password"),
+    ("passwd", "passwd: <S>", "letmein42", "password"),
+    ("passphrase", 'SSH_PASSPHRASE="<S>"', "open sesame 7", "password"),
+    ("password-sentence", "I changed the password: <S>", "hunter2", "password"),
+    ("password-query", "GET /login?user=bob&password=<S>&next=/", "hunter2", "password"),
+    ("secret-env", "SECRET=<S>", "abc123def456", "secret"),
+    ("secret-key-django", "SECRET_KEY = '<S>'", "django-insecure-abc123", "secret"),
+    ("client-secret", '{"client_id": "app", "client_secret": "<S>"}', "0a1b2c3d4e5f", "secret"),
+    ("token-yaml", "token: <S>", "abcdef123456", "secret"),
+    (
+        "oauth-query",
+        "GET /authorize?oauth_token=<S>&oauth_verifier=x",
+        "hh5s93j4hdidpola",
+        "secret",
+    ),
+    ("access-token", "access_token=<S>&expires_in=3600", "ya29.a0AfB_xyz123", "secret"),
+    ("auth-token", "AUTH_TOKEN='<S>'", "tok_123456", "secret"),
+    ("api-key-prefixed", "MY_API_KEY=<S>", "key-0123456789", "secret"),
+    ("apikey-camel", "const cfg = { apiKey: '<S>' }", "AbC123xYz", "secret"),
+    ("apikey", "apikey=<S>", "0123456789abcdef", "secret"),
+    ("api-key-header", "X-API-Key: <S>", "abcdef0123456789", "secret"),
+    ("private-key-json", '"private_key": "<S>"', "abc123def", "secret"),
+    # connection strings: user and host stay, the password goes.
+    ("postgresql", "DATABASE_URL=postgresql://app:<S>@db:5432/x", "s3cr3t", "password"),
+    ("postgres", "connect to postgres://app:<S>@localhost/app please", "s3cr3t", "password"),
+    ("mysql", "mysql://root:<S>@127.0.0.1:3306/shop", "r00t!pw", "password"),
+    ("mongodb-srv", "mongodb+srv://admin:<S>@cluster0.abcde.mongodb.net/t", "m0ng0", "password"),
+    ("mongodb", "mongodb://admin:<S>@mongo:27017", "m0ng0pw", "password"),
+    ("redis-no-user", "REDIS_URL=redis://:<S>@cache:6379/0", "r3d1s", "password"),
+    ("amqp", "broker amqp://guest:<S>@rabbit:5672// is down", "gu3st!", "password"),
+    ("https", "fetch https://bob:<S>@intranet.example.com/report", "hunter2", "password"),
+    ("ftp", "ftp://anon:<S>@files.example.com/pub", "ftp-pw-1", "password"),
+    ("url-at-in-password", "postgres://app:<S>@db/x", "p@ss", "password"),
+]
+
+
+@pytest.mark.parametrize(
+    ("template", "secret", "kind"),
+    [pytest.param(t, s, k, id=i) for i, t, s, k in SECRET_CASES],
+)
+def test_secret_is_redacted(template: str, secret: str, kind: str) -> None:
+    text = template.replace("<S>", secret)
+    marker = f"[REDACTED:{kind}]"
+
+    result = redact(text)
+
+    assert secret not in result.text
+    assert marker in result.text
+    assert result.text == template.replace("<S>", marker)
+    assert result.count == template.count("<S>")
+
+
+# --- look-alikes ------------------------------------------------------------------
+
+LOOK_ALIKES: list[tuple[str, str]] = [
+    ("prose-password-field", "the password field must be validated"),
+    ("prose-token-expiry", "set token expiry to 30 minutes"),
+    ("prose-password-colon", "Password: must be at least 8 characters long"),
+    ("prose-status", "Token: valid\nSecret: missing\nPassword: required"),
+    ("empty-value", "password="),
+    ("empty-quoted", 'password = ""'),
+    ("angle-placeholder", "password=<your-password>"),
+    ("braced-env", "password=${DB_PASSWORD}"),
+    ("env-var", "password=$PASSWORD"),
+    ("command-subst", "TOKEN=$(cat /run/secrets/token)"),
+    ("masked", "password=***"),
+    ("ellipsis", "api_key=..."),
+    ("template", 'password: "{{ vault_db_password }}"'),
+    ("your-placeholder", "OPENAI_API_KEY=your_api_key_here"),
+    ("none", "token=None"),
+    ("type-hint-python", "    password: str\n    token: str | None = None"),
+    ("type-hint-ts", "interface Creds { apiKey: string; token: string }"),
+    ("kwarg-variable", "client = Client(api_key=api_key, token=self.token)"),
+    ("settings-reference", "password=settings.DB_PASSWORD"),
+    ("function-call", "token = get_token()\npassword=os.environ['DB_PASSWORD']"),
+    ("max-tokens", "max_tokens=4096, token_count: 12, max_token=512"),
+    ("pwd-env", "PWD=/home/dev/project\nOLDPWD=/home/dev"),
+    ("comparison", 'if password == "":'),
+    ("sklearn", "install sk-learn, I mean scikit-learn"),
+    ("sk-slug", "see docs/sk-learn-compatible-estimators-guide"),
+    ("task-id", "task-1234 and risk-5678 are done"),
+    ("git-sha", "fixed in 3f786850e387550fdab836ed7e6dc881de23001b"),
+    ("uuid", "request 123e4567-e89b-12d3-a456-426614174000 failed"),
+    ("url-no-password", "postgresql://localhost:5432/db"),
+    ("url-user-only", "https://user@github.com/x"),
+    ("url-port-path", "http://localhost:8080/api/v1/users@me"),
+    ("url-placeholder-password", "postgres://user:password@localhost/app"),
+    ("url-env-password", "postgres://app:${DB_PASSWORD}@db/app"),
+    ("scp-style-git", "git@github.com:org/repo.git"),
+    ("file-path", "/home/dev/.config/secrets/token.json"),
+    ("cli-flag", "pnpm install --frozen-lockfile"),
+    ("error-code", "ERR_POOL_TIMEOUT after 30s"),
+    ("bearer-prose", "use a Bearer token in the header"),
+    ("bearer-placeholder", "Authorization: Bearer <token>"),
+    ("bearer-env", "Authorization: Bearer $API_TOKEN"),
+    ("bearer-upper-placeholder", "Authorization: Bearer YOUR_TOKEN"),
+    ("basic-prose", "Authorization: Basic authentication is deprecated"),
+    ("base64-not-jwt", "the blob is SGVsbG8gd29ybGQhIFRoaXMgaXMgYmFzZTY0Lg=="),
+    ("dotted-not-jwt", "version eyJ.1.2 and eyJhbGciOiJIUzI1NiJ9 alone"),
+    ("public-key", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----"),
+    ("certificate", "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE\n-----END CERTIFICATE-----"),
+    ("slack-prefix-doc", "bot tokens start with xoxb- and user tokens with xoxp-"),
+    ("slack-placeholder", "SLACK_BOT_TOKEN=xoxb-your-token"),
+    ("stripe-doc", "keys look like sk_live_... or sk_test_..."),
+    ("github-prefix-doc", "classic tokens start with ghp_ and fine-grained with github_pat_"),
+    ("short-hf", "hf_hub_download(repo_id=x)"),
+    ("aws-secret-placeholder", "aws_secret_access_key = YOUR_SECRET_KEY"),
+    ("aws-not-key-shaped", "AKIA is the prefix; AKIAshort is not a key"),
+    (
+        "markdown",
+        "## Secrets\n\n- **Password**: store it in the vault\n- `token` rotates daily\n\n"
+        "| key | value |\n|---|---|\n| password | *(see 1Password)* |",
+    ),
+    # shapes seen when scanning real library code and docs
+    ("pem-header-constant", '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"'),
+    ("type-annotation", "class User:\n    password: SecretStr\n    token: bool"),
+    ("tuple-unpacking", "username, password = credentials"),
+    ("negative-number", "last_non_pad_token = -1"),
+    ("attribute-path", "self.text_pad_token = config.tts_text_pad_token_id"),
+    ("kwarg-snake-name", "keyring.set_password(svc, username=combo_key, password=json_str)"),
+    (
+        "tokenizer-tags",
+        'Tokenizer(pad_token="[PAD]", eos_token="</s>", unk_token="<unk>", bos_token="__start__")',
+    ),
+    (
+        "quoted-names",
+        '{"bos_token": "bos_token_id", "n_token": "vocab_size", "tiktoken": "tiktoken"}',
+    ),
+    ("quoted-prose-value", "'opaquelocktoken': 'RFC 2518',"),
+    ("scheme-symbols", '"passwd:dir", "passwd:uid",'),
+    ("camel-name-value", 'AttributeOID.CHALLENGE_PASSWORD: "challengePassword",'),
+    ("header-name", 'ACCESS_TOKEN_HEADER = "X-Xet-Access-Token"'),
+    ("mask-with-colon", 'password = ":****"'),
+    ("code-block", "```python\ndef check(password: str) -> bool:\n    return bool(password)\n```"),
+]
+
+
+@pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in LOOK_ALIKES])
+def test_look_alike_is_unchanged(text: str) -> None:
+    result = redact(text)
+
+    assert result.text == text
+    assert result.count == 0
+
+
+# --- idempotence --------------------------------------------------------------
+
+SECRET_TEXTS = [pytest.param(t.replace("<S>", s), id=f"secret-{i}") for i, t, s, _ in SECRET_CASES]
+LOOK_ALIKE_TEXTS = [pytest.param(t, id=f"look-alike-{i}") for i, t in LOOK_ALIKES]
+ALL_TEXTS = SECRET_TEXTS + LOOK_ALIKE_TEXTS
+
+
+@pytest.mark.parametrize("text", ALL_TEXTS)
+def test_redact_is_idempotent(text: str) -> None:
+    once = redact(text)
+    twice = redact(once.text)
+
+    assert twice.text == once.text
+    assert twice.count == 0
+
+
+# --- several secrets, private keys, edge cases ----------------------------------------
+
+
+def test_multiple_secrets_are_each_counted() -> None:
+    text = (
+        f"token {GITHUB_PAT} and key {AWS_ACCESS_KEY}\n"
+        "DB_PASSWORD=hunter2\n"
+        "DATABASE_URL=postgres://app:s3cr3t@db/app\n"
+        f'{{"token": "{GITHUB_OAUTH}"}}'
+    )
+
+    result = redact(text)
+
+    assert result.count == 5
+    for secret in (GITHUB_PAT, AWS_ACCESS_KEY, "hunter2", "s3cr3t", GITHUB_OAUTH):
+        assert secret not in result.text
+    assert result.text.count("[REDACTED:github-token]") == 2
+    assert result.text.count("[REDACTED:password]") == 2
+    assert "[REDACTED:aws-access-key]" in result.text
+    assert '{"token": "[REDACTED:github-token]"}' in result.text
+
+
+PEM_BODY = "\n".join(["MIIEowIBAAKCAQEA" + "a1B2c3D4" * 7] * 5 + ["q1w2e3r4t5y6=="])
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        pytest.param("RSA PRIVATE KEY", id="rsa"),
+        pytest.param("EC PRIVATE KEY", id="ec"),
+        pytest.param("OPENSSH PRIVATE KEY", id="openssh"),
+        pytest.param("ENCRYPTED PRIVATE KEY", id="encrypted"),
+        pytest.param("PRIVATE KEY", id="pkcs8"),
+        pytest.param("PGP PRIVATE KEY BLOCK", id="pgp"),
+    ],
+)
+def test_private_key_block_is_one_marker(label: str) -> None:
+    block = f"-----BEGIN {label}-----\n{PEM_BODY}\n-----END {label}-----"
+    text = f"here is the key:\n{block}\nplease keep it safe"
+
+    result = redact(text)
+
+    assert result.text == "here is the key:\n[REDACTED:private-key]\nplease keep it safe"
+    assert result.count == 1
+
+
+def test_private_key_with_encryption_headers() -> None:
+    block = (
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n"
+        "DEK-Info: AES-128-CBC,0123456789ABCDEF0123456789ABCDEF\n\n"
+        f"{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+    )
+
+    result = redact(f"key: {block} end")
+
+    assert result.text == "key: [REDACTED:private-key] end"
+    assert result.count == 1
+
+
+def test_private_key_escaped_in_json() -> None:
+    escaped = PEM_BODY.replace("\n", "\\n")
+    text = (
+        '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+        + escaped
+        + '\\n-----END PRIVATE KEY-----\\n", "client_email": "x@y.iam"}'
+    )
+
+    result = redact(text)
+
+    assert "MIIEowIBAAKCAQEA" not in result.text
+    assert '"private_key": "[REDACTED:private-key]\\n"' in result.text
+    assert '"client_email": "x@y.iam"' in result.text
+    assert result.count == 1
+
+
+def test_truncated_private_key_is_still_redacted() -> None:
+    text = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n\nthat's all I have"
+
+    result = redact(text)
+
+    assert result.text == "[REDACTED:private-key]\n\nthat's all I have"
+    assert result.count == 1
+
+
+def test_empty_string() -> None:
+    assert redact("") == Redaction(text="", count=0)
+
+
+def test_redaction_is_frozen() -> None:
+    result = redact("password=hunter2")
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.count = 0  # type: ignore[misc]
