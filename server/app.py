@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server import __version__
+from server import __version__, api
 from server.config import Settings
 from server.errors import ServiceError
 from server.http_guard import HostOriginGuard, allowed_hosts_for
@@ -78,6 +78,7 @@ def create_app(
         Route("/", root),
         Route("/health", health, methods=["GET"]),
         Route("/cache/invalidate", invalidate_cache, methods=["POST"]),
+        *api.routes(memory_service),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.
         Mount("/", app=_McpRouter(sse_app, http_app)),

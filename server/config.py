@@ -14,8 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from server.errors import ConfigError
+from server.models import MEMORY_KINDS
+from server.ranking import RankingPrior, parse_kind_weights
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# Raw transcript turns rank a little below what was distilled or saved on purpose.
+DEFAULT_KIND_WEIGHTS = "raw=0.9"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -74,6 +78,9 @@ class Settings:
     db_pool_max_size: int = 5
     db_statement_timeout_ms: int = 30_000
     max_content_chars: int = 100_000
+    search_kind_weights: str = DEFAULT_KIND_WEIGHTS
+    search_recency_weight: float = 0.1
+    search_recency_half_life_days: float = 90.0
     log_level: str = "INFO"
 
     @property
@@ -83,6 +90,14 @@ class Settings:
     @property
     def uses_embedded_database(self) -> bool:
         return self.database_url is None
+
+    @property
+    def ranking_prior(self) -> RankingPrior:
+        return RankingPrior(
+            kind_weights=parse_kind_weights(self.search_kind_weights),
+            recency_weight=self.search_recency_weight,
+            half_life_days=self.search_recency_half_life_days,
+        )
 
 
 def _parse_int(name: str, raw: str, low: int, high: int) -> int:
@@ -112,6 +127,19 @@ def _parse_log_level(name: str, raw: str) -> str:
     return level
 
 
+def _parse_kind_weights(name: str, raw: str) -> str:
+    try:
+        weights = parse_kind_weights(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+    unknown = sorted(set(weights) - set(MEMORY_KINDS))
+    if unknown:
+        raise ConfigError(
+            f"{name}: unknown kind {unknown[0]!r}; kinds are {', '.join(MEMORY_KINDS)}"
+        )
+    return raw
+
+
 def _parse_nonempty(name: str, raw: str) -> str:
     if not raw.strip():
         raise ConfigError(f"{name} must not be empty")
@@ -133,6 +161,9 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "DB_POOL_MAX_SIZE": lambda n, r: _parse_int(n, r, 1, 100),
     "DB_STATEMENT_TIMEOUT_MS": lambda n, r: _parse_int(n, r, 0, 86_400_000),
     "MAX_CONTENT_CHARS": lambda n, r: _parse_int(n, r, 1, 10_000_000),
+    "SEARCH_KIND_WEIGHTS": lambda n, r: _parse_kind_weights(n, r),
+    "SEARCH_RECENCY_WEIGHT": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "SEARCH_RECENCY_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 0.0, 36_500.0),
     "LOG_LEVEL": _parse_log_level,
 }
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from server.config import DEFAULT_EMBEDDING_MODEL
 from server.errors import StartupError
+from server.models import DocumentVectors, Window
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,32 @@ _BUNDLED_ALIASES = {
     DEFAULT_EMBEDDING_MODEL.lower(),
     "sentence-transformers/all-minilm-l6-v2",
 }
+
+
+# all-MiniLM-L6-v2 was trained on inputs of up to 128 word pieces and reads at most 256;
+# windows of 192 with 48 of overlap keep a passage's context while staying inside what the
+# model reads, and a sentence cut by one window is whole in the next.
+WINDOW_TOKENS = 192
+WINDOW_OVERLAP_TOKENS = 48
+
+
+def token_windows(
+    offsets: Sequence[tuple[int, int]], text_length: int, size: int, overlap: int
+) -> list[Window]:
+    """Split a tokenised text into overlapping windows of `size` tokens, as character spans.
+
+    `offsets` are the tokens' character spans. One window covering the whole text when it fits.
+    """
+    if len(offsets) <= size:
+        return [Window(0, text_length)]
+    step = max(1, size - overlap)
+    windows = []
+    for first in range(0, len(offsets), step):
+        last = min(first + size, len(offsets)) - 1
+        windows.append(Window(offsets[first][0], offsets[last][1]))
+        if last == len(offsets) - 1:
+            break
+    return windows
 
 
 def canonical_model_name(name: str) -> str:
@@ -98,3 +125,42 @@ class Embedder:
     async def encode_async(self, texts: Sequence[str]) -> np.ndarray:
         """`encode` in a worker thread, so the event loop stays free."""
         return await anyio.to_thread.run_sync(self.encode, list(texts))
+
+    def windows(self, text: str) -> list[Window]:
+        """The passages `text` is embedded as: one if the model reads it whole."""
+        tokenizer = getattr(self._model, "tokenizer", None)
+        if tokenizer is None or len(text) < WINDOW_TOKENS:
+            return [Window(0, len(text))]
+        encoded = tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        offsets = [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
+        return token_windows(offsets, len(text), WINDOW_TOKENS, WINDOW_OVERLAP_TOKENS)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[DocumentVectors]:
+        """Vectors for texts of any length, long ones split into windows; one encode call."""
+        spans = [self.windows(text) for text in texts]
+        pieces = [
+            text[w.start : w.end] if len(windows) > 1 else text
+            for text, windows in zip(texts, spans, strict=True)
+            for w in windows
+        ]
+        vectors = self.encode(pieces)
+        documents = []
+        position = 0
+        for windows in spans:
+            block = vectors[position : position + len(windows)]
+            position += len(windows)
+            if len(windows) == 1:
+                documents.append(DocumentVectors(block[0], []))
+                continue
+            mean = block.mean(axis=0)
+            mean /= max(float(np.linalg.norm(mean)), 1e-12)
+            documents.append(
+                DocumentVectors(mean.astype(np.float32), list(zip(windows, block, strict=True)))
+            )
+        return documents
+
+    async def embed_documents_async(self, texts: Sequence[str]) -> list[DocumentVectors]:
+        """`embed_documents` in a worker thread."""
+        return await anyio.to_thread.run_sync(self.embed_documents, list(texts))

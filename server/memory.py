@@ -24,11 +24,15 @@ from server.models import (
     MEMORY_KINDS,
     BulkDeleteResult,
     CheckResult,
+    DocumentVectors,
+    DuplicatePair,
     Memory,
     MemoryFilter,
     MemoryPage,
     NewMemory,
+    RelatedMemory,
     SaveOutcome,
+    SearchResult,
     SimilarMemory,
     Stats,
     TagCount,
@@ -36,6 +40,7 @@ from server.models import (
     preview,
 )
 from server.redact import redact
+from server.search import Searcher
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import stats as stats_store
@@ -72,6 +77,7 @@ class MemoryService:
         self.embedder = embedder
         self.settings = settings
         self.cache = ReadCache(settings.cache_max_size, settings.cache_ttl_seconds)
+        self.searcher = Searcher(pool, embedder, settings.ranking_prior)
 
     # ----- writes -------------------------------------------------------------------------
 
@@ -115,10 +121,10 @@ class MemoryService:
         if existing is not None:
             return await self._exact_match(existing, prepared.redacted)
 
-        [vector] = await self.embedder.encode_async([new.content])
+        [vectors] = await self.embedder.embed_documents_async([new.content])
         async with transaction(self.pool) as conn:
             if not force:
-                nearest = await search_store.nearest_live(conn, vector)
+                nearest = await search_store.nearest_live(conn, vectors.vector)
                 if nearest is not None and nearest.similarity >= self.settings.guard_noop_threshold:
                     target = await memory_store.get(conn, nearest.id)
                     if target is not None:
@@ -129,7 +135,7 @@ class MemoryService:
                             similar=_similar(target, nearest.similarity),
                             redacted=prepared.redacted,
                         )
-            inserted = await memory_store.insert(conn, new, vector)
+            inserted = await memory_store.insert(conn, new, vectors)
         if inserted is None:
             # Another writer stored the same content between our check and our insert.
             async with transaction(self.pool) as conn:
@@ -191,9 +197,9 @@ class MemoryService:
                 target_preview=preview(existing.content),
                 reason=reason,
             )
-        [vector] = await self.embedder.encode_async([prepared.content])
+        [vectors] = await self.embedder.embed_documents_async([prepared.content])
         async with transaction(self.pool) as conn:
-            nearest = await search_store.nearest_live(conn, vector)
+            nearest = await search_store.nearest_live(conn, vectors.vector)
         if nearest is None:
             return CheckResult("ADD", None, None, None, "no memories stored yet")
         similarity = round(nearest.similarity, 4)
@@ -246,36 +252,34 @@ class MemoryService:
         content_changes = prepared is not None and prepared.content_hash != current.content_hash
         redacted = prepared.redacted if prepared is not None else 0
 
+        vectors: DocumentVectors | None = None
         if prepared is not None and content_changes:
             collision = await self._update_collision(memory_id, prepared, force)
             if collision is not None:
-                status, similar = collision
-                return UpdateOutcome(status, current, similar, redacted)
-            [vector] = await self.embedder.encode_async([prepared.content])
+                return UpdateOutcome("duplicate", current, collision, redacted)
+            [vectors] = await self.embedder.embed_documents_async([prepared.content])
             if not force:
                 async with transaction(self.pool) as conn:
-                    nearest = await search_store.nearest_live(conn, vector, exclude_id=memory_id)
+                    nearest = await search_store.nearest_live(
+                        conn, vectors.vector, exclude_id=memory_id
+                    )
                 if nearest is not None and nearest.similarity >= self.settings.guard_noop_threshold:
                     similar = SimilarMemory(
                         nearest.id, round(nearest.similarity, 4), preview(nearest.content)
                     )
                     return UpdateOutcome("noop", current, similar, redacted)
 
-        if (
-            not content_changes
-            and clean_tags is None
-            and clean_project is None
-            and clean_kind is None
-        ):
+        nothing_else = clean_tags is None and clean_project is None and clean_kind is None
+        if vectors is None and nothing_else:
             return UpdateOutcome("unchanged", current, None, redacted)
 
         async with transaction(self.pool) as conn:
             locked = await memory_store.get_for_update(conn, memory_id)
             if locked is None or locked.deleted_at is not None:
                 raise Conflict(f"memory {memory_id} was deleted while it was being updated")
-            if prepared is not None and content_changes:
+            if prepared is not None and vectors is not None:
                 changed = await memory_store.update_content(
-                    conn, memory_id, prepared.content, prepared.content_hash, vector
+                    conn, memory_id, prepared.content, prepared.content_hash, vectors
                 )
                 if changed is None:
                     raise Conflict(f"memory {memory_id} changed while it was being updated")
@@ -290,7 +294,7 @@ class MemoryService:
 
     async def _update_collision(
         self, memory_id: int, prepared: _Prepared, force: bool
-    ) -> tuple[Any, SimilarMemory] | None:
+    ) -> SimilarMemory | None:
         """An exact copy elsewhere blocks an update even with force: hashes are unique."""
         async with transaction(self.pool) as conn:
             other = await memory_store.get_by_hash(conn, prepared.content_hash)
@@ -301,7 +305,7 @@ class MemoryService:
                 f"deleted memory {other.id} has exactly this content; restore_memory({other.id})"
                 " or purge it first"
             )
-        return "duplicate", _similar(other, 1.0)
+        return _similar(other, 1.0)
 
     async def soft_delete(self, memory_id: int) -> Memory:
         """Mark a memory deleted; it stays restorable until purged."""
@@ -371,6 +375,94 @@ class MemoryService:
             logger.info("bulk soft-deleted %d memories", deleted)
         previews = [type(p)(id=p.id, preview=preview(p.preview)) for p in shown]
         return BulkDeleteResult(dry_run=dry_run, matched=matched, deleted=deleted, preview=previews)
+
+    # ----- search -------------------------------------------------------------------------
+
+    async def search_semantic(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        min_similarity: float = 0.3,
+        where: MemoryFilter | None = None,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        """Memories closest in meaning to `query`, at or above `min_similarity`."""
+        checked = self._check_filter(where or MemoryFilter())
+        return await self.cache.get_or_load(
+            ("semantic", query, limit, min_similarity, checked, use_prior),
+            lambda: self.searcher.semantic(
+                query, checked, limit=limit, min_similarity=min_similarity, use_prior=use_prior
+            ),
+        )
+
+    async def search_keyword(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        where: MemoryFilter | None = None,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        """Memories containing the query's words or exact identifiers, most relevant first."""
+        checked = self._check_filter(where or MemoryFilter())
+        return await self.cache.get_or_load(
+            ("keyword", query, limit, checked, use_prior),
+            lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
+        )
+
+    async def search_hybrid(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        keyword_weight: float = 0.5,
+        semantic_weight: float = 0.5,
+        min_similarity: float = 0.0,
+        where: MemoryFilter | None = None,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        """Semantic and keyword results fused by Reciprocal Rank Fusion."""
+        checked = self._check_filter(where or MemoryFilter())
+        key = ("hybrid", query, limit, keyword_weight, semantic_weight, min_similarity, checked)
+        return await self.cache.get_or_load(
+            (*key, use_prior),
+            lambda: self.searcher.hybrid(
+                query,
+                checked,
+                limit=limit,
+                keyword_weight=keyword_weight,
+                semantic_weight=semantic_weight,
+                min_similarity=min_similarity,
+                use_prior=use_prior,
+            ),
+        )
+
+    async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]:
+        """Live memories nearest to this one's stored vector."""
+        self._check_id(memory_id)
+        return await self.cache.get_or_load(
+            ("related", memory_id, limit), lambda: self.searcher.related(memory_id, limit)
+        )
+
+    async def find_duplicates(
+        self,
+        *,
+        threshold: float = 0.9,
+        limit: int = 20,
+        project: str | None = None,
+        scan_limit: int = 500,
+    ) -> list[DuplicatePair]:
+        """Near-duplicate pairs among the `scan_limit` newest memories, most similar first."""
+        return await self.cache.get_or_load(
+            ("duplicates", threshold, limit, project, scan_limit),
+            lambda: self.searcher.duplicates(
+                threshold=threshold,
+                limit=limit,
+                project=_blank_to_none(project),
+                scan_limit=scan_limit,
+            ),
+        )
 
     # ----- reads --------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal, get_args
 
+import numpy as np
+
 MemoryKind = Literal["raw", "distilled", "note", "preference", "pattern", "behavior", "manual"]
 MEMORY_KINDS: tuple[str, ...] = get_args(MemoryKind)
 
@@ -228,3 +230,80 @@ class EmbeddingModelRecord:
     dimension: int
     state: str
     recorded_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """A passage of a text: characters [start, end)."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentVectors:
+    """A text's vector, and its windows' vectors when it is longer than the model reads.
+
+    `vector` is the text's own embedding for short texts, and the normalised mean of its
+    window vectors for long ones (what the write guard and related-memory look-ups compare).
+    """
+
+    vector: np.ndarray
+    windows: list[tuple[Window, np.ndarray]]
+
+
+SearchMode = Literal["semantic", "keyword", "hybrid"]
+SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One search result with every score it was ranked by.
+
+    `similarity`: cosine similarity to the query (best passage for long memories).
+    `keyword_score`: IDF-weighted term matches (0 when no query term is in the memory).
+    `fused_score`: the Reciprocal Rank Fusion score (hybrid mode only).
+    `score`: what the results are ordered by: the mode's base score times the ranking prior
+    (kind weight and recency), or the base score itself when the prior is switched off.
+    """
+
+    id: int
+    content: str
+    kind: str
+    tags: list[str]
+    source: str
+    project: str
+    project_path: str
+    session_id: str | None
+    created_at: datetime
+    similarity: float | None
+    keyword_score: float | None
+    fused_score: float | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    mode: str
+    query: str
+    hits: list[SearchHit]
+    took_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedMemory:
+    id: int
+    similarity: float
+    kind: str
+    project: str
+    created_at: datetime
+    preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicatePair:
+    first_id: int
+    second_id: int
+    similarity: float
+    first_preview: str
+    second_preview: str

@@ -17,7 +17,7 @@ from server.embeddings import Embedder
 from server.errors import EmbeddingModelMismatch
 from server.store import embedding_model as model_store
 from server.store import memories as memory_store
-from server.store.tx import Pool, transaction
+from server.store.tx import Conn, Pool, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -40,10 +40,12 @@ async def ensure_model_recorded(pool: Pool, embedder: Embedder) -> None:
         record = await model_store.get_record(conn)
         if record is None:
             await model_store.clear_vectors_and_set_dimension(conn, embedder.dimension)
-            await model_store.create_vector_index(conn)
+            await model_store.create_vector_indexes(conn)
             await model_store.set_record(conn, embedder.name, embedder.dimension, "ready")
             logger.info("recorded embedding model %s (%d-d)", embedder.name, embedder.dimension)
             return
+        if record.state == "ready" and record.dimension == embedder.dimension:
+            await _type_new_vector_columns(conn, record.dimension)
     if record.state != "ready":
         raise EmbeddingModelMismatch(
             f"an earlier `claude-memory reembed` to {record.model} did not finish; "
@@ -56,6 +58,14 @@ async def ensure_model_recorded(pool: Pool, embedder: Embedder) -> None:
             "`claude-memory reembed` to re-embed every memory with the new model, or set "
             f"EMBEDDING_MODEL={record.model}"
         )
+
+
+async def _type_new_vector_columns(conn: Conn, dimension: int) -> None:
+    """Give vector columns added by a later migration the recorded dimension and an index."""
+    for table, declared in (await model_store.vector_column_types(conn)).items():
+        if declared == "vector":
+            await model_store.set_dimension(conn, table, dimension)
+    await model_store.create_vector_indexes(conn)
 
 
 async def reembed(
@@ -73,7 +83,7 @@ async def reembed(
             and record.dimension == embedder.dimension
         )
         if not resumed:
-            await model_store.drop_vector_index(conn)
+            await model_store.drop_vector_indexes(conn)
             await model_store.clear_vectors_and_set_dimension(conn, embedder.dimension)
             await model_store.set_record(conn, embedder.name, embedder.dimension, "reembedding")
         total = await model_store.count_missing_vectors(conn)
@@ -85,15 +95,17 @@ async def reembed(
             batch = await model_store.memories_missing_vectors(conn, batch_size)
         if not batch:
             break
-        vectors = await embedder.encode_async([content for _, content in batch])
+        documents = await embedder.embed_documents_async([content for _, content in batch])
         async with transaction(pool) as conn:
-            await memory_store.set_embeddings(conn, [memory_id for memory_id, _ in batch], vectors)
+            await memory_store.set_embeddings(
+                conn, [memory_id for memory_id, _ in batch], documents
+            )
         done += len(batch)
         if progress:
             progress(done, total)
     async with transaction(pool) as conn:
         await model_store.lock_model_record(conn)
-        await model_store.create_vector_index(conn)
+        await model_store.create_vector_indexes(conn)
         await model_store.set_record(conn, embedder.name, embedder.dimension, "ready")
     seconds = time.monotonic() - started
     logger.info("re-embedded %d memories with %s in %.1fs", done, embedder.name, seconds)

@@ -1,6 +1,6 @@
-"""The embedding model record, and the vector column's dimension and index that depend on it.
+"""The embedding model record, and the vector columns' dimension and indexes that depend on it.
 
-The vector column's type and its HNSW index follow the recorded model. They are changed here,
+The vector columns' type and their HNSW indexes follow the recorded model. They are set here,
 by the code that records a model, rather than by a migration: the dimension is a property of
 the configured model, which migrations cannot know.
 """
@@ -14,6 +14,8 @@ from server.models import EmbeddingModelRecord
 from server.store.tx import Conn
 
 _ADOPT_LOCK_KEY = 0x636C6D656E
+# (table, HNSW index name) for every vector column.
+VECTOR_TABLES = (("memories", "memories_embedding_hnsw"), ("memory_chunks", "memory_chunks_hnsw"))
 
 
 async def lock_model_record(conn: Conn) -> None:
@@ -37,25 +39,47 @@ async def set_record(conn: Conn, model: str, dimension: int, state: str) -> None
     )
 
 
-async def drop_vector_index(conn: Conn) -> None:
-    await conn.execute("DROP INDEX IF EXISTS memories_embedding_hnsw")
+async def vector_column_types(conn: Conn) -> dict[str, str]:
+    """The declared type of each table's `embedding` column, e.g. {'memories': 'vector(384)'}."""
+    cur = await conn.execute(
+        "SELECT c.relname, format_type(a.atttypid, a.atttypmod)"
+        " FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+        " WHERE a.attname = 'embedding' AND NOT a.attisdropped"
+        " AND c.relname = ANY(%(tables)s) AND c.relkind = 'r'",
+        {"tables": [table for table, _ in VECTOR_TABLES]},
+    )
+    return {str(row[0]): str(row[1]) for row in await cur.fetchall()}
+
+
+async def drop_vector_indexes(conn: Conn) -> None:
+    for _, index in VECTOR_TABLES:
+        await conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(index)))
 
 
 async def clear_vectors_and_set_dimension(conn: Conn, dimension: int) -> None:
-    """Empty every vector and retype the column; vectors of another size cannot stay."""
+    """Empty every vector and retype the columns; vectors of another size cannot stay."""
     await conn.execute("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
+    await conn.execute("DELETE FROM memory_chunks")
+    for table, _ in VECTOR_TABLES:
+        await set_dimension(conn, table, dimension)
+
+
+async def set_dimension(conn: Conn, table: str, dimension: int) -> None:
     await conn.execute(
-        sql.SQL("ALTER TABLE memories ALTER COLUMN embedding TYPE vector({})").format(
-            sql.Literal(int(dimension))
+        sql.SQL("ALTER TABLE {} ALTER COLUMN embedding TYPE vector({})").format(
+            sql.Identifier(table), sql.Literal(int(dimension))
         )
     )
 
 
-async def create_vector_index(conn: Conn) -> None:
-    await conn.execute(
-        "CREATE INDEX IF NOT EXISTS memories_embedding_hnsw ON memories"
-        " USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-    )
+async def create_vector_indexes(conn: Conn) -> None:
+    for table, index in VECTOR_TABLES:
+        await conn.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops)"
+                " WITH (m = 16, ef_construction = 64)"
+            ).format(sql.Identifier(index), sql.Identifier(table))
+        )
 
 
 async def count_missing_vectors(conn: Conn) -> int:

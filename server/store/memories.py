@@ -9,11 +9,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from server.models import Memory, MemoryFilter, MemoryPreview, NewMemory, TagCount
+from server.models import (
+    DocumentVectors,
+    Memory,
+    MemoryFilter,
+    MemoryPreview,
+    NewMemory,
+    TagCount,
+)
 from server.store.tx import Conn
 
 COLUMNS = (
@@ -45,8 +51,8 @@ def filter_params(where: MemoryFilter) -> dict[str, Any]:
     }
 
 
-async def insert(conn: Conn, memory: NewMemory, embedding: np.ndarray) -> Memory | None:
-    """Insert a memory; None when a row with the same content hash already exists."""
+async def insert(conn: Conn, memory: NewMemory, vectors: DocumentVectors) -> Memory | None:
+    """Insert a memory and its passage vectors; None when its content hash already exists."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
             "INSERT INTO memories (content, content_hash, kind, tags, source, project,"
@@ -57,23 +63,80 @@ async def insert(conn: Conn, memory: NewMemory, embedding: np.ndarray) -> Memory
             " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s)"
             " ON CONFLICT (content_hash) DO NOTHING"
             f" RETURNING {COLUMNS}",
-            {
-                "content": memory.content,
-                "hash": memory.content_hash,
-                "kind": memory.kind,
-                "tags": memory.tags,
-                "source": memory.source,
-                "project": memory.project,
-                "project_path": memory.project_path,
-                "session_id": memory.session_id,
-                "role": memory.role,
-                "embedding": embedding,
-                "created_at": memory.created_at,
-                "metadata": Jsonb(memory.metadata),
-                "supersedes": memory.supersedes,
-            },
+            _insert_params(memory, vectors),
         )
-        return await cur.fetchone()
+        inserted = await cur.fetchone()
+    if inserted is not None and vectors.windows:
+        await replace_chunks(conn, inserted.id, vectors)
+    return inserted
+
+
+async def insert_many(
+    conn: Conn, memories: Sequence[NewMemory], vectors: Sequence[DocumentVectors]
+) -> list[int | None]:
+    """Insert a batch in one pipelined round of statements; None where the hash existed."""
+    ids: list[int | None] = []
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO memories (content, content_hash, kind, tags, source, project,"
+            " project_path, session_id, role, embedding, created_at, updated_at, metadata,"
+            " supersedes)"
+            " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
+            " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
+            " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s)"
+            " ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+            [_insert_params(m, v) for m, v in zip(memories, vectors, strict=True)],
+            returning=True,
+        )
+        while True:
+            row = await cur.fetchone()
+            ids.append(int(row[0]) if row else None)
+            if not cur.nextset():
+                break
+    for memory_id, document in zip(ids, vectors, strict=True):
+        if memory_id is not None and document.windows:
+            await replace_chunks(conn, memory_id, document)
+    return ids
+
+
+def _insert_params(memory: NewMemory, vectors: DocumentVectors) -> dict[str, Any]:
+    return {
+        "content": memory.content,
+        "hash": memory.content_hash,
+        "kind": memory.kind,
+        "tags": memory.tags,
+        "source": memory.source,
+        "project": memory.project,
+        "project_path": memory.project_path,
+        "session_id": memory.session_id,
+        "role": memory.role,
+        "embedding": vectors.vector,
+        "created_at": memory.created_at,
+        "metadata": Jsonb(memory.metadata),
+        "supersedes": memory.supersedes,
+    }
+
+
+async def replace_chunks(conn: Conn, memory_id: int, vectors: DocumentVectors) -> None:
+    """Store a memory's passage vectors in place of any it had (none for short memories)."""
+    await conn.execute("DELETE FROM memory_chunks WHERE memory_id = %(id)s", {"id": memory_id})
+    if not vectors.windows:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO memory_chunks (memory_id, chunk_index, start_char, end_char, embedding)"
+            " VALUES (%(id)s, %(index)s, %(start)s, %(end)s, %(embedding)s)",
+            [
+                {
+                    "id": memory_id,
+                    "index": index,
+                    "start": window.start,
+                    "end": window.end,
+                    "embedding": vector,
+                }
+                for index, (window, vector) in enumerate(vectors.windows)
+            ],
+        )
 
 
 async def get(conn: Conn, memory_id: int) -> Memory | None:
@@ -110,16 +173,24 @@ async def get_many(conn: Conn, memory_ids: Sequence[int]) -> list[Memory]:
 
 
 async def update_content(
-    conn: Conn, memory_id: int, content: str, content_hash: str, embedding: np.ndarray
+    conn: Conn, memory_id: int, content: str, content_hash: str, vectors: DocumentVectors
 ) -> Memory | None:
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
             "UPDATE memories SET content = %(content)s, content_hash = %(hash)s,"
             " embedding = %(embedding)s, updated_at = now()"
             f" WHERE id = %(id)s AND deleted_at IS NULL RETURNING {COLUMNS}",
-            {"id": memory_id, "content": content, "hash": content_hash, "embedding": embedding},
+            {
+                "id": memory_id,
+                "content": content,
+                "hash": content_hash,
+                "embedding": vectors.vector,
+            },
         )
-        return await cur.fetchone()
+        updated = await cur.fetchone()
+    if updated is not None:
+        await replace_chunks(conn, memory_id, vectors)
+    return updated
 
 
 async def update_fields(
@@ -238,13 +309,18 @@ async def tag_counts(conn: Conn) -> list[TagCount]:
         return await cur.fetchall()
 
 
-async def set_embeddings(conn: Conn, ids: Sequence[int], embeddings: np.ndarray) -> None:
-    """Store a batch of vectors (reembed): one statement for the whole batch."""
+async def set_embeddings(
+    conn: Conn, ids: Sequence[int], documents: Sequence[DocumentVectors]
+) -> None:
+    """Store a batch of re-computed vectors (reembed), passages included."""
     async with conn.cursor() as cur:
         await cur.executemany(
             "UPDATE memories SET embedding = %(embedding)s WHERE id = %(id)s",
             [
-                {"id": memory_id, "embedding": vector}
-                for memory_id, vector in zip(ids, embeddings, strict=True)
+                {"id": memory_id, "embedding": document.vector}
+                for memory_id, document in zip(ids, documents, strict=True)
             ],
         )
+    for memory_id, document in zip(ids, documents, strict=True):
+        if document.windows:
+            await replace_chunks(conn, memory_id, document)

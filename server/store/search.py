@@ -1,11 +1,226 @@
-"""Vector look-ups over the HNSW index (cosine distance, `<=>`)."""
+"""Search SQL: vector look-ups over the HNSW indexes and weighted full-text matching.
+
+Semantic look-ups search memories' own vectors and their passage vectors (memory_chunks) and
+keep each memory's best distance. The pool sets `hnsw.iterative_scan`, so filtered look-ups
+keep scanning the index until they have enough rows instead of returning a starved list.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from server.models import Neighbour
+from server.models import MemoryFilter, Neighbour
+from server.store.memories import FILTER_SQL, filter_params
 from server.store.tx import Conn
+
+# Best distance per memory over its own vector and its passages'. Both look-ups use their
+# HNSW index; MATERIALIZED keeps the planner from merging them into one unindexed scan.
+_NEAREST_SQL = (
+    "WITH own AS MATERIALIZED ("
+    "  SELECT id, embedding <=> %(vec)s AS distance FROM memories"
+    f"  WHERE embedding IS NOT NULL AND {FILTER_SQL}"
+    "  ORDER BY embedding <=> %(vec)s LIMIT %(k)s"
+    "), passages AS MATERIALIZED ("
+    "  SELECT c.memory_id AS id, c.embedding <=> %(vec)s AS distance"
+    "  FROM memory_chunks c JOIN memories ON memories.id = c.memory_id"
+    f"  WHERE {FILTER_SQL}"
+    "  ORDER BY c.embedding <=> %(vec)s LIMIT %(k)s"
+    ")"
+    " SELECT id, 1 - min(distance) AS similarity"
+    " FROM (SELECT id, distance FROM own UNION ALL SELECT id, distance FROM passages) AS both_"
+    " GROUP BY id HAVING 1 - min(distance) >= %(min_similarity)s"
+    " ORDER BY min(distance), id LIMIT %(k)s"
+)
+
+
+async def semantic_candidates(
+    conn: Conn,
+    embedding: np.ndarray,
+    where: MemoryFilter,
+    limit: int,
+    min_similarity: float = -1.0,
+) -> list[tuple[int, float]]:
+    """(memory id, cosine similarity) of the closest memories, best first."""
+    cur = await conn.execute(
+        _NEAREST_SQL,
+        {
+            **filter_params(where),
+            "vec": embedding,
+            "k": limit,
+            "min_similarity": min_similarity,
+        },
+    )
+    return [(int(row[0]), float(row[1])) for row in await cur.fetchall()]
+
+
+async def similarities(conn: Conn, embedding: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
+    """Exact cosine similarity of the query to each given memory (best passage for long ones)."""
+    if not ids:
+        return {}
+    cur = await conn.execute(
+        "SELECT id, 1 - min(distance) FROM ("
+        "  SELECT id, embedding <=> %(vec)s AS distance FROM memories"
+        "  WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL"
+        "  UNION ALL"
+        "  SELECT memory_id, embedding <=> %(vec)s FROM memory_chunks"
+        "  WHERE memory_id = ANY(%(ids)s)"
+        ") AS d GROUP BY id",
+        {"vec": embedding, "ids": list(ids)},
+    )
+    return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
+
+
+async def query_lexemes(conn: Conn, text: str) -> list[str]:
+    """The searchable terms of a query: English stems plus whole identifiers, as stored."""
+    cur = await conn.execute(
+        "SELECT lexeme FROM unnest(to_tsvector('english', %(q)s))"
+        " UNION SELECT unnest(identifier_lexemes(%(q)s))",
+        {"q": text},
+    )
+    return sorted(str(row[0]) for row in await cur.fetchall())
+
+
+async def document_frequencies(conn: Conn, lexemes: Sequence[str]) -> dict[str, int]:
+    """How many stored memories contain each term, counted through the GIN index."""
+    if not lexemes:
+        return {}
+    cur = await conn.execute(
+        "SELECT t.lexeme, (SELECT count(*) FROM memories"
+        "   WHERE tsv @@ quote_literal(t.lexeme)::tsquery)"
+        " FROM unnest(%(lexemes)s::text[]) AS t(lexeme)",
+        {"lexemes": list(lexemes)},
+    )
+    return {str(row[0]): int(row[1]) for row in await cur.fetchall()}
+
+
+async def term_statistics(conn: Conn) -> tuple[dict[str, float], float] | None:
+    """Lexeme frequencies ANALYZE recorded for memories.tsv, as shares of rows.
+
+    Returns (share per tracked lexeme, the smallest tracked share), or None when the table has
+    not been analysed yet.
+    """
+    cur = await conn.execute(
+        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+        " WHERE schemaname = current_schema() AND tablename = 'memories' AND attname = 'tsv'"
+    )
+    row = await cur.fetchone()
+    if row is None or row[0] is None or row[1] is None:
+        return None
+    lexemes, shares = list(row[0]), [float(s) for s in row[1]]
+    tracked = dict(zip(lexemes, shares[: len(lexemes)], strict=True))
+    # The array ends with the minimum, maximum and null share after one share per lexeme.
+    floor = shares[len(lexemes)] if len(shares) > len(lexemes) else min(tracked.values(), default=0)
+    return tracked, floor
+
+
+async def live_count(conn: Conn) -> int:
+    cur = await conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL")
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+# BM25 over the tsvector: each query term found in a memory adds its IDF weight, scaled by
+# how often it occurs there (saturating, k1) and by the memory's length in distinct terms
+# against the average (b). ts_rank_cd (cover density: how close together the terms stand)
+# breaks ties.
+_TERMS_SQL = (
+    "WITH terms AS (SELECT lexeme, weight"
+    "  FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS t(lexeme, weight))"
+)
+_SCORE_SQL = (
+    "coalesce((SELECT sum(terms.weight * tf * (%(k1)s + 1)"
+    "   / (tf + %(k1)s * (1 - %(b)s + %(b)s * length(m.tsv) / %(avg_length)s)))"
+    "  FROM (SELECT u.lexeme, greatest(coalesce(array_length(u.positions, 1), 1), 1) AS tf"
+    "        FROM unnest(m.tsv) AS u) AS found"
+    "  JOIN terms ON terms.lexeme = found.lexeme), 0)"
+    " + 0.01 * ts_rank_cd(m.tsv, %(any_term)s::tsquery)"
+)
+# k1 as usual; b lowered from the textbook 0.75 because longer memories tend to carry more of
+# the answer, not just more words (tuned on LoCoMo conversations 0-4, see docs/BENCHMARKS.md).
+BM25_K1 = 1.2
+BM25_B = 0.3
+# BM25 runs in SQL per row, so it scores at most this many rows: those ts_rank (plain term
+# counting, in C) ranks highest among the matches. Exact whenever fewer rows match.
+BM25_MAX_ROWS = 1000
+
+
+def any_term_query(lexemes: Sequence[str]) -> str:
+    """A tsquery literal matching any of the lexemes exactly (quoted, so nothing is parsed).
+
+    Sent as a parameter rather than built in SQL so the planner sees a constant and can use
+    the GIN index.
+    """
+    quoted = ("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+    return " | ".join(quoted)
+
+
+def _bm25_params(
+    lexemes: Sequence[str], weights: Sequence[float], average_length: float
+) -> dict[str, object]:
+    return {
+        "any_term": any_term_query(lexemes),
+        "lexemes": list(lexemes),
+        "weights": list(weights),
+        "k1": BM25_K1,
+        "b": BM25_B,
+        "avg_length": max(average_length, 1.0),
+    }
+
+
+async def keyword_candidates(
+    conn: Conn,
+    lexemes: Sequence[str],
+    weights: Sequence[float],
+    average_length: float,
+    where: MemoryFilter,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """(memory id, BM25 score) of memories containing any of the terms, best first."""
+    if not lexemes:
+        return []
+    cur = await conn.execute(
+        f"{_TERMS_SQL}, matches AS MATERIALIZED ("
+        "  SELECT id, tsv FROM memories"
+        f"  WHERE tsv @@ %(any_term)s::tsquery AND {FILTER_SQL}"
+        "  ORDER BY ts_rank(tsv, %(any_term)s::tsquery) DESC LIMIT %(max_rows)s)"
+        f" SELECT m.id, {_SCORE_SQL} AS score FROM matches m"
+        " ORDER BY score DESC, m.id DESC LIMIT %(k)s",
+        {
+            **filter_params(where),
+            **_bm25_params(lexemes, weights, average_length),
+            "max_rows": BM25_MAX_ROWS,
+            "k": limit,
+        },
+    )
+    return [(int(row[0]), float(row[1])) for row in await cur.fetchall()]
+
+
+async def keyword_scores(
+    conn: Conn,
+    lexemes: Sequence[str],
+    weights: Sequence[float],
+    average_length: float,
+    ids: Sequence[int],
+) -> dict[int, float]:
+    """The BM25 score of each given memory (0 when it contains none of the terms)."""
+    if not lexemes or not ids:
+        return {}
+    cur = await conn.execute(
+        f"{_TERMS_SQL} SELECT m.id, {_SCORE_SQL} FROM memories m WHERE m.id = ANY(%(ids)s)",
+        {**_bm25_params(lexemes, weights, average_length), "ids": list(ids)},
+    )
+    return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
+
+
+async def average_term_count(conn: Conn) -> float:
+    """Mean number of distinct terms per live memory (BM25's average document length)."""
+    cur = await conn.execute(
+        "SELECT coalesce(avg(length(tsv)), 1) FROM memories WHERE deleted_at IS NULL"
+    )
+    row = await cur.fetchone()
+    return float(row[0]) if row else 1.0
 
 
 async def nearest_live(
@@ -24,3 +239,58 @@ async def nearest_live(
     if row is None:
         return None
     return Neighbour(id=row[0], similarity=float(row[1]), content=row[2], deleted=False)
+
+
+async def related(conn: Conn, memory_id: int, limit: int) -> list[tuple[int, float]]:
+    """Live memories nearest to a memory's stored vector (no re-embedding), itself excluded."""
+    cur = await conn.execute(
+        "WITH source AS (SELECT embedding FROM memories WHERE id = %(id)s)"
+        " SELECT m.id, 1 - (m.embedding <=> source.embedding) AS similarity"
+        " FROM memories m, source"
+        " WHERE m.id <> %(id)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL"
+        " ORDER BY m.embedding <=> source.embedding LIMIT %(limit)s",
+        {"id": memory_id, "limit": limit},
+    )
+    return [(int(row[0]), float(row[1])) for row in await cur.fetchall()]
+
+
+async def duplicate_pairs(
+    conn: Conn,
+    *,
+    threshold: float,
+    scan_limit: int,
+    limit: int,
+    project: str | None,
+    neighbours: int = 5,
+) -> list[tuple[int, int, float]]:
+    """Pairs (older id, newer id, similarity) at or above `threshold`, most similar first.
+
+    Looks up the few nearest neighbours of each of the `scan_limit` newest live memories
+    through the index: linear in `scan_limit`, never all pairs.
+    """
+    cur = await conn.execute(
+        "WITH recent AS MATERIALIZED ("
+        "  SELECT id, embedding FROM memories"
+        "  WHERE deleted_at IS NULL AND embedding IS NOT NULL"
+        "  AND (%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
+        "  ORDER BY created_at DESC, id DESC LIMIT %(scan)s"
+        ")"
+        " SELECT DISTINCT least(r.id, n.id), greatest(r.id, n.id), n.similarity"
+        " FROM recent r CROSS JOIN LATERAL ("
+        "  SELECT m.id, 1 - (m.embedding <=> r.embedding) AS similarity FROM memories m"
+        "  WHERE m.deleted_at IS NULL AND m.embedding IS NOT NULL AND m.id <> r.id"
+        "  AND (%(project)s::text IS NULL OR m.project = %(project)s"
+        "       OR m.project_path = %(project)s)"
+        "  ORDER BY m.embedding <=> r.embedding LIMIT %(neighbours)s"
+        " ) AS n"
+        " WHERE n.similarity >= %(threshold)s"
+        " ORDER BY n.similarity DESC, 1, 2 LIMIT %(limit)s",
+        {
+            "project": project,
+            "scan": scan_limit,
+            "neighbours": neighbours,
+            "threshold": threshold,
+            "limit": limit,
+        },
+    )
+    return [(int(row[0]), int(row[1]), float(row[2])) for row in await cur.fetchall()]

@@ -1,0 +1,265 @@
+"""Retrieval quality and latency on LoCoMo, through MemoryService; prints one JSON object.
+
+Each of LoCoMo's 10 conversations is loaded into a fresh embedded database, one memory per
+dialog turn (`speaker: text`, timestamped with its session's date, project = the conversation
+id). Every question of categories 1-4 is asked within its conversation in each mode
+(semantic, keyword, hybrid); a BM25 baseline (k1 1.2, b 0.75, computed here in Python) ranks
+the same turns for comparison. Figures per split: conversations 0-4 (tuning), 5-9 (held
+back: not used for tuning), and all ten.
+
+- recall@k: the share of a question's evidence turns found in the top k, averaged;
+- session recall_any@5: whether any top-5 hit comes from a session holding evidence;
+- mrr: 1 / rank of the first evidence turn in the top 10 (0 when none);
+- latency p50/p95 in milliseconds, per query through the service (read cache off).
+
+Usage: .venv/bin/python bench/retrieval_locomo.py [--data PATH] [--conversations N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from server.config import Settings  # noqa: E402
+from server.memory import MemoryService, content_hash  # noqa: E402
+from server.models import MemoryFilter, NewMemory  # noqa: E402
+from server.runtime import open_service  # noqa: E402
+from server.store import memories as memory_store  # noqa: E402
+from server.store.tx import transaction  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
+MODES = ("semantic", "keyword", "hybrid")
+TOP_K = 10
+DIALOG_ID = re.compile(r"D(\d+):(\d+)")
+WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass
+class Question:
+    conversation: str
+    text: str
+    category: int
+    evidence: set[str]
+
+
+@dataclass
+class Turn:
+    dialog_id: str
+    content: str
+    created_at: datetime
+
+
+def session_of(dialog_id: str) -> str:
+    return dialog_id.split(":")[0]
+
+
+def parse_session_time(text: str) -> datetime:
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def load(path: Path, limit: int | None) -> list[tuple[str, list[Turn], list[Question]]]:
+    conversations = []
+    for sample in json.loads(path.read_text())[:limit]:
+        name = sample["sample_id"]
+        dialog = sample["conversation"]
+        turns: list[Turn] = []
+        sessions = sorted(
+            (int(key.split("_")[1]), key) for key in dialog if re.fullmatch(r"session_\d+", key)
+        )
+        for _, key in sessions:
+            start = parse_session_time(dialog[f"{key}_date_time"])
+            for offset, turn in enumerate(dialog[key]):
+                turns.append(
+                    Turn(
+                        dialog_id=turn["dia_id"],
+                        content=f"{turn['speaker']}: {turn['text']}",
+                        created_at=start + timedelta(seconds=offset),
+                    )
+                )
+        questions = []
+        for qa in sample["qa"]:
+            evidence = {
+                f"D{m.group(1)}:{m.group(2)}"
+                for item in qa.get("evidence", [])
+                for m in DIALOG_ID.finditer(str(item))
+            }
+            if qa.get("category") in (1, 2, 3, 4) and evidence:
+                questions.append(Question(name, qa["question"], qa["category"], evidence))
+        conversations.append((name, turns, questions))
+    return conversations
+
+
+async def store_turns(service: MemoryService, name: str, turns: list[Turn]) -> dict[int, set[str]]:
+    """Insert every turn (bypassing the write guard, so near-identical turns all stay)."""
+    documents = await service.embedder.embed_documents_async([t.content for t in turns])
+    dialog_ids: dict[int, set[str]] = {}
+    async with transaction(service.pool) as conn:
+        for turn, vectors in zip(turns, documents, strict=True):
+            memory = NewMemory(
+                content=turn.content,
+                content_hash=content_hash(f"{name}\n{turn.dialog_id}\n{turn.content}"),
+                kind="raw",
+                source="locomo",
+                project=name,
+                created_at=turn.created_at,
+                metadata={"dialog_id": turn.dialog_id},
+            )
+            inserted = await memory_store.insert(conn, memory, vectors)
+            if inserted is not None:
+                dialog_ids.setdefault(inserted.id, set()).add(turn.dialog_id)
+    return dialog_ids
+
+
+class Bm25:
+    """Plain BM25 over lower-cased alphanumeric words, the usual reference point."""
+
+    def __init__(self, documents: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.tokens = [WORD.findall(doc.lower()) for doc in documents]
+        self.lengths = [len(t) for t in self.tokens]
+        self.average = sum(self.lengths) / max(len(self.lengths), 1)
+        self.frequencies = [Counter(t) for t in self.tokens]
+        document_frequency: Counter[str] = Counter()
+        for tokens in self.tokens:
+            document_frequency.update(set(tokens))
+        n = len(documents)
+        self.idf = {
+            term: math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for term, df in document_frequency.items()
+        }
+
+    def rank(self, query: str, k: int) -> list[int]:
+        terms = set(WORD.findall(query.lower()))
+        scores = []
+        for index, counts in enumerate(self.frequencies):
+            score = 0.0
+            for term in terms:
+                tf = counts.get(term, 0)
+                if tf:
+                    norm = self.k1 * (1 - self.b + self.b * self.lengths[index] / self.average)
+                    score += self.idf[term] * tf * (self.k1 + 1) / (tf + norm)
+            if score > 0:
+                scores.append((score, index))
+        scores.sort(reverse=True)
+        return [index for _, index in scores[:k]]
+
+
+def score_question(ranked: list[set[str]], evidence: set[str]) -> dict[str, float]:
+    def recall(k: int) -> float:
+        found = set().union(*ranked[:k]) if ranked[:k] else set()
+        return len(found & evidence) / len(evidence)
+
+    evidence_sessions = {session_of(d) for d in evidence}
+    top5_sessions = {session_of(d) for ids in ranked[:5] for d in ids}
+    reciprocal = 0.0
+    for rank, ids in enumerate(ranked[:TOP_K], start=1):
+        if ids & evidence:
+            reciprocal = 1.0 / rank
+            break
+    return {
+        "recall@5": recall(5),
+        "recall@10": recall(10),
+        "session_recall_any@5": float(bool(top5_sessions & evidence_sessions)),
+        "mrr": reciprocal,
+    }
+
+
+def summarise(rows: list[dict[str, float]], latencies: list[float]) -> dict[str, Any]:
+    summary: dict[str, Any] = {"questions": len(rows)}
+    for key in ("recall@5", "recall@10", "session_recall_any@5", "mrr"):
+        summary[key] = round(statistics.fmean(r[key] for r in rows), 4) if rows else None
+    if latencies:
+        ordered = sorted(latencies)
+        summary["latency_ms_p50"] = round(ordered[len(ordered) // 2], 2)
+        summary["latency_ms_p95"] = round(ordered[int(len(ordered) * 0.95) - 1], 2)
+    return summary
+
+
+async def search(service: MemoryService, mode: str, question: Question) -> list[int]:
+    where = MemoryFilter(project=question.conversation)
+    if mode == "semantic":
+        result = await service.search_semantic(
+            question.text, limit=TOP_K, min_similarity=0.0, where=where
+        )
+    elif mode == "keyword":
+        result = await service.search_keyword(question.text, limit=TOP_K, where=where)
+    else:
+        result = await service.search_hybrid(question.text, limit=TOP_K, where=where)
+    return [hit.id for hit in result.hits]
+
+
+async def run(data: Path, conversations_limit: int | None) -> dict[str, Any]:
+    conversations = load(data, conversations_limit)
+    home = Path(tempfile.mkdtemp(prefix="locomo-bench-"))
+    settings = Settings(claude_memory_home=home, cache_max_size=0)
+    per_split: dict[str, dict[str, list[dict[str, float]]]] = {}
+    latencies: dict[str, dict[str, list[float]]] = {}
+    started = time.monotonic()
+    async with open_service(settings) as service:
+        load_started = time.monotonic()
+        for index, (name, turns, questions) in enumerate(conversations):
+            split = "tuning" if index < 5 else "held_out"
+            dialog_ids = await store_turns(service, name, turns)
+            bm25 = Bm25([t.content for t in turns])
+            for question in questions:
+                evidence = question.evidence
+                ranked_bm25 = [{turns[i].dialog_id} for i in bm25.rank(question.text, TOP_K)]
+                for bucket in (split, "all"):
+                    per_split.setdefault(bucket, {}).setdefault("bm25", []).append(
+                        score_question(ranked_bm25, evidence)
+                    )
+                for mode in MODES:
+                    t0 = time.perf_counter()
+                    ids = await search(service, mode, question)
+                    elapsed = (time.perf_counter() - t0) * 1000.0
+                    ranked = [dialog_ids.get(i, set()) for i in ids]
+                    for bucket in (split, "all"):
+                        per_split.setdefault(bucket, {}).setdefault(mode, []).append(
+                            score_question(ranked, evidence)
+                        )
+                        latencies.setdefault(bucket, {}).setdefault(mode, []).append(elapsed)
+        query_seconds = time.monotonic() - load_started
+    splits = {
+        bucket: {
+            mode: summarise(rows, latencies.get(bucket, {}).get(mode, []))
+            for mode, rows in modes.items()
+        }
+        for bucket, modes in per_split.items()
+    }
+    return {
+        "benchmark": "locomo-retrieval",
+        "conversations": len(conversations),
+        "turns": sum(len(t) for _, t, _ in conversations),
+        "questions": sum(len(q) for _, _, q in conversations),
+        "top_k": TOP_K,
+        "splits": {key: splits[key] for key in ("tuning", "held_out", "all") if key in splits},
+        "seconds_total": round(time.monotonic() - started, 1),
+        "seconds_load_and_query": round(query_seconds, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--conversations", type=int, default=None, help="first N only")
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(run(args.data, args.conversations)), indent=2))  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()

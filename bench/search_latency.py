@@ -1,0 +1,239 @@
+"""Search latency at 10,000 and 100,000 memories, and HNSW recall; prints one JSON object.
+
+Fills a fresh embedded database with realistic memories (sentences drawn from the LoCoMo
+dialogues and the fixture transcripts, combined, spread over projects, kinds, tags and two
+years), embedding them with the real model in batches. At each size it measures p50/p95/p99
+of semantic, keyword and hybrid search through MemoryService (read cache off) and through
+HTTP (`POST /api/search` on a real uvicorn), next to the floor measured in the same run: the
+model's own time to embed one query. It also reports HNSW recall@10 against exact search.
+
+Usage: .venv/bin/python bench/search_latency.py [--sizes 10000,100000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import socket
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import uvicorn
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from server.app import create_app  # noqa: E402
+from server.config import Settings  # noqa: E402
+from server.memory import MemoryService, content_hash  # noqa: E402
+from server.models import MEMORY_KINDS, MemoryFilter, NewMemory  # noqa: E402
+from server.runtime import open_service  # noqa: E402
+from server.store import memories as memory_store  # noqa: E402
+from server.store import search as search_store  # noqa: E402
+from server.store.tx import transaction  # noqa: E402
+
+LOCOMO = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+MODES = ("semantic", "keyword", "hybrid")
+PROJECTS = [f"project-{i:02d}" for i in range(20)]
+TAGS = ["decision", "bug", "fix", "preference", "pattern", "api", "db", "ui", "ci", "infra"]
+INSERT_BATCH = 1000
+
+
+def sentences() -> list[str]:
+    """Vocabulary for synthetic memories: LoCoMo turns and fixture prose, one per entry."""
+    pool: list[str] = []
+    for sample in json.loads(LOCOMO.read_text()):
+        for key, turns in sample["conversation"].items():
+            if re.fullmatch(r"session_\d+", key):
+                pool.extend(turn["text"] for turn in turns if len(turn["text"]) > 30)
+    for path in FIXTURES.rglob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            pool.extend(m for m in re.findall(r'"text":\s*"((?:[^"\\]|\\.){40,600})"', line))
+    for path in FIXTURES.rglob("*.md"):
+        pool.extend(p.strip() for p in path.read_text().split("\n\n") if len(p.strip()) > 40)
+    # A memory is a few sentences: keep the pieces short, as distilled memories are.
+    return [text for text in pool if len(text) <= 300]
+
+
+def questions(count: int, rng: random.Random) -> list[str]:
+    asked = [qa["question"] for sample in json.loads(LOCOMO.read_text()) for qa in sample["qa"]]
+    return rng.sample(asked, count)
+
+
+def make_texts(pool: list[str], count: int, rng: random.Random, start: int) -> list[str]:
+    texts = []
+    for index in range(start, start + count):
+        parts = rng.sample(pool, rng.choice((1, 1, 2)))
+        texts.append(" ".join(parts) + f" (#{index})")
+    return texts
+
+
+async def fill(service: MemoryService, texts: list[str], rng: random.Random) -> np.ndarray:
+    """Insert `texts` with batched embeddings; returns their vectors in insertion order."""
+    base = datetime(2025, 1, 1, tzinfo=UTC)
+    vectors = []
+    for offset in range(0, len(texts), INSERT_BATCH):
+        batch = texts[offset : offset + INSERT_BATCH]
+        documents = await service.embedder.embed_documents_async(batch)
+        memories = [
+            NewMemory(
+                content=text,
+                content_hash=content_hash(text),
+                kind=rng.choice(MEMORY_KINDS),
+                tags=rng.sample(TAGS, rng.randint(0, 3)),
+                source="bench",
+                project=rng.choice(PROJECTS),
+                created_at=base + timedelta(minutes=rng.randint(0, 2 * 365 * 24 * 60)),
+            )
+            for text in batch
+        ]
+        async with transaction(service.pool) as conn:
+            await memory_store.insert_many(conn, memories, documents)
+        vectors.extend(document.vector for document in documents)
+    return np.vstack(vectors)
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+
+    def at(share: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 2)
+
+    return {"p50": at(0.50), "p95": at(0.95), "p99": at(0.99)}
+
+
+async def service_latency(service: MemoryService, mode: str, queries: list[str]) -> list[float]:
+    samples = []
+    for query in queries:
+        started = time.perf_counter()
+        if mode == "semantic":
+            await service.search_semantic(query, limit=10, min_similarity=0.0)
+        elif mode == "keyword":
+            await service.search_keyword(query, limit=10)
+        else:
+            await service.search_hybrid(query, limit=10)
+        samples.append((time.perf_counter() - started) * 1000.0)
+    return samples
+
+
+async def http_latency(url: str, mode: str, queries: list[str]) -> list[float]:
+    samples = []
+    async with httpx.AsyncClient(timeout=30) as client:
+        for query in queries:
+            started = time.perf_counter()
+            response = await client.post(
+                f"{url}/api/search",
+                json={"query": query, "mode": mode, "limit": 10, "min_similarity": 0.0},
+            )
+            response.raise_for_status()
+            samples.append((time.perf_counter() - started) * 1000.0)
+    return samples
+
+
+async def hnsw_recall(
+    service: MemoryService, vectors: np.ndarray, ids: list[int], queries: list[str]
+) -> float:
+    """Share of the exact top 10 (numpy over every vector) that the HNSW look-up returns."""
+    query_vectors = service.embedder.encode(queries)
+    found = 0
+    for vector in query_vectors:
+        exact = {ids[i] for i in np.argsort(-(vectors @ vector))[:10]}
+        async with transaction(service.pool) as conn:
+            approximate = await search_store.semantic_candidates(conn, vector, MemoryFilter(), 10)
+        found += len(exact & {memory_id for memory_id, _ in approximate})
+    return round(found / (10 * len(query_vectors)), 4)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def run(sizes: list[int], query_count: int) -> dict[str, Any]:
+    rng = random.Random(42)
+    pool = sentences()
+    queries = questions(query_count, rng)
+    settings = Settings(
+        claude_memory_home=Path(tempfile.mkdtemp(prefix="latency-")), cache_max_size=0
+    )
+    report: dict[str, Any] = {"benchmark": "search-latency", "queries": len(queries), "sizes": {}}
+    started = time.monotonic()
+    async with open_service(settings) as service:
+        service.embedder.encode(queries[:5])
+        floor = []
+        for query in queries:
+            t0 = time.perf_counter()
+            service.embedder.encode([query])
+            floor.append((time.perf_counter() - t0) * 1000.0)
+        report["query_embedding_floor_ms"] = percentiles(floor)
+
+        port = free_port()
+        config = uvicorn.Config(
+            create_app(settings, service), host="127.0.0.1", port=port, log_config=None
+        )
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve())
+        while not server.started:
+            await asyncio.sleep(0.05)
+        url = f"http://127.0.0.1:{port}"
+
+        all_vectors: list[np.ndarray] = []
+        stored = 0
+        for size in sorted(sizes):
+            fill_started = time.monotonic()
+            texts = make_texts(pool, size - stored, rng, stored)
+            all_vectors.append(await fill(service, texts, rng))
+            stored = size
+            fill_seconds = time.monotonic() - fill_started
+            async with transaction(service.pool) as conn:
+                await conn.execute("ANALYZE memories")
+                cur = await conn.execute("SELECT id FROM memories ORDER BY id")
+                ids = [int(row[0]) for row in await cur.fetchall()]
+            figures: dict[str, Any] = {
+                "memories": len(ids),
+                "fill_seconds": round(fill_seconds, 1),
+                "service_ms": {},
+                "http_ms": {},
+            }
+            for mode in MODES:
+                await service_latency(service, mode, queries[:10])
+                figures["service_ms"][mode] = percentiles(
+                    await service_latency(service, mode, queries)
+                )
+                figures["http_ms"][mode] = percentiles(await http_latency(url, mode, queries))
+            floor_p50 = report["query_embedding_floor_ms"]["p50"]
+            figures["hybrid_p95_over_floor_p50"] = round(
+                figures["service_ms"]["hybrid"]["p95"] / floor_p50, 2
+            )
+            figures["hnsw_recall_at_10"] = await hnsw_recall(
+                service, np.vstack(all_vectors), ids, queries[:100]
+            )
+            report["sizes"][str(size)] = figures
+        server.should_exit = True
+        await serving
+    report["seconds_total"] = round(time.monotonic() - started, 1)
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    print(json.dumps(asyncio.run(run(sizes, args.queries)), indent=2))  # noqa: T201
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,397 @@
+"""Semantic, keyword and hybrid search through MemoryService, plus related and duplicates."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from server.errors import InvalidInput, NotFound
+from server.memory import MemoryService, content_hash
+from server.models import MemoryFilter, SearchResult
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "projects"
+# Session S1 states the decision three times: asked for (line 3), summarised (line 39) and
+# committed (line 41).
+PAGINATION_DECISION_FRAGMENTS = (
+    "Add cursor-based pagination to GET /orders",
+    "Keyset ordering is `(created_at DESC, id DESC)`",
+    "feat(orders): add cursor pagination to GET /orders",
+)
+
+WORDS = [
+    "deploy",
+    "build",
+    "cache",
+    "queue",
+    "worker",
+    "billing",
+    "invoice",
+    "customer",
+    "report",
+    "dashboard",
+    "metrics",
+    "schema",
+    "migration",
+    "index",
+    "query",
+    "latency",
+    "retry",
+    "backoff",
+    "session",
+    "token",
+    "route",
+    "handler",
+    "config",
+    "feature",
+    "flag",
+    "release",
+    "branch",
+    "review",
+    "lint",
+    "format",
+    "test",
+    "fixture",
+    "mock",
+    "container",
+    "cluster",
+    "pool",
+    "timeout",
+    "connection",
+    "transaction",
+    "rollback",
+    "commit",
+    "webhook",
+    "event",
+    "stream",
+    "parser",
+    "export",
+    "import",
+    "upload",
+]
+
+
+def fixture_prose() -> list[str]:
+    """User and assistant prose from the fixture transcripts (a crude stand-in for the importer)."""
+    texts: list[str] = []
+    for path in sorted(FIXTURES.glob("*/*.jsonl")):
+        for line in path.read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            message = record.get("message") if isinstance(record, dict) else None
+            if record.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+            elif isinstance(content, list):
+                texts.extend(
+                    block["text"]
+                    for block in content
+                    if isinstance(block, dict) and block.get("type") == "text"
+                )
+    return [t for t in texts if len(t) >= 40 and not t.lstrip().startswith("<")]
+
+
+def filler(count: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        f"Note {i}: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))) + "."
+        for i in range(count)
+    ]
+
+
+async def bulk_insert(service: MemoryService, texts: list[str], **fields: object) -> dict[str, int]:
+    """Embed in one batch and insert with plain SQL: fast set-up for large fixtures."""
+    documents = await service.embedder.embed_documents_async(texts)
+    ids: dict[str, int] = {}
+    async with service.pool.connection() as conn:
+        for text, document in zip(texts, documents, strict=True):
+            cur = await conn.execute(
+                "INSERT INTO memories (content, content_hash, embedding, project, tags, kind,"
+                " created_at) VALUES (%(c)s, %(h)s, %(e)s, %(project)s, %(tags)s, %(kind)s,"
+                " %(created)s) ON CONFLICT DO NOTHING RETURNING id",
+                {
+                    "c": text,
+                    "h": content_hash(text),
+                    "e": document.vector,
+                    "project": fields.get("project", ""),
+                    "tags": fields.get("tags", []),
+                    "kind": fields.get("kind", "manual"),
+                    "created": fields.get("created_at", datetime.now(UTC)),
+                },
+            )
+            row = await cur.fetchone()
+            if row:
+                ids[text] = int(row[0])
+    return ids
+
+
+def assert_ordered_by_score(result: SearchResult) -> None:
+    scores = [hit.score for hit in result.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what did we decide about pagination cursors?",
+        "how do we page through the orders list and what goes into the cursor?",
+    ],
+)
+async def test_paraphrased_question_finds_pagination_decision(
+    service: MemoryService, question: str
+) -> None:
+    await bulk_insert(service, fixture_prose())
+
+    semantic = await service.search_semantic(question, limit=5, min_similarity=0.0)
+    hybrid = await service.search_hybrid(question, limit=5)
+
+    for result in (semantic, hybrid):
+        top3 = [hit.content for hit in result.hits[:3]]
+        assert any(f in text for text in top3 for f in PAGINATION_DECISION_FRAGMENTS), top3
+        assert_ordered_by_score(result)
+
+
+@pytest.mark.parametrize(
+    "identifier",
+    ["ERR_POOL_TIMEOUT", "--frozen-lockfile", "withTransaction.ts", "app.cfg.max_pool"],
+)
+async def test_exact_identifier_once_in_1000_memories_is_top_keyword_and_hybrid_hit(
+    service: MemoryService, identifier: str
+) -> None:
+    texts = filler(999)
+    needle = f"The worker crashed and the log said {identifier} right before the retry loop."
+    ids = await bulk_insert(service, [*texts, needle])
+
+    keyword = await service.search_keyword(identifier, limit=10)
+    hybrid = await service.search_hybrid(identifier, limit=10)
+
+    assert keyword.hits[0].id == ids[needle]
+    assert hybrid.hits[0].id == ids[needle]
+    assert hybrid.hits[0].keyword_score is not None and hybrid.hits[0].keyword_score > 0
+
+
+async def test_filters_with_few_matches_still_fill_the_limit(service: MemoryService) -> None:
+    await bulk_insert(service, filler(1500, seed=2))
+    rare = await bulk_insert(service, filler(12, seed=3), project="rare-project", tags=["rare"])
+    where = MemoryFilter(project="rare-project")
+
+    semantic = await service.search_semantic(
+        "worker queue", limit=10, min_similarity=0.0, where=where
+    )
+    hybrid = await service.search_hybrid("worker queue", limit=10, where=where)
+    tagged = await service.search_semantic(
+        "worker queue", limit=10, min_similarity=0.0, where=MemoryFilter(tag="rare")
+    )
+
+    for result in (semantic, hybrid, tagged):
+        assert len(result.hits) == 10
+        assert {hit.id for hit in result.hits} <= set(rare.values())
+
+
+async def test_semantic_respects_min_similarity(service: MemoryService) -> None:
+    await bulk_insert(service, ["The release train leaves every second Tuesday.", *filler(50)])
+
+    result = await service.search_semantic("when do releases ship?", limit=10, min_similarity=0.4)
+
+    assert result.hits
+    assert all(hit.similarity is not None and hit.similarity >= 0.4 for hit in result.hits)
+
+
+async def test_every_mode_reports_its_scores_as_numbers(service: MemoryService) -> None:
+    await bulk_insert(service, fixture_prose())
+    query = "pnpm instead of npm"
+
+    semantic = await service.search_semantic(query, limit=5, min_similarity=0.0)
+    keyword = await service.search_keyword(query, limit=5)
+    hybrid = await service.search_hybrid(query, limit=5)
+
+    assert all(isinstance(h.similarity, float) and h.keyword_score is None for h in semantic.hits)
+    assert all(isinstance(h.keyword_score, float) and h.similarity is None for h in keyword.hits)
+    for hit in hybrid.hits:
+        assert isinstance(hit.similarity, float)
+        assert isinstance(hit.keyword_score, float)
+        assert isinstance(hit.fused_score, float)
+    for result in (semantic, keyword, hybrid):
+        assert result.hits
+        assert_ordered_by_score(result)
+
+
+async def test_keyword_ranks_by_relevance_not_date(service: MemoryService) -> None:
+    old = datetime(2024, 1, 1, tzinfo=UTC)
+    relevant = await bulk_insert(
+        service,
+        ["Redis eviction policy allkeys-lru fixed the Redis memory pressure on the cache."],
+        created_at=old,
+    )
+    await bulk_insert(service, ["We talked about the cache briefly.", *filler(30)])
+
+    result = await service.search_keyword("redis cache eviction", limit=5, use_prior=False)
+
+    assert result.hits[0].id == next(iter(relevant.values()))
+
+
+async def test_keyword_treats_wildcards_and_operators_literally(service: MemoryService) -> None:
+    ids = await bulk_insert(
+        service, ["Coverage must stay at 100% for snake_case_module.", *filler(20)]
+    )
+
+    literal = await service.search_keyword("snake_case_module", limit=5)
+    only_symbols = await service.search_keyword("%_% & | ! ' \\", limit=5)
+    tsquery_syntax = await service.search_keyword("cache & !worker | (foo", limit=5)
+
+    assert literal.hits[0].id == next(iter(ids.values()))
+    assert only_symbols.hits == []
+    assert isinstance(tsquery_syntax.hits, list)
+
+
+async def test_long_memory_is_found_by_text_near_its_end(service: MemoryService) -> None:
+    body = " ".join(filler(150, seed=5))
+    tail = "Finally, the Kubernetes liveness probe must hit /healthz every ten seconds."
+    long_text = body + " " + tail
+    assert len(long_text) > 10_000
+    saved = await service.save(long_text)
+    await bulk_insert(service, filler(200, seed=6))
+
+    result = await service.search_semantic(
+        "how often does kubernetes check the healthz endpoint?", limit=3, min_similarity=0.0
+    )
+
+    assert result.hits[0].id == saved.id
+    async with service.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT count(*) FROM memory_chunks WHERE memory_id = %(id)s", {"id": saved.id}
+        )
+        row = await cur.fetchone()
+    assert row is not None and row[0] > 5
+
+
+async def test_deleted_memories_are_not_found(service: MemoryService) -> None:
+    saved = await service.save("The staging database is rebuilt from a snapshot every night.")
+    await service.soft_delete(saved.id)
+
+    semantic = await service.search_semantic("staging database snapshot", min_similarity=0.0)
+    keyword = await service.search_keyword("staging snapshot")
+
+    assert saved.id not in {h.id for h in semantic.hits}
+    assert saved.id not in {h.id for h in keyword.hits}
+
+
+async def test_ranking_prior_puts_distilled_above_raw_and_can_be_switched_off(
+    service: MemoryService,
+) -> None:
+    raw = await bulk_insert(
+        service, ["user: we should really cache the tax rates for invoices"], kind="raw"
+    )
+    distilled = await bulk_insert(
+        service, ["Decision: cache the tax rates used for invoices."], kind="distilled"
+    )
+    query = "we should really cache the tax rates for invoices"
+
+    with_prior = await service.search_semantic(query, limit=2, min_similarity=0.0)
+    without = await service.search_semantic(query, limit=2, min_similarity=0.0, use_prior=False)
+
+    assert without.hits[0].id == next(iter(raw.values()))
+    assert without.hits[0].score == without.hits[0].similarity
+    assert {h.id for h in with_prior.hits} == set(raw.values()) | set(distilled.values())
+    raw_hit = next(h for h in with_prior.hits if h.kind == "raw")
+    assert raw_hit.similarity is not None
+    assert raw_hit.score < raw_hit.similarity
+    assert_ordered_by_score(with_prior)
+
+
+async def test_recency_prior_prefers_newer_of_two_equal_matches(service: MemoryService) -> None:
+    from dataclasses import replace
+
+    fresh_first = MemoryService(
+        service.pool,
+        service.embedder,
+        replace(service.settings, search_recency_weight=0.5, search_recency_half_life_days=30),
+    )
+    old = await bulk_insert(
+        service,
+        ["Rotate the signing keys every quarter."],
+        created_at=datetime.now(UTC) - timedelta(days=400),
+    )
+    new = await bulk_insert(service, ["Signing keys are rotated every quarter."])
+
+    result = await fresh_first.search_semantic("how often are signing keys rotated?", limit=2)
+
+    assert [h.id for h in result.hits] == [*new.values(), *old.values()]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: s.search_semantic("   "), "query is empty"),
+        (lambda s: s.search_keyword("x", limit=0), "limit must be between 1 and 100"),
+        (lambda s: s.search_hybrid("x", limit=101), "limit must be between 1 and 100"),
+        (lambda s: s.search_semantic("x", min_similarity=1.5), "min_similarity must be between"),
+        (
+            lambda s: s.search_hybrid("x", keyword_weight=0, semantic_weight=0),
+            "cannot both be 0",
+        ),
+        (lambda s: s.search_hybrid("x", keyword_weight=-1), "keyword_weight must be between"),
+        (lambda s: s.search_keyword("x" * 10_001), "longer than 10,000"),
+    ],
+    ids=["empty", "zero-limit", "huge-limit", "similarity", "zero-weights", "negative", "long"],
+)
+async def test_search_rejects_bad_input(service: MemoryService, call: object, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        await call(service)  # type: ignore[operator]
+
+
+async def test_related_excludes_itself_and_deleted(service: MemoryService) -> None:
+    ids = await bulk_insert(
+        service,
+        [
+            "Invoices are numbered per customer, starting at 1.",
+            "Invoice numbers restart at 1 for every customer.",
+            "Customer invoice numbering begins at one for each account.",
+            "The office plants need water on Mondays.",
+        ],
+    )
+    source, twin, cousin, _ = ids.values()
+    await service.soft_delete(cousin)
+
+    related = await service.related(source, limit=3)
+
+    assert related[0].id == twin
+    assert source not in {r.id for r in related}
+    assert cousin not in {r.id for r in related}
+    assert [r.similarity for r in related] == sorted((r.similarity for r in related), reverse=True)
+
+
+async def test_related_of_unknown_memory_is_not_found(service: MemoryService) -> None:
+    with pytest.raises(NotFound):
+        await service.related(12345)
+
+
+async def test_find_duplicates_returns_close_pairs_most_similar_first(
+    service: MemoryService,
+) -> None:
+    ids = await bulk_insert(
+        service,
+        [
+            "Use pnpm, never npm, in the acme-api repository.",
+            "In the acme-api repository use pnpm and never npm.",
+            "Money is stored as integer cents.",
+            "We store money amounts as integer cents.",
+            *filler(40, seed=9),
+        ],
+    )
+    texts = list(ids)
+
+    pairs = await service.find_duplicates(threshold=0.85, limit=10)
+
+    found = {frozenset((p.first_id, p.second_id)) for p in pairs}
+    assert frozenset((ids[texts[0]], ids[texts[1]])) in found
+    assert frozenset((ids[texts[2]], ids[texts[3]])) in found
+    assert all(p.first_id < p.second_id for p in pairs)
+    assert [p.similarity for p in pairs] == sorted((p.similarity for p in pairs), reverse=True)
