@@ -36,11 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.config import Settings  # noqa: E402
-from server.memory import MemoryService, content_hash  # noqa: E402
+from server.memory import MemoryService  # noqa: E402
 from server.models import MemoryFilter, NewMemory  # noqa: E402
 from server.runtime import open_service  # noqa: E402
 from server.store import memories as memory_store  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
+from server.validation import content_hash  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 MODES = ("semantic", "keyword", "hybrid")

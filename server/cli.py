@@ -27,6 +27,7 @@ EXAMPLES = """\
 examples:
   claude-memory serve                      start on 127.0.0.1:3333 (embedded database)
   claude-memory serve --port 4000
+  claude-memory mcp-stdio                  MCP over stdio (for clients without HTTP)
   claude-memory migrate                    apply pending database migrations
   claude-memory reembed                    re-embed every memory after changing EMBEDDING_MODEL
 """
@@ -74,6 +75,9 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to bind (default: HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to listen on (default: PORT, 3333)")
     serve.set_defaults(run=cmd_serve)
+
+    stdio = commands.add_parser("mcp-stdio", help="serve the MCP tools over stdin/stdout")
+    stdio.set_defaults(run=cmd_mcp_stdio)
 
     migrate = commands.add_parser("migrate", help="apply pending database migrations")
     _add_plain(migrate)
@@ -159,6 +163,23 @@ def _require_free_port(host: str, port: int) -> None:
                 f"cannot listen on {host}:{port} ({exc.strerror}); is claude-memory already "
                 "running? Stop it, or choose another port with PORT or --port"
             ) from None
+
+
+def cmd_mcp_stdio(args: argparse.Namespace, settings: Settings) -> int:
+    """MCP over stdio for clients without HTTP; stdout carries only the protocol."""
+    from server.mcp_tools import bind_service, build_mcp
+    from server.runtime import open_service
+
+    async def run() -> None:
+        async with open_service(settings) as memory_service:
+            bind_service(memory_service)
+            try:
+                await build_mcp().run_stdio_async(show_banner=False)
+            finally:
+                bind_service(None)
+
+    asyncio.run(run())
+    return 0
 
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:

@@ -7,21 +7,19 @@ The write guard, redaction and cache invalidation live here and nowhere else.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from server import export
 from server.cache import ReadCache
 from server.config import Settings
+from server.context import startup_markdown
 from server.embeddings import Embedder
 from server.errors import Conflict, InvalidInput, NotFound
 from server.models import (
     EXPORT_FORMATS,
-    MEMORY_KINDS,
     BulkDeleteResult,
     CheckResult,
     DocumentVectors,
@@ -30,43 +28,39 @@ from server.models import (
     MemoryFilter,
     MemoryPage,
     NewMemory,
+    ProjectSummary,
+    RecentContext,
     RelatedMemory,
     SaveOutcome,
     SearchResult,
     SimilarMemory,
+    StartupContext,
     Stats,
     TagCount,
     UpdateOutcome,
     preview,
 )
-from server.redact import redact
 from server.search import Searcher
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import stats as stats_store
 from server.store.tx import Pool, ping, transaction
+from server.validation import (
+    PreparedContent,
+    blank_to_none,
+    check_filter,
+    check_id,
+    check_kind,
+    clean_field,
+    clean_tags,
+    prepare_content,
+)
 
 logger = logging.getLogger(__name__)
 
 MAX_LIST_LIMIT = 500
-MAX_TAGS = 50
-MAX_TAG_CHARS = 100
-MAX_FIELD_CHARS = 1_000
 BULK_PREVIEW_ROWS = 10
 EXPORT_PAGE_ROWS = 500
-
-
-@dataclass(frozen=True, slots=True)
-class _Prepared:
-    """Content after validation and redaction, with its hash."""
-
-    content: str
-    content_hash: str
-    redacted: int
-
-
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
 class MemoryService:
@@ -102,15 +96,15 @@ class MemoryService:
         and reported as `restored` if it had been soft-deleted. A near copy (cosine similarity
         at or above GUARD_NOOP_THRESHOLD) is a `noop` unless `force` is set.
         """
-        prepared = self._prepare_content(content)
+        prepared = prepare_content(content, self.settings.max_content_chars)
         new = NewMemory(
             content=prepared.content,
             content_hash=prepared.content_hash,
-            kind=self._check_kind(kind),
-            tags=self._clean_tags(tags),
-            source=self._clean_field(source, "source"),
-            project=self._clean_field(project, "project"),
-            project_path=self._clean_field(project_path, "project_path"),
+            kind=check_kind(kind),
+            tags=clean_tags(tags),
+            source=clean_field(source, "source"),
+            project=clean_field(project, "project"),
+            project_path=clean_field(project_path, "project_path"),
             session_id=session_id,
             role=role,
             created_at=created_at,
@@ -181,7 +175,7 @@ class MemoryService:
 
     async def check(self, content: str) -> CheckResult:
         """What `save` would do with `content`: ADD, UPDATE (a close match) or NOOP."""
-        prepared = self._prepare_content(content)
+        prepared = prepare_content(content, self.settings.max_content_chars)
         async with transaction(self.pool) as conn:
             existing = await memory_store.get_by_hash(conn, prepared.content_hash)
         if existing is not None:
@@ -241,14 +235,18 @@ class MemoryService:
         force: bool = False,
     ) -> UpdateOutcome:
         """Change a live memory; new content is re-embedded once and passes the write guard."""
-        self._check_id(memory_id)
-        clean_tags = self._clean_tags(tags) if tags is not None else None
-        clean_project = self._clean_field(project, "project") if project is not None else None
-        clean_kind = self._check_kind(kind) if kind is not None else None
+        check_id(memory_id)
+        new_tags = clean_tags(tags) if tags is not None else None
+        new_project = clean_field(project, "project") if project is not None else None
+        new_kind = check_kind(kind) if kind is not None else None
         current = await self.get(memory_id)
         if current.deleted_at is not None:
             raise Conflict(f"memory {memory_id} is deleted; call restore_memory({memory_id}) first")
-        prepared = self._prepare_content(content) if content is not None else None
+        prepared = (
+            prepare_content(content, self.settings.max_content_chars)
+            if content is not None
+            else None
+        )
         content_changes = prepared is not None and prepared.content_hash != current.content_hash
         redacted = prepared.redacted if prepared is not None else 0
 
@@ -269,7 +267,7 @@ class MemoryService:
                     )
                     return UpdateOutcome("noop", current, similar, redacted)
 
-        nothing_else = clean_tags is None and clean_project is None and clean_kind is None
+        nothing_else = new_tags is None and new_project is None and new_kind is None
         if vectors is None and nothing_else:
             return UpdateOutcome("unchanged", current, None, redacted)
 
@@ -284,7 +282,7 @@ class MemoryService:
                 if changed is None:
                     raise Conflict(f"memory {memory_id} changed while it was being updated")
             updated = await memory_store.update_fields(
-                conn, memory_id, tags=clean_tags, project=clean_project, kind=clean_kind
+                conn, memory_id, tags=new_tags, project=new_project, kind=new_kind
             )
         self.cache.invalidate()
         if updated is None:
@@ -293,7 +291,7 @@ class MemoryService:
         return UpdateOutcome("updated", updated, None, redacted)
 
     async def _update_collision(
-        self, memory_id: int, prepared: _Prepared, force: bool
+        self, memory_id: int, prepared: PreparedContent, force: bool
     ) -> SimilarMemory | None:
         """An exact copy elsewhere blocks an update even with force: hashes are unique."""
         async with transaction(self.pool) as conn:
@@ -309,7 +307,7 @@ class MemoryService:
 
     async def soft_delete(self, memory_id: int) -> Memory:
         """Mark a memory deleted; it stays restorable until purged."""
-        self._check_id(memory_id)
+        check_id(memory_id)
         async with transaction(self.pool) as conn:
             changed = await memory_store.soft_delete(conn, memory_id)
             memory = await memory_store.get(conn, memory_id)
@@ -323,7 +321,7 @@ class MemoryService:
 
     async def restore(self, memory_id: int) -> Memory:
         """Undo a soft delete."""
-        self._check_id(memory_id)
+        check_id(memory_id)
         async with transaction(self.pool) as conn:
             changed = await memory_store.restore(conn, memory_id)
             memory = await memory_store.get(conn, memory_id)
@@ -337,7 +335,7 @@ class MemoryService:
 
     async def purge(self, memory_id: int) -> Memory:
         """Delete a soft-deleted memory for good; a live one must be soft-deleted first."""
-        self._check_id(memory_id)
+        check_id(memory_id)
         async with transaction(self.pool) as conn:
             memory = await memory_store.get_for_update(conn, memory_id)
             if memory is None:
@@ -364,7 +362,7 @@ class MemoryService:
         if not any(value is not None and value.strip() for value in (tag, project, source)):
             raise InvalidInput("give at least one of tag, project or source to bulk delete")
         where = MemoryFilter(
-            tag=_blank_to_none(tag), project=_blank_to_none(project), source=_blank_to_none(source)
+            tag=blank_to_none(tag), project=blank_to_none(project), source=blank_to_none(source)
         )
         async with transaction(self.pool) as conn:
             matched = await memory_store.count(conn, where)
@@ -388,7 +386,7 @@ class MemoryService:
         use_prior: bool = True,
     ) -> SearchResult:
         """Memories closest in meaning to `query`, at or above `min_similarity`."""
-        checked = self._check_filter(where or MemoryFilter())
+        checked = check_filter(where or MemoryFilter())
         return await self.cache.get_or_load(
             ("semantic", query, limit, min_similarity, checked, use_prior),
             lambda: self.searcher.semantic(
@@ -405,7 +403,7 @@ class MemoryService:
         use_prior: bool = True,
     ) -> SearchResult:
         """Memories containing the query's words or exact identifiers, most relevant first."""
-        checked = self._check_filter(where or MemoryFilter())
+        checked = check_filter(where or MemoryFilter())
         return await self.cache.get_or_load(
             ("keyword", query, limit, checked, use_prior),
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
@@ -423,7 +421,7 @@ class MemoryService:
         use_prior: bool = True,
     ) -> SearchResult:
         """Semantic and keyword results fused by Reciprocal Rank Fusion."""
-        checked = self._check_filter(where or MemoryFilter())
+        checked = check_filter(where or MemoryFilter())
         key = ("hybrid", query, limit, keyword_weight, semantic_weight, min_similarity, checked)
         return await self.cache.get_or_load(
             (*key, use_prior),
@@ -440,7 +438,7 @@ class MemoryService:
 
     async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]:
         """Live memories nearest to this one's stored vector."""
-        self._check_id(memory_id)
+        check_id(memory_id)
         return await self.cache.get_or_load(
             ("related", memory_id, limit), lambda: self.searcher.related(memory_id, limit)
         )
@@ -459,7 +457,7 @@ class MemoryService:
             lambda: self.searcher.duplicates(
                 threshold=threshold,
                 limit=limit,
-                project=_blank_to_none(project),
+                project=blank_to_none(project),
                 scan_limit=scan_limit,
             ),
         )
@@ -468,7 +466,7 @@ class MemoryService:
 
     async def get(self, memory_id: int) -> Memory:
         """One memory by id, deleted or not."""
-        self._check_id(memory_id)
+        check_id(memory_id)
         async with transaction(self.pool) as conn:
             memory = await memory_store.get(conn, memory_id)
         if memory is None:
@@ -479,7 +477,7 @@ class MemoryService:
         self, where: MemoryFilter | None = None, *, limit: int = 20, offset: int = 0
     ) -> MemoryPage:
         """A page of memories, newest first, with the total that match the filter."""
-        where = self._check_filter(where or MemoryFilter())
+        where = check_filter(where or MemoryFilter())
         if not 1 <= limit <= MAX_LIST_LIMIT:
             raise InvalidInput(f"limit must be between 1 and {MAX_LIST_LIMIT}, got {limit}")
         if offset < 0:
@@ -533,7 +531,7 @@ class MemoryService:
         self, where: MemoryFilter | None = None, output_format: str = "json"
     ) -> AsyncIterator[str]:
         """The matching memories as JSON, JSON Lines or Markdown, in chunks of any total size."""
-        where = self._check_filter(where or MemoryFilter())
+        where = check_filter(where or MemoryFilter())
         if output_format not in EXPORT_FORMATS:
             raise InvalidInput(
                 f"output_format must be one of {', '.join(EXPORT_FORMATS)}, got {output_format!r}"
@@ -556,6 +554,70 @@ class MemoryService:
             after_id = rows[-1].id
         yield writer.end()
 
+    # ----- context for agents --------------------------------------------------------------
+
+    async def projects(self) -> list[ProjectSummary]:
+        """Projects with live memories, most recently active first."""
+
+        async def load() -> list[ProjectSummary]:
+            async with transaction(self.pool) as conn:
+                return await memory_store.project_summaries(conn)
+
+        return await self.cache.get_or_load(("projects",), load)
+
+    async def resolve_project(self, name: str | None) -> str | None:
+        """The stored display name for `name`, matched by name or path, case-insensitively.
+
+        None for no name; InvalidInput listing known projects when nothing matches.
+        """
+        wanted = blank_to_none(name)
+        if wanted is None:
+            return None
+        projects = await self.projects()
+        for summary in projects:
+            if wanted.lower() in (summary.project.lower(), summary.project_path.lower()):
+                return summary.project
+        known = ", ".join(sorted({p.project for p in projects if p.project})[:20]) or "none yet"
+        raise InvalidInput(f"no project {wanted!r}; known projects: {known}")
+
+    async def recent_context(self, project: str | None = None, limit: int = 10) -> RecentContext:
+        """Newest distilled memories of a project, or the newest of any kind if none exist."""
+        if not 1 <= limit <= 100:
+            raise InvalidInput(f"limit must be between 1 and 100, got {limit}")
+        resolved = await self.resolve_project(project)
+        distilled = await self.list_memories(
+            MemoryFilter(project=resolved, kind="distilled"), limit=limit
+        )
+        if distilled.memories:
+            return RecentContext("distilled", resolved, distilled.memories)
+        recent = await self.list_memories(MemoryFilter(project=resolved), limit=limit)
+        return RecentContext("recent", resolved, recent.memories)
+
+    async def startup_context(self, project: str | None = None) -> StartupContext:
+        """What an agent should know at session start, as Markdown of at most 4,000 chars."""
+        resolved = await self.resolve_project(project)
+        preferences = await self.list_memories(MemoryFilter(kind="preference"), limit=12)
+        patterns = await self.list_memories(MemoryFilter(kind="pattern"), limit=8)
+        recent = await self.recent_context(resolved, limit=8)
+        total = (await self.list_memories(limit=1)).total
+        in_project = (
+            (await self.list_memories(MemoryFilter(project=resolved), limit=1)).total
+            if resolved
+            else total
+        )
+        markdown = startup_markdown(
+            resolved, preferences.memories, patterns.memories, recent.memories, in_project, total
+        )
+        return StartupContext(
+            project=resolved,
+            markdown=markdown,
+            preferences=len(preferences.memories),
+            patterns=len(patterns.memories),
+            recent=len(recent.memories),
+            project_memories=in_project,
+            total_memories=total,
+        )
+
     async def database_ok(self) -> bool:
         """Whether the database answers right now (for /health; never raises)."""
         return await ping(self.pool)
@@ -564,82 +626,11 @@ class MemoryService:
         """Drop cached reads; batch jobs in other processes ask for this after writing."""
         self.cache.invalidate()
 
-    # ----- validation ---------------------------------------------------------------------
-
-    def _prepare_content(self, content: str) -> _Prepared:
-        if not isinstance(content, str):
-            raise InvalidInput("content must be text")
-        text = content.replace("\x00", "").strip()
-        if not text:
-            raise InvalidInput("content is empty; give the text to remember")
-        if len(text) > self.settings.max_content_chars:
-            raise InvalidInput(
-                f"content has {len(text):,} characters; the limit is "
-                f"{self.settings.max_content_chars:,}: split it into several memories"
-            )
-        redaction = redact(text)
-        return _Prepared(
-            content=redaction.text,
-            content_hash=content_hash(redaction.text),
-            redacted=redaction.count,
-        )
-
-    @staticmethod
-    def _check_id(memory_id: int) -> None:
-        if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id < 1:
-            raise InvalidInput(f"memory id must be a positive whole number, got {memory_id!r}")
-        if memory_id > 2**63 - 1:
-            raise NotFound(f"no memory with id {memory_id}")
-
-    @staticmethod
-    def _check_kind(kind: str) -> str:
-        if kind not in MEMORY_KINDS:
-            raise InvalidInput(f"kind must be one of {', '.join(MEMORY_KINDS)}, got {kind!r}")
-        return kind
-
-    @staticmethod
-    def _clean_field(value: str, name: str) -> str:
-        text = value.replace("\x00", "").strip()
-        if len(text) > MAX_FIELD_CHARS:
-            raise InvalidInput(f"{name} is longer than {MAX_FIELD_CHARS} characters")
-        return text
-
-    @staticmethod
-    def _clean_tags(tags: Sequence[str]) -> list[str]:
-        if isinstance(tags, str):
-            tags = [part for part in tags.split(",")]
-        cleaned: list[str] = []
-        for tag in tags:
-            if not isinstance(tag, str):
-                raise InvalidInput("tags must be a list of text labels")
-            text = tag.replace("\x00", "").strip()
-            if not text or text in cleaned:
-                continue
-            if len(text) > MAX_TAG_CHARS:
-                raise InvalidInput(
-                    f"tag {text[:20]!r}... is longer than {MAX_TAG_CHARS} characters"
-                )
-            cleaned.append(text)
-        if len(cleaned) > MAX_TAGS:
-            raise InvalidInput(f"at most {MAX_TAGS} tags per memory, got {len(cleaned)}")
-        return cleaned
-
-    def _check_filter(self, where: MemoryFilter) -> MemoryFilter:
-        if where.kind is not None:
-            self._check_kind(where.kind)
-        if where.since and where.before and where.since >= where.before:
-            raise InvalidInput("since must be earlier than before")
-        return where
-
 
 def _similar(memory: Memory, similarity: float) -> SimilarMemory:
     return SimilarMemory(
         id=memory.id, similarity=round(similarity, 4), preview=preview(memory.content)
     )
-
-
-def _blank_to_none(value: str | None) -> str | None:
-    return value.strip() if value is not None and value.strip() else None
 
 
 def _fields(stats: Stats) -> dict[str, Any]:

@@ -307,3 +307,33 @@ class DuplicatePair:
     similarity: float
     first_preview: str
     second_preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSummary:
+    project: str
+    project_path: str
+    count: int
+    last_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RecentContext:
+    """Newest memories for a project; `source` says whether they are distilled or any kind."""
+
+    source: Literal["distilled", "recent"]
+    project: str | None
+    memories: list[Memory]
+
+
+@dataclass(frozen=True, slots=True)
+class StartupContext:
+    """Session-start context: Markdown for the agent plus the figures it was built from."""
+
+    project: str | None
+    markdown: str
+    preferences: int
+    patterns: int
+    recent: int
+    project_memories: int
+    total_memories: int

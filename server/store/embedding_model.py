@@ -73,6 +73,8 @@ async def set_dimension(conn: Conn, table: str, dimension: int) -> None:
 
 
 async def create_vector_indexes(conn: Conn) -> None:
+    """Build any missing HNSW index; a build over many rows may outlast statement_timeout."""
+    await conn.execute("SET LOCAL statement_timeout = 0")
     for table, index in VECTOR_TABLES:
         await conn.execute(
             sql.SQL(

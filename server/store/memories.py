@@ -18,6 +18,7 @@ from server.models import (
     MemoryFilter,
     MemoryPreview,
     NewMemory,
+    ProjectSummary,
     TagCount,
 )
 from server.store.tx import Conn
@@ -324,3 +325,14 @@ async def set_embeddings(
     for memory_id, document in zip(ids, documents, strict=True):
         if document.windows:
             await replace_chunks(conn, memory_id, document)
+
+
+async def project_summaries(conn: Conn) -> list[ProjectSummary]:
+    """Each project with live memories: its path, count and newest memory time."""
+    async with conn.cursor(row_factory=class_row(ProjectSummary)) as cur:
+        await cur.execute(
+            "SELECT project, project_path, count(*)::int AS count, max(created_at) AS last_at"
+            " FROM memories WHERE deleted_at IS NULL"
+            " GROUP BY project, project_path ORDER BY max(created_at) DESC"
+        )
+        return await cur.fetchall()

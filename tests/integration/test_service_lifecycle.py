@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from server.errors import Conflict, InvalidInput, NotFound
-from server.memory import MemoryService, content_hash
+from server.memory import MemoryService
+from server.validation import content_hash
 
 DECISION = (
     "We decided to use cursor-based pagination for the orders API because offset pagination "
@@ -259,3 +260,16 @@ async def test_bulk_delete_requires_a_filter(service: MemoryService) -> None:
 
     row = await one(service, "SELECT count(*) FROM memories WHERE deleted_at IS NULL", {})
     assert row == (1,)
+
+
+async def test_connections_dropped_by_the_server_are_replaced(service: MemoryService) -> None:
+    saved = await service.save(DECISION)
+    async with service.pool.connection() as admin:
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+    memory = await service.get(saved.id)
+
+    assert memory.content == DECISION

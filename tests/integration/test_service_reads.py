@@ -233,7 +233,7 @@ async def test_export_rejects_unknown_format(service: MemoryService) -> None:
 
 async def service_bulk_insert(service: MemoryService, contents: list[str]) -> None:
     """Insert many rows fast with plain SQL (the export test only needs rows, not vectors)."""
-    from server.memory import content_hash
+    from server.validation import content_hash
 
     async with service.pool.connection() as conn, conn.cursor() as cur:
         await cur.executemany(

@@ -7,7 +7,8 @@ import asyncio
 import pytest
 
 from server.errors import InvalidInput
-from server.memory import MemoryService, content_hash
+from server.memory import MemoryService
+from server.validation import content_hash
 
 DECISION = (
     "We decided to use cursor-based pagination for the orders API because offset pagination "

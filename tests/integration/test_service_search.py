@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from server.errors import InvalidInput, NotFound
-from server.memory import MemoryService, content_hash
+from server.memory import MemoryService
 from server.models import MemoryFilter, SearchResult
+from server.validation import content_hash
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "projects"
 # Session S1 states the decision three times: asked for (line 3), summarised (line 39) and
