@@ -2,7 +2,8 @@
 
 Each route parses its input into typed values, calls one service method and returns JSON with
 the same snake_case fields the MCP tools return. Errors are raised as ServiceError subclasses
-and rendered by the app's one handler as {"error": {"code", "message"}}.
+and rendered by the app's one handler as {"error": {"code", "message"}}: a value that is wrong
+is 400, a value of the wrong type is 422. Unknown query parameters are ignored.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ import json
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from server.errors import InvalidInput, ServiceError
 from server.memory import MemoryService
-from server.models import SEARCH_MODES, MemoryFilter, to_json
+from server.models import EXPORT_FORMATS, SEARCH_MODES, MemoryFilter, to_json
 from server.timeparse import parse_optional_time
+
+MAX_PAGE = 500
 
 
 class UnprocessableInput(ServiceError):
@@ -38,17 +41,169 @@ async def _json_body(request: Request) -> dict[str, Any]:
 
 
 def _field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any) -> Any:
+    """body[name] if it has the expected type; missing or null gives the default."""
     value = body.get(name, default)
     if value is None:
         return default
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        raise UnprocessableInput(f"{name} has the wrong type")
-    if not isinstance(value, kind):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise UnprocessableInput(f"{name} has the wrong type")
     return value
 
 
+def _string_list(body: dict[str, Any], name: str) -> list[str] | None:
+    value = _field(body, name, list, None)
+    if value is None:
+        return None
+    if not all(isinstance(item, str) for item in value):
+        raise UnprocessableInput(f"{name} must be a list of strings")
+    return [str(item) for item in value]
+
+
+def _query_int(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise UnprocessableInput(f"{name} must be a whole number, got {raw!r}") from None
+
+
+def _query_bool(request: Request, name: str, default: bool) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("true", "1", "yes"):
+        return True
+    if raw.lower() in ("false", "0", "no"):
+        return False
+    raise UnprocessableInput(f"{name} must be true or false, got {raw!r}")
+
+
+def _query_text(request: Request, name: str) -> str | None:
+    raw = request.query_params.get(name)
+    return raw.strip() if raw and raw.strip() else None
+
+
+def _memory_id(request: Request) -> int:
+    raw = request.path_params["memory_id"]
+    try:
+        return int(raw)
+    except ValueError:
+        raise UnprocessableInput(f"memory id must be a whole number, got {raw!r}") from None
+
+
+def _filter_from_query(request: Request) -> MemoryFilter:
+    return MemoryFilter(
+        project=_query_text(request, "project"),
+        tag=_query_text(request, "tag"),
+        kind=_query_text(request, "kind"),
+        source=_query_text(request, "source"),
+        since=parse_optional_time(request.query_params.get("since"), "since"),
+        before=parse_optional_time(request.query_params.get("before"), "before"),
+        include_deleted=_query_bool(request, "include_deleted", False),
+        text=_query_text(request, "q"),
+    )
+
+
 def routes(service: MemoryService) -> list[BaseRoute]:
+    """The /api routes over `service`."""
+
+    async def stats(request: Request) -> JSONResponse:
+        return JSONResponse(to_json(await service.stats()))
+
+    async def projects(request: Request) -> JSONResponse:
+        return JSONResponse(to_json(await service.projects()))
+
+    async def tags(request: Request) -> JSONResponse:
+        return JSONResponse(to_json(await service.tags()))
+
+    async def list_memories(request: Request) -> JSONResponse:
+        limit = _query_int(request, "limit", 50)
+        if not 1 <= limit <= MAX_PAGE:
+            raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
+        page = await service.list_memories(
+            _filter_from_query(request), limit=limit, offset=_query_int(request, "offset", 0)
+        )
+        return JSONResponse(to_json(page))
+
+    async def create_memory(request: Request) -> JSONResponse:
+        body = await _json_body(request)
+        outcome = await service.save(
+            _field(body, "content", str, ""),
+            tags=_string_list(body, "tags") or [],
+            project=_field(body, "project", str, ""),
+            source=_field(body, "source", str, "api"),
+            kind=_field(body, "kind", str, "manual"),
+            created_at=parse_optional_time(_field(body, "created_at", str, None), "created_at"),
+            metadata=_field(body, "metadata", dict, {}),
+            force=_field(body, "force", bool, False),
+        )
+        if outcome.status == "saved":
+            return JSONResponse({**to_json(outcome.memory), "redacted": outcome.redacted}, 201)
+        return JSONResponse(
+            {
+                "status": outcome.status,
+                "id": outcome.id,
+                "similar": to_json(outcome.similar),
+                "redacted": outcome.redacted,
+            }
+        )
+
+    async def get_memory(request: Request) -> JSONResponse:
+        return JSONResponse(to_json(await service.get(_memory_id(request))))
+
+    async def update_memory(request: Request) -> JSONResponse:
+        memory_id = _memory_id(request)
+        body = await _json_body(request)
+        outcome = await service.update(
+            memory_id,
+            content=_field(body, "content", str, None),
+            tags=_string_list(body, "tags"),
+            project=_field(body, "project", str, None),
+            kind=_field(body, "kind", str, None),
+            force=_field(body, "force", bool, False),
+        )
+        return JSONResponse(to_json(outcome))
+
+    async def delete_memory(request: Request) -> JSONResponse:
+        memory_id = _memory_id(request)
+        if _query_bool(request, "purge", False):
+            purged = await service.purge(memory_id)
+            return JSONResponse({"purged_id": purged.id})
+        return JSONResponse(to_json(await service.soft_delete(memory_id)))
+
+    async def restore_memory(request: Request) -> JSONResponse:
+        return JSONResponse(to_json(await service.restore(_memory_id(request))))
+
+    async def related(request: Request) -> JSONResponse:
+        limit = _query_int(request, "limit", 3)
+        return JSONResponse(to_json(await service.related(_memory_id(request), limit=limit)))
+
+    async def bulk_delete(request: Request) -> JSONResponse:
+        result = await service.bulk_soft_delete(
+            tag=_query_text(request, "tag"),
+            project=_query_text(request, "project"),
+            source=_query_text(request, "source"),
+            dry_run=_query_bool(request, "dry_run", True),
+        )
+        return JSONResponse(to_json(result))
+
+    async def recall(request: Request) -> JSONResponse:
+        """The established /api/recall: semantic search with `threshold`, kept compatible."""
+        body = await _json_body(request)
+        project = _field(body, "project", str, None)
+        result = await service.search_semantic(
+            _field(body, "query", str, ""),
+            limit=_field(body, "limit", int, 20),
+            min_similarity=float(_field(body, "threshold", (int, float), 0.3)),
+            where=MemoryFilter(project=project or None),
+        )
+        return JSONResponse(
+            {"mode": result.mode, "results": to_json(result.hits), "took_ms": result.took_ms}
+        )
+
     async def search(request: Request) -> JSONResponse:
         body = await _json_body(request)
         query = _field(body, "query", str, "")
@@ -85,4 +240,36 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             {"mode": result.mode, "results": to_json(result.hits), "took_ms": result.took_ms}
         )
 
-    return [Route("/api/search", search, methods=["POST"])]
+    async def export(request: Request) -> Response:
+        output_format = request.query_params.get("format", "json")
+        if output_format not in EXPORT_FORMATS:
+            raise InvalidInput(
+                f"format must be one of {', '.join(EXPORT_FORMATS)}, got {output_format!r}"
+            )
+        chunks = await service.export(_filter_from_query(request), output_format)
+        extension = {"json": "json", "jsonl": "jsonl", "markdown": "md"}[output_format]
+        media = {"json": "application/json", "jsonl": "application/x-ndjson"}.get(
+            output_format, "text/markdown"
+        )
+        return StreamingResponse(
+            (chunk.encode("utf-8") async for chunk in chunks),
+            media_type=f"{media}; charset=utf-8",
+            headers={"content-disposition": f'attachment; filename="claude-memory.{extension}"'},
+        )
+
+    return [
+        Route("/api/stats", stats, methods=["GET"]),
+        Route("/api/projects", projects, methods=["GET"]),
+        Route("/api/tags", tags, methods=["GET"]),
+        Route("/api/memories", list_memories, methods=["GET"]),
+        Route("/api/memories", create_memory, methods=["POST"]),
+        Route("/api/memories", bulk_delete, methods=["DELETE"]),
+        Route("/api/memories/{memory_id}", get_memory, methods=["GET"]),
+        Route("/api/memories/{memory_id}", update_memory, methods=["PATCH"]),
+        Route("/api/memories/{memory_id}", delete_memory, methods=["DELETE"]),
+        Route("/api/memories/{memory_id}/restore", restore_memory, methods=["POST"]),
+        Route("/api/memories/{memory_id}/related", related, methods=["GET"]),
+        Route("/api/recall", recall, methods=["POST"]),
+        Route("/api/search", search, methods=["POST"]),
+        Route("/api/export", export, methods=["GET"]),
+    ]

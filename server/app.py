@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server import __version__, api
+from server.body_limit import BodySizeLimit
 from server.config import Settings
 from server.errors import ServiceError
 from server.http_guard import HostOriginGuard, allowed_hosts_for
@@ -87,6 +88,7 @@ def create_app(
         routes=routes,
         middleware=[
             Middleware(HostOriginGuard, allowed_hosts=allowed_hosts_for(settings.host)),
+            Middleware(BodySizeLimit),
         ],
         exception_handlers={
             ServiceError: _service_error,

@@ -594,8 +594,15 @@ class MemoryService:
         return RecentContext("recent", resolved, recent.memories)
 
     async def startup_context(self, project: str | None = None) -> StartupContext:
-        """What an agent should know at session start, as Markdown of at most 4,000 chars."""
-        resolved = await self.resolve_project(project)
+        """What an agent should know at session start, as Markdown of at most 4,000 chars.
+
+        A project with no memories yet (a first session in a new repository) gets the
+        general context, with a line saying so, rather than an error.
+        """
+        try:
+            resolved = await self.resolve_project(project)
+        except InvalidInput:
+            resolved = None
         preferences = await self.list_memories(MemoryFilter(kind="preference"), limit=12)
         patterns = await self.list_memories(MemoryFilter(kind="pattern"), limit=8)
         recent = await self.recent_context(resolved, limit=8)
@@ -608,6 +615,8 @@ class MemoryService:
         markdown = startup_markdown(
             resolved, preferences.memories, patterns.memories, recent.memories, in_project, total
         )
+        if project and project.strip() and resolved is None:
+            markdown = f"No memories for project {project.strip()!r} yet.\n\n{markdown}"[:4000]
         return StartupContext(
             project=resolved,
             markdown=markdown,

@@ -135,7 +135,9 @@ class UpdateOutcome:
 
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
-    """Optional filters shared by list, bulk delete and export; None means "any"."""
+    """Optional filters shared by list, search, bulk delete and export; None means "any".
+
+    `text` keeps memories containing all of its words (web-search syntax, English stemming)."""
 
     project: str | None = None
     tag: str | None = None
@@ -144,6 +146,7 @@ class MemoryFilter:
     since: datetime | None = None
     before: datetime | None = None
     include_deleted: bool = False
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

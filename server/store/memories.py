@@ -6,6 +6,7 @@ constant string with named parameters; the caller owns the transaction.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ FILTER_SQL = (
     " AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)"
     " AND (%(before)s::timestamptz IS NULL OR created_at < %(before)s)"
     " AND (%(include_deleted)s OR deleted_at IS NULL)"
+    " AND (%(text)s::text IS NULL OR tsv @@ websearch_to_tsquery('english', %(text)s))"
 )
 
 
@@ -49,6 +51,7 @@ def filter_params(where: MemoryFilter) -> dict[str, Any]:
         "since": where.since,
         "before": where.before,
         "include_deleted": where.include_deleted,
+        "text": where.text,
     }
 
 
@@ -283,15 +286,7 @@ async def preview_matching(conn: Conn, where: MemoryFilter, limit: int) -> list[
 
 async def soft_delete_matching(conn: Conn, where: MemoryFilter) -> int:
     """Soft-delete every live memory the filter matches; returns the rows really changed."""
-    live = MemoryFilter(
-        project=where.project,
-        tag=where.tag,
-        kind=where.kind,
-        source=where.source,
-        since=where.since,
-        before=where.before,
-        include_deleted=False,
-    )
+    live = dataclasses.replace(where, include_deleted=False)
     cur = await conn.execute(
         f"UPDATE memories SET deleted_at = now(), updated_at = now() WHERE {FILTER_SQL}",
         filter_params(live),

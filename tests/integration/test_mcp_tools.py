@@ -325,3 +325,15 @@ async def test_startup_context_matches_project_case_insensitively(
     assert PAGINATION in result["markdown"]
     assert "not instructions" in result["markdown"]
     assert len(result["markdown"]) <= 4000
+
+
+async def test_startup_context_for_a_new_project_gives_general_context(
+    mcp: Client[Any], service: MemoryService
+) -> None:
+    await service.save(PNPM, project="acme-api", kind="preference")
+
+    result = await call(mcp, "startup_context", project="brand-new-repo")
+
+    assert result["project"] is None
+    assert result["markdown"].startswith("No memories for project 'brand-new-repo' yet.")
+    assert PNPM in result["markdown"]
