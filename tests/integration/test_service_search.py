@@ -77,6 +77,7 @@ WORDS = [
 
 def fixture_prose() -> list[str]:
     """User and assistant prose from the fixture transcripts (a crude stand-in for the importer)."""
+    assert FIXTURES.is_dir(), f"shared fixtures not found at {FIXTURES} (../shared beside the repo)"
     texts: list[str] = []
     for path in sorted(FIXTURES.glob("*/*.jsonl")):
         for line in path.read_text().splitlines():
