@@ -6,9 +6,9 @@ read up to the limit, refused if it goes past it, and otherwise handed to the ap
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from server.http_guard import send_json_error
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 
@@ -51,23 +51,5 @@ class BodySizeLimit:
         await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps(
-            {
-                "error": {
-                    "code": "too_large",
-                    "message": f"request body is over the {self.max_bytes:,}-byte limit",
-                }
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        message = f"request body is over the {self.max_bytes:,}-byte limit"
+        await send_json_error(send, 413, "too_large", message)

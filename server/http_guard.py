@@ -52,10 +52,14 @@ class HostOriginGuard:
         host = _hostname(headers.get("host", ""))
         origin = headers.get("origin")
         if host not in self.allowed_hosts:
-            await _refuse(send, "forbidden_host", "requests must be addressed to this machine")
+            await send_json_error(
+                send, 403, "forbidden_host", "requests must be addressed to this machine"
+            )
             return
         if origin is not None and not self._origin_allowed(origin):
-            await _refuse(send, "forbidden_origin", "cross-site requests are not allowed")
+            await send_json_error(
+                send, 403, "forbidden_origin", "cross-site requests are not allowed"
+            )
             return
         await self.app(scope, receive, send)
 
@@ -64,12 +68,13 @@ class HostOriginGuard:
         return parts.scheme in ("http", "https") and (parts.hostname or "") in self.allowed_hosts
 
 
-async def _refuse(send: Send, code: str, message: str) -> None:
+async def send_json_error(send: Send, status: int, code: str, message: str) -> None:
+    """Answer with our JSON error shape from ASGI middleware, before any route runs."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 403,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
