@@ -34,9 +34,13 @@ def startup_markdown(
     recent: Sequence[Memory],
     project_count: int,
     total_count: int,
+    note: str | None = None,
     limit: int = MAX_CONTEXT_CHARS,
 ) -> str:
-    """Sections in priority order; lines that would pass `limit` characters are left out."""
+    """Sections in priority order; lines that would pass `limit` characters are left out.
+
+    `note` (e.g. that the requested project has no memories yet) opens the text.
+    """
     title = f"# Memory context: {project}" if project else "# Memory context"
     counts = (
         f"{project_count} memories in {project}, {total_count} in all."
@@ -48,7 +52,7 @@ def startup_markdown(
         ("## Patterns", [_line(m, False) for m in patterns]),
         ("## Recent work", [_line(m, True) for m in recent]),
     ]
-    parts = [title, f"_{HEADER}_", counts]
+    parts = [*([note] if note else []), title, f"_{HEADER}_", counts]
     used = sum(len(p) + 2 for p in parts)
     for heading, lines in sections:
         if not lines:
@@ -63,6 +67,6 @@ def startup_markdown(
         if kept:
             parts.append(heading + "\n" + "\n".join(kept))
             used += cost
-    if len(parts) == 3:
+    if not any(part.startswith("## ") for part in parts):
         parts.append("No memories yet for this context.")
     return "\n\n".join(parts)[:limit]

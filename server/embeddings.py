@@ -129,6 +129,8 @@ class Embedder:
     def windows(self, text: str) -> list[Window]:
         """The passages `text` is embedded as: one if the model reads it whole."""
         tokenizer = getattr(self._model, "tokenizer", None)
+        # Every token covers at least one character, so a text shorter than one window in
+        # characters fits in one window in tokens: no need to tokenise it.
         if tokenizer is None or len(text) < WINDOW_TOKENS:
             return [Window(0, len(text))]
         encoded = tokenizer(

@@ -7,17 +7,18 @@ the established claude-memory tool set, so existing CLAUDE.md instructions keep 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+import anyio
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 
-from server.errors import InvalidInput, ServiceError
+from server.errors import ServiceError
 from server.memory import MemoryService
 from server.models import (
     BulkDeleteResult,
@@ -35,6 +36,7 @@ from server.models import (
     UpdateOutcome,
 )
 from server.timeparse import parse_optional_time
+from server.validation import check_limit
 
 INSTRUCTIONS = (
     "Persistent memory across coding sessions: decisions, bug root causes, corrections and "
@@ -69,12 +71,6 @@ def tool_errors() -> Iterator[None]:
         yield
     except ServiceError as exc:
         raise ToolError(exc.message) from exc
-
-
-def _limit(value: int, name: str = "limit") -> int:
-    if isinstance(value, bool) or not 1 <= value <= MAX_TOOL_LIMIT:
-        raise InvalidInput(f"{name} must be between 1 and {MAX_TOOL_LIMIT}, got {value}")
-    return value
 
 
 async def _filter(
@@ -185,7 +181,7 @@ def build_mcp() -> FastMCP:
         with tool_errors():
             where = await _filter(project, since=since, before=before)
             return await service().search_semantic(
-                query, limit=_limit(limit), min_similarity=min_similarity, where=where
+                query, limit=limit, min_similarity=min_similarity, where=where
             )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -207,7 +203,7 @@ def build_mcp() -> FastMCP:
         """
         with tool_errors():
             where = await _filter(project, since=since, before=before)
-            return await service().search_keyword(query, limit=_limit(limit), where=where)
+            return await service().search_keyword(query, limit=limit, where=where)
 
     @mcp.tool(annotations=READ_ONLY)
     async def hybrid_search(
@@ -234,7 +230,7 @@ def build_mcp() -> FastMCP:
             where = await _filter(project, since=since, before=before)
             return await service().search_hybrid(
                 query,
-                limit=_limit(limit),
+                limit=limit,
                 keyword_weight=keyword_weight,
                 semantic_weight=semantic_weight,
                 where=where,
@@ -261,7 +257,10 @@ def build_mcp() -> FastMCP:
         """
         with tool_errors():
             where = await _filter(project, tag, since, before)
-            return await service().list_memories(where, limit=_limit(limit), offset=offset)
+            # Agents get pages of at most 100; REST clients may ask for up to 500.
+            return await service().list_memories(
+                where, limit=check_limit(limit, MAX_TOOL_LIMIT), offset=offset
+            )
 
     @mcp.tool(annotations=READ_ONLY)
     async def get_memory(memory_id: int) -> Memory:
@@ -282,7 +281,7 @@ def build_mcp() -> FastMCP:
             limit: How many, 1-100.
         """
         with tool_errors():
-            return await service().recent_context(project, limit=_limit(limit))
+            return await service().recent_context(project, limit=limit)
 
     @mcp.tool(annotations={**WRITES, "idempotentHint": True})
     async def update_memory(
@@ -351,7 +350,7 @@ def build_mcp() -> FastMCP:
         with tool_errors():
             resolved = await service().resolve_project(project)
             pairs = await service().find_duplicates(
-                threshold=threshold, limit=_limit(limit), project=resolved, scan_limit=scan_limit
+                threshold=threshold, limit=limit, project=resolved, scan_limit=scan_limit
             )
             return DuplicateList(pairs=pairs)
 
@@ -371,7 +370,7 @@ def build_mcp() -> FastMCP:
             dry_run: Only count and preview (default true).
         """
         with tool_errors():
-            resolved = await service().resolve_project(project) if project else None
+            resolved = await service().resolve_project(project)
             return await service().bulk_soft_delete(
                 tag=tag, project=resolved, source=source, dry_run=dry_run
             )
@@ -426,9 +425,7 @@ async def _export(where: MemoryFilter, output_format: str) -> ExportResult:
     return ExportResult(count, output_format, None, str(path))
 
 
-async def _write_chunks(path: Path, chunks: Any) -> None:
-    import anyio
-
+async def _write_chunks(path: Path, chunks: AsyncIterator[str]) -> None:
     async with await anyio.open_file(path, "w", encoding="utf-8") as handle:
         async for chunk in chunks:
             await handle.write(chunk)

@@ -51,6 +51,7 @@ from server.validation import (
     check_filter,
     check_id,
     check_kind,
+    check_limit,
     clean_field,
     clean_tags,
     prepare_content,
@@ -582,8 +583,7 @@ class MemoryService:
 
     async def recent_context(self, project: str | None = None, limit: int = 10) -> RecentContext:
         """Newest distilled memories of a project, or the newest of any kind if none exist."""
-        if not 1 <= limit <= 100:
-            raise InvalidInput(f"limit must be between 1 and 100, got {limit}")
+        check_limit(limit)
         resolved = await self.resolve_project(project)
         distilled = await self.list_memories(
             MemoryFilter(project=resolved, kind="distilled"), limit=limit
@@ -612,11 +612,17 @@ class MemoryService:
             if resolved
             else total
         )
+        requested = blank_to_none(project)
+        note = f"No memories for project {requested!r} yet." if requested and not resolved else None
         markdown = startup_markdown(
-            resolved, preferences.memories, patterns.memories, recent.memories, in_project, total
+            resolved,
+            preferences.memories,
+            patterns.memories,
+            recent.memories,
+            in_project,
+            total,
+            note=note,
         )
-        if project and project.strip() and resolved is None:
-            markdown = f"No memories for project {project.strip()!r} yet.\n\n{markdown}"[:4000]
         return StartupContext(
             project=resolved,
             markdown=markdown,

@@ -1,8 +1,8 @@
 """Retrieval behind MemoryService's search methods: semantic, keyword, hybrid, related, duplicates.
 
 - semantic: cosine similarity over the HNSW indexes (memories and their passages).
-- keyword: the query's English stems and whole identifiers, any of which may match; each
-  matching term adds its IDF (rare terms weigh more), cover density breaks ties.
+- keyword: the query's English stems and whole identifiers, any of which may match, ranked
+  by BM25 with IDF from the planner's term statistics; cover density breaks ties.
 - hybrid: Reciprocal Rank Fusion (k = 60) of the two candidate lists, each list's term
   weighted; every hit then gets its exact similarity and keyword score, whichever list found it.
 Each mode's base score is scaled by the ranking prior (kind weight, recency) unless switched off.
@@ -31,9 +31,8 @@ from server.ranking import NO_PRIOR, RankingPrior, reciprocal_rank_fusion, term_
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.tx import Conn, Pool, transaction
+from server.validation import check_limit, check_query, check_unit
 
-MAX_SEARCH_LIMIT = 100
-MAX_QUERY_CHARS = 10_000
 # Hybrid fuses each list's top max(limit, this) candidates. Shallow lists fuse better: deep in
 # either list, items that merely appear in both get lifted above good single-list hits
 # (LoCoMo conversations 0-4: recall@10 0.671 at depth 10, 0.666 at 20, 0.639 at 40).
@@ -130,8 +129,19 @@ class Searcher:
                 {"semantic": semantic_weight, "keyword": keyword_weight},
             )
             ids = list(fused)
-            similarity = await search_store.similarities(conn, vector, ids)
-            keyword_score = await search_store.keyword_scores(conn, terms, weights, average, ids)
+            # Each list scored its own candidates; only the other list's finds need a score.
+            similarity = dict(semantic)
+            similarity.update(
+                await search_store.similarities(
+                    conn, vector, [i for i in ids if i not in similarity]
+                )
+            )
+            keyword_score = dict(keyword)
+            keyword_score.update(
+                await search_store.keyword_scores(
+                    conn, terms, weights, average, [i for i in ids if i not in keyword_score]
+                )
+            )
             rows = await memory_store.get_many(conn, ids)
         hits = self._rank(
             rows,
@@ -246,25 +256,6 @@ class Searcher:
         ]
         hits.sort(key=lambda hit: (-hit.score, -hit.id))
         return hits
-
-
-def check_query(query: str) -> str:
-    text = query.replace("\x00", "").strip() if isinstance(query, str) else ""
-    if not text:
-        raise InvalidInput("query is empty; say what to look for")
-    if len(text) > MAX_QUERY_CHARS:
-        raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS:,} characters")
-    return text
-
-
-def check_limit(limit: int) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
-        raise InvalidInput(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {limit!r}")
-
-
-def check_unit(name: str, value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-        raise InvalidInput(f"{name} must be between 0 and 1, got {value!r}")
 
 
 def _candidate_count(limit: int) -> int:

@@ -17,6 +17,8 @@ MAX_TAGS = 50
 MAX_TAG_CHARS = 100
 MAX_FIELD_CHARS = 1_000
 MAX_ID = 2**63 - 1
+MAX_SEARCH_LIMIT = 100
+MAX_QUERY_CHARS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,3 +99,23 @@ def check_filter(where: MemoryFilter) -> MemoryFilter:
 
 def blank_to_none(value: str | None) -> str | None:
     return value.strip() if value is not None and value.strip() else None
+
+
+def check_query(query: str) -> str:
+    text = query.replace("\x00", "").strip() if isinstance(query, str) else ""
+    if not text:
+        raise InvalidInput("query is empty; say what to look for")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS:,} characters")
+    return text
+
+
+def check_limit(limit: int, maximum: int = MAX_SEARCH_LIMIT) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInput(f"limit must be between 1 and {maximum}, got {limit!r}")
+    return limit
+
+
+def check_unit(name: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"{name} must be between 0 and 1, got {value!r}")

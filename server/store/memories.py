@@ -42,6 +42,17 @@ FILTER_SQL = (
 )
 
 
+# One row from `_insert_params`; an existing content hash inserts nothing.
+_INSERT_SQL = (
+    "INSERT INTO memories (content, content_hash, kind, tags, source, project, project_path,"
+    " session_id, role, embedding, created_at, updated_at, metadata, supersedes)"
+    " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
+    " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
+    " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s)"
+    " ON CONFLICT (content_hash) DO NOTHING"
+)
+
+
 def filter_params(where: MemoryFilter) -> dict[str, Any]:
     return {
         "project": where.project,
@@ -59,14 +70,7 @@ async def insert(conn: Conn, memory: NewMemory, vectors: DocumentVectors) -> Mem
     """Insert a memory and its passage vectors; None when its content hash already exists."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
-            "INSERT INTO memories (content, content_hash, kind, tags, source, project,"
-            " project_path, session_id, role, embedding, created_at, updated_at, metadata,"
-            " supersedes)"
-            " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
-            " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
-            " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s)"
-            " ON CONFLICT (content_hash) DO NOTHING"
-            f" RETURNING {COLUMNS}",
+            f"{_INSERT_SQL} RETURNING {COLUMNS}",
             _insert_params(memory, vectors),
         )
         inserted = await cur.fetchone()
@@ -82,13 +86,7 @@ async def insert_many(
     ids: list[int | None] = []
     async with conn.cursor() as cur:
         await cur.executemany(
-            "INSERT INTO memories (content, content_hash, kind, tags, source, project,"
-            " project_path, session_id, role, embedding, created_at, updated_at, metadata,"
-            " supersedes)"
-            " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
-            " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
-            " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s)"
-            " ON CONFLICT (content_hash) DO NOTHING RETURNING id",
+            f"{_INSERT_SQL} RETURNING id",
             [_insert_params(m, v) for m, v in zip(memories, vectors, strict=True)],
             returning=True,
         )
@@ -97,9 +95,7 @@ async def insert_many(
             ids.append(int(row[0]) if row else None)
             if not cur.nextset():
                 break
-    for memory_id, document in zip(ids, vectors, strict=True):
-        if memory_id is not None and document.windows:
-            await replace_chunks(conn, memory_id, document)
+    await _store_passages(conn, ids, vectors)
     return ids
 
 
@@ -119,6 +115,15 @@ def _insert_params(memory: NewMemory, vectors: DocumentVectors) -> dict[str, Any
         "metadata": Jsonb(memory.metadata),
         "supersedes": memory.supersedes,
     }
+
+
+async def _store_passages(
+    conn: Conn, ids: Sequence[int | None], documents: Sequence[DocumentVectors]
+) -> None:
+    """Passage vectors for the long memories of a batch (None ids were not inserted)."""
+    for memory_id, document in zip(ids, documents, strict=True):
+        if memory_id is not None and document.windows:
+            await replace_chunks(conn, memory_id, document)
 
 
 async def replace_chunks(conn: Conn, memory_id: int, vectors: DocumentVectors) -> None:
@@ -317,9 +322,7 @@ async def set_embeddings(
                 for memory_id, document in zip(ids, documents, strict=True)
             ],
         )
-    for memory_id, document in zip(ids, documents, strict=True):
-        if document.windows:
-            await replace_chunks(conn, memory_id, document)
+    await _store_passages(conn, ids, documents)
 
 
 async def project_summaries(conn: Conn) -> list[ProjectSummary]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastmcp import Client
 
 from server.memory import MemoryService
+from server.validation import content_hash
 
 TOOLS = {
     "startup_context",
@@ -293,8 +296,6 @@ async def test_export_memories_inline_for_small_sets(
 async def test_export_memories_writes_large_sets_to_a_file(
     mcp: Client[Any], service: MemoryService
 ) -> None:
-    from server.validation import content_hash
-
     async with service.pool.connection() as conn, conn.cursor() as cur:
         await cur.executemany(
             "INSERT INTO memories (content, content_hash) VALUES (%(c)s, %(h)s)",
@@ -305,9 +306,6 @@ async def test_export_memories_writes_large_sets_to_a_file(
 
     assert result["count"] == 205
     assert result["content"] is None
-    import json
-    from pathlib import Path
-
     exported = json.loads(Path(result["path"]).read_text())
     assert len(exported) == 205
 
