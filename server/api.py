@@ -17,7 +17,8 @@ from starlette.routing import BaseRoute, Route
 
 from server.errors import InvalidInput, ServiceError
 from server.memory import MemoryService
-from server.models import EXPORT_FORMATS, SEARCH_MODES, MemoryFilter, to_json
+from server.models import EXPORT_FORMATS, SEARCH_MODES, MemoryDraft, MemoryFilter, to_json
+from server.openapi import openapi_document
 from server.timeparse import parse_optional_time
 
 MAX_PAGE = 500
@@ -30,13 +31,21 @@ class UnprocessableInput(ServiceError):
     status = 422
 
 
+def _reject_constant(name: str) -> Any:
+    raise InvalidInput(f"the request body is not valid JSON: {name} is not a number in JSON")
+
+
 async def _json_body(request: Request) -> dict[str, Any]:
     try:
-        body = json.loads(await request.body() or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = json.loads(await request.body() or b"{}", parse_constant=_reject_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         raise InvalidInput("the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise UnprocessableInput("the request body must be a JSON object")
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("the request body has text that is not valid Unicode") from None
     return body
 
 
@@ -58,6 +67,24 @@ def _string_list(body: dict[str, Any], name: str) -> list[str] | None:
     if not all(isinstance(item, str) for item in value):
         raise UnprocessableInput(f"{name} must be a list of strings")
     return [str(item) for item in value]
+
+
+def _draft(item: Any, position: int) -> MemoryDraft:
+    """One element of a bulk request; a wrong type names the element (422)."""
+    if not isinstance(item, dict):
+        raise UnprocessableInput(f"memories[{position}] must be a JSON object")
+    try:
+        return MemoryDraft(
+            content=_field(item, "content", str, ""),
+            tags=_string_list(item, "tags") or [],
+            project=_field(item, "project", str, ""),
+            source=_field(item, "source", str, "api"),
+            kind=_field(item, "kind", str, "manual"),
+            created_at=parse_optional_time(_field(item, "created_at", str, None), "created_at"),
+            metadata=_field(item, "metadata", dict, {}),
+        )
+    except ServiceError as exc:
+        raise type(exc)(f"memories[{position}]: {exc.message}") from None
 
 
 def _query_int(request: Request, name: str, default: int) -> int:
@@ -150,6 +177,15 @@ def routes(service: MemoryService) -> list[BaseRoute]:
                 "redacted": outcome.redacted,
             }
         )
+
+    async def create_many(request: Request) -> JSONResponse:
+        body = await _json_body(request)
+        items = _field(body, "memories", list, None)
+        if items is None:
+            raise InvalidInput('send {"memories": [{"content": ...}, ...]}')
+        drafts = [_draft(item, position) for position, item in enumerate(items)]
+        result = await service.save_many(drafts, force=_field(body, "force", bool, False))
+        return JSONResponse(to_json(result))
 
     async def get_memory(request: Request) -> JSONResponse:
         return JSONResponse(to_json(await service.get(_memory_id(request))))
@@ -257,13 +293,40 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             headers={"content-disposition": f'attachment; filename="claude-memory.{extension}"'},
         )
 
+    async def timeline(request: Request) -> JSONResponse:
+        where = MemoryFilter(
+            project=_query_text(request, "project"),
+            kind=_query_text(request, "kind"),
+            since=parse_optional_time(request.query_params.get("since"), "since"),
+            before=parse_optional_time(request.query_params.get("before"), "before"),
+        )
+        result = await service.timeline(where, limit=_query_int(request, "limit", 2_000))
+        return JSONResponse(to_json(result))
+
+    async def preferences(request: Request) -> JSONResponse:
+        return JSONResponse(to_json(await service.preferences(_query_text(request, "project"))))
+
+    async def sessions(request: Request) -> JSONResponse:
+        page = await service.sessions(
+            project=_query_text(request, "project"),
+            source=_query_text(request, "source"),
+            limit=_query_int(request, "limit", 50),
+            offset=_query_int(request, "offset", 0),
+        )
+        return JSONResponse(to_json(page))
+
+    async def openapi(request: Request) -> JSONResponse:
+        return JSONResponse(openapi_document())
+
     return [
+        Route("/api/openapi.json", openapi, methods=["GET"]),
         Route("/api/stats", stats, methods=["GET"]),
         Route("/api/projects", projects, methods=["GET"]),
         Route("/api/tags", tags, methods=["GET"]),
         Route("/api/memories", list_memories, methods=["GET"]),
         Route("/api/memories", create_memory, methods=["POST"]),
         Route("/api/memories", bulk_delete, methods=["DELETE"]),
+        Route("/api/memories/bulk", create_many, methods=["POST"]),
         Route("/api/memories/{memory_id}", get_memory, methods=["GET"]),
         Route("/api/memories/{memory_id}", update_memory, methods=["PATCH"]),
         Route("/api/memories/{memory_id}", delete_memory, methods=["DELETE"]),
@@ -272,4 +335,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         Route("/api/recall", recall, methods=["POST"]),
         Route("/api/search", search, methods=["POST"]),
         Route("/api/export", export, methods=["GET"]),
+        Route("/api/timeline", timeline, methods=["GET"]),
+        Route("/api/preferences", preferences, methods=["GET"]),
+        Route("/api/sessions", sessions, methods=["GET"]),
     ]

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from server import export
+from server.bulk_writes import BulkWrites
 from server.cache import ReadCache
 from server.config import Settings
 from server.context import startup_markdown
@@ -25,9 +26,9 @@ from server.models import (
     DocumentVectors,
     DuplicatePair,
     Memory,
+    MemoryDraft,
     MemoryFilter,
     MemoryPage,
-    NewMemory,
     ProjectSummary,
     RecentContext,
     RelatedMemory,
@@ -39,6 +40,7 @@ from server.models import (
     TagCount,
     UpdateOutcome,
     preview,
+    similar_memory,
 )
 from server.search import Searcher
 from server.store import memories as memory_store
@@ -52,10 +54,13 @@ from server.validation import (
     check_id,
     check_kind,
     check_limit,
+    check_page,
     clean_field,
     clean_tags,
     prepare_content,
+    prepare_draft,
 )
+from server.views import Views
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +69,12 @@ BULK_PREVIEW_ROWS = 10
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService:
-    """The product's verbs over one pool, one embedder and one read cache."""
+class MemoryService(BulkWrites, Views):
+    """The product's verbs over one pool, one embedder and one read cache.
+
+    Batch saves live in server/bulk_writes.py and the UI's read views in server/views.py,
+    as mixins sharing this object's pool, embedder, settings and cache.
+    """
 
     def __init__(self, pool: Pool, embedder: Embedder, settings: Settings) -> None:
         self.pool = pool
@@ -97,24 +106,25 @@ class MemoryService:
         and reported as `restored` if it had been soft-deleted. A near copy (cosine similarity
         at or above GUARD_NOOP_THRESHOLD) is a `noop` unless `force` is set.
         """
-        prepared = prepare_content(content, self.settings.max_content_chars)
-        new = NewMemory(
-            content=prepared.content,
-            content_hash=prepared.content_hash,
-            kind=check_kind(kind),
-            tags=clean_tags(tags),
-            source=clean_field(source, "source"),
-            project=clean_field(project, "project"),
-            project_path=clean_field(project_path, "project_path"),
-            session_id=session_id,
-            role=role,
-            created_at=created_at,
-            metadata=metadata or {},
+        new, redacted = prepare_draft(
+            MemoryDraft(
+                content=content,
+                tags=list(tags),
+                source=source,
+                project=project,
+                project_path=project_path,
+                kind=kind,
+                session_id=session_id,
+                role=role,
+                created_at=created_at,
+                metadata=metadata or {},
+            ),
+            self.settings.max_content_chars,
         )
         async with transaction(self.pool) as conn:
             existing = await memory_store.get_by_hash(conn, new.content_hash)
         if existing is not None:
-            return await self._exact_match(existing, prepared.redacted)
+            return await self._exact_match(existing, redacted)
 
         [vectors] = await self.embedder.embed_documents_async([new.content])
         async with transaction(self.pool) as conn:
@@ -127,8 +137,8 @@ class MemoryService:
                             status="noop",
                             id=target.id,
                             memory=target,
-                            similar=_similar(target, nearest.similarity),
-                            redacted=prepared.redacted,
+                            similar=similar_memory(target, nearest.similarity),
+                            redacted=redacted,
                         )
             inserted = await memory_store.insert(conn, new, vectors)
         if inserted is None:
@@ -137,17 +147,15 @@ class MemoryService:
                 existing = await memory_store.get_by_hash(conn, new.content_hash)
             if existing is None:
                 raise Conflict("the memory changed while it was being saved; try again")
-            return await self._exact_match(existing, prepared.redacted)
+            return await self._exact_match(existing, redacted)
         self.cache.invalidate()
-        logger.info(
-            "saved memory %d (kind %s, %d redactions)", inserted.id, new.kind, prepared.redacted
-        )
+        logger.info("saved memory %d (kind %s, %d redactions)", inserted.id, new.kind, redacted)
         return SaveOutcome(
             status="saved",
             id=inserted.id,
             memory=inserted,
             similar=None,
-            redacted=prepared.redacted,
+            redacted=redacted,
         )
 
     async def _exact_match(self, existing: Memory, redacted: int) -> SaveOutcome:
@@ -156,7 +164,7 @@ class MemoryService:
                 status="duplicate",
                 id=existing.id,
                 memory=existing,
-                similar=_similar(existing, 1.0),
+                similar=similar_memory(existing, 1.0),
                 redacted=redacted,
             )
         async with transaction(self.pool) as conn:
@@ -170,7 +178,7 @@ class MemoryService:
             status="restored",
             id=restored.id,
             memory=restored,
-            similar=_similar(restored, 1.0),
+            similar=similar_memory(restored, 1.0),
             redacted=redacted,
         )
 
@@ -304,7 +312,7 @@ class MemoryService:
                 f"deleted memory {other.id} has exactly this content; restore_memory({other.id})"
                 " or purge it first"
             )
-        return _similar(other, 1.0)
+        return similar_memory(other, 1.0)
 
     async def soft_delete(self, memory_id: int) -> Memory:
         """Mark a memory deleted; it stays restorable until purged."""
@@ -360,11 +368,11 @@ class MemoryService:
         dry_run: bool = True,
     ) -> BulkDeleteResult:
         """Soft-delete every live memory with this tag/project/source (all given must match)."""
-        if not any(value is not None and value.strip() for value in (tag, project, source)):
-            raise InvalidInput("give at least one of tag, project or source to bulk delete")
         where = MemoryFilter(
             tag=blank_to_none(tag), project=blank_to_none(project), source=blank_to_none(source)
         )
+        if where.tag is None and where.project is None and where.source is None:
+            raise InvalidInput("give at least one of tag, project or source to bulk delete")
         async with transaction(self.pool) as conn:
             matched = await memory_store.count(conn, where)
             shown = await memory_store.preview_matching(conn, where, BULK_PREVIEW_ROWS)
@@ -479,10 +487,7 @@ class MemoryService:
     ) -> MemoryPage:
         """A page of memories, newest first, with the total that match the filter."""
         where = check_filter(where or MemoryFilter())
-        if not 1 <= limit <= MAX_LIST_LIMIT:
-            raise InvalidInput(f"limit must be between 1 and {MAX_LIST_LIMIT}, got {limit}")
-        if offset < 0:
-            raise InvalidInput(f"offset must be 0 or more, got {offset}")
+        check_page(limit, offset, MAX_LIST_LIMIT)
 
         async def load() -> MemoryPage:
             async with transaction(self.pool) as conn:
@@ -640,12 +645,6 @@ class MemoryService:
     def invalidate_cache(self) -> None:
         """Drop cached reads; batch jobs in other processes ask for this after writing."""
         self.cache.invalidate()
-
-
-def _similar(memory: Memory, similarity: float) -> SimilarMemory:
-    return SimilarMemory(
-        id=memory.id, similarity=round(similarity, 4), preview=preview(memory.content)
-    )
 
 
 def _fields(stats: Stats) -> dict[str, Any]:

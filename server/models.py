@@ -101,6 +101,13 @@ class SimilarMemory:
     preview: str
 
 
+def similar_memory(memory: Memory, similarity: float) -> SimilarMemory:
+    """How a write reports the stored memory it collided with."""
+    return SimilarMemory(
+        id=memory.id, similarity=round(similarity, 4), preview=preview(memory.content)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class SaveOutcome:
     """What `save` did: saved a new row, or pointed at the row that made it unnecessary."""
@@ -340,3 +347,121 @@ class StartupContext:
     recent: int
     project_memories: int
     total_memories: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDraft:
+    """One memory a batch caller wants stored, before validation and redaction."""
+
+    content: str
+    tags: list[str] = field(default_factory=list)
+    source: str = ""
+    project: str = ""
+    project_path: str = ""
+    kind: str = "manual"
+    session_id: str | None = None
+    role: str | None = None
+    created_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+BulkStatus = Literal["saved", "noop", "duplicate", "restored", "invalid"]
+
+
+@dataclass(frozen=True, slots=True)
+class BulkItemOutcome:
+    """What a batch save did with one draft; `index` is its position in the request.
+
+    `id` is the stored memory (new or the one that made the draft unnecessary); None only for
+    `invalid`, whose `error` says what was wrong.
+    """
+
+    index: int
+    status: BulkStatus
+    id: int | None
+    similar: SimilarMemory | None
+    redacted: int
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BulkSaveResult:
+    """Per-draft outcomes of one batch, plus counts by status."""
+
+    saved: int
+    skipped: int
+    invalid: int
+    items: list[BulkItemOutcome]
+
+
+@dataclass(frozen=True, slots=True)
+class TimelinePoint:
+    """One memory as a dot on the timeline: enough to place and label it, not its text."""
+
+    id: int
+    project: str
+    created_at: datetime
+    kind: str
+    length: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class DayCount:
+    day: str
+    project: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """The newest `len(points)` of `total` matching memories, and per-day counts for all."""
+
+    total: int
+    truncated: bool
+    points: list[TimelinePoint]
+    days: list[DayCount]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedSession:
+    """A session the importers have read, with how far they got and what learning did."""
+
+    session_id: str
+    source: str
+    project: str
+    project_path: str
+    file_path: str | None
+    bytes_imported: int
+    lines_imported: int
+    message_count: int
+    first_message_at: datetime | None
+    last_message_at: datetime | None
+    imported_at: datetime
+    distill_state: str
+    distill_failures: int
+    distill_last_error: str | None
+    distilled_at: datetime | None
+    signals_state: str
+    behavior_state: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    total: int
+    limit: int
+    offset: int
+    sessions: list[ImportedSession]
+
+
+@dataclass(frozen=True, slots=True)
+class PreferenceTiers:
+    """Learned preferences, strongest evidence first.
+
+    `explicit`: what the user said (kind `preference`); `signals`: habits counted from tool use
+    and corrections (kind `pattern`); `inferred`: an LLM's reading of behaviour (kind `behavior`).
+    """
+
+    explicit: list[Memory]
+    signals: list[Memory]
+    inferred: list[Memory]

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from server.errors import InvalidInput, NotFound
-from server.models import MEMORY_KINDS, MemoryFilter
+from server.models import MEMORY_KINDS, MemoryDraft, MemoryFilter, NewMemory
 from server.redact import redact
 
 MAX_TAGS = 50
@@ -19,6 +20,7 @@ MAX_FIELD_CHARS = 1_000
 MAX_ID = 2**63 - 1
 MAX_SEARCH_LIMIT = 100
 MAX_QUERY_CHARS = 10_000
+MAX_METADATA_CHARS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,16 @@ class PreparedContent:
     redacted: int
 
 
+def clean_text(value: str) -> str:
+    """Text Postgres can store: NUL characters dropped, lone surrogates replaced."""
+    text = value.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
@@ -38,7 +50,7 @@ def prepare_content(content: str, max_chars: int) -> PreparedContent:
     """Strip, check size, redact secrets and hash: the form every write stores."""
     if not isinstance(content, str):
         raise InvalidInput("content must be text")
-    text = content.replace("\x00", "").strip()
+    text = clean_text(content).strip()
     if not text:
         raise InvalidInput("content is empty; give the text to remember")
     if len(text) > max_chars:
@@ -48,6 +60,45 @@ def prepare_content(content: str, max_chars: int) -> PreparedContent:
         )
     redaction = redact(text)
     return PreparedContent(redaction.text, content_hash(redaction.text), redaction.count)
+
+
+def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
+    """A draft checked, cleaned and redacted into the row to insert, with its redaction count."""
+    prepared = prepare_content(draft.content, max_chars)
+    memory = NewMemory(
+        content=prepared.content,
+        content_hash=prepared.content_hash,
+        kind=check_kind(draft.kind),
+        tags=clean_tags(draft.tags),
+        source=clean_field(draft.source, "source"),
+        project=clean_field(draft.project, "project"),
+        project_path=clean_field(draft.project_path, "project_path"),
+        session_id=blank_to_none(clean_field(draft.session_id or "", "session_id")),
+        role=blank_to_none(clean_field(draft.role or "", "role")),
+        created_at=draft.created_at,
+        metadata=clean_metadata(draft.metadata),
+    )
+    return memory, prepared.redacted
+
+
+def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Metadata without NUL characters (Postgres cannot store them), within a size limit."""
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object")
+    cleaned = _without_nul(metadata)
+    if len(repr(cleaned)) > MAX_METADATA_CHARS:
+        raise InvalidInput(f"metadata is larger than {MAX_METADATA_CHARS:,} characters")
+    return cleaned  # type: ignore[no-any-return]
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(str(key)): _without_nul(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    return value
 
 
 def check_id(memory_id: int) -> None:
@@ -64,7 +115,7 @@ def check_kind(kind: str) -> str:
 
 
 def clean_field(value: str, name: str) -> str:
-    text = value.replace("\x00", "").strip()
+    text = clean_text(value).strip()
     if len(text) > MAX_FIELD_CHARS:
         raise InvalidInput(f"{name} is longer than {MAX_FIELD_CHARS} characters")
     return text
@@ -78,7 +129,7 @@ def clean_tags(tags: Sequence[str]) -> list[str]:
     for tag in tags:
         if not isinstance(tag, str):
             raise InvalidInput("tags must be a list of text labels")
-        text = tag.replace("\x00", "").strip()
+        text = clean_text(tag).strip()
         if not text or text in cleaned:
             continue
         if len(text) > MAX_TAG_CHARS:
@@ -90,19 +141,30 @@ def clean_tags(tags: Sequence[str]) -> list[str]:
 
 
 def check_filter(where: MemoryFilter) -> MemoryFilter:
+    """The filter with its text fields made storable; a bad kind or date range is refused."""
     if where.kind is not None:
         check_kind(where.kind)
     if where.since and where.before and where.since >= where.before:
         raise InvalidInput("since must be earlier than before")
-    return where
+    return replace(
+        where,
+        project=blank_to_none(where.project),
+        tag=blank_to_none(where.tag),
+        source=blank_to_none(where.source),
+        text=blank_to_none(where.text),
+    )
 
 
 def blank_to_none(value: str | None) -> str | None:
-    return value.strip() if value is not None and value.strip() else None
+    """Cleaned, stripped text, or None for nothing but blanks."""
+    if value is None:
+        return None
+    text = clean_text(value).strip()
+    return text or None
 
 
 def check_query(query: str) -> str:
-    text = query.replace("\x00", "").strip() if isinstance(query, str) else ""
+    text = clean_text(query).strip() if isinstance(query, str) else ""
     if not text:
         raise InvalidInput("query is empty; say what to look for")
     if len(text) > MAX_QUERY_CHARS:
@@ -114,6 +176,14 @@ def check_limit(limit: int, maximum: int = MAX_SEARCH_LIMIT) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
         raise InvalidInput(f"limit must be between 1 and {maximum}, got {limit!r}")
     return limit
+
+
+def check_page(limit: int, offset: int, max_limit: int) -> None:
+    """A page request: 1 ≤ limit ≤ max_limit and an offset Postgres can count to."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
+        raise InvalidInput(f"limit must be between 1 and {max_limit}, got {limit!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_ID:
+        raise InvalidInput(f"offset must be between 0 and {MAX_ID}, got {offset!r}")
 
 
 def check_unit(name: str, value: float) -> None:

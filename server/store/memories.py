@@ -83,6 +83,8 @@ async def insert_many(
     conn: Conn, memories: Sequence[NewMemory], vectors: Sequence[DocumentVectors]
 ) -> list[int | None]:
     """Insert a batch in one pipelined round of statements; None where the hash existed."""
+    if not memories:
+        return []
     ids: list[int | None] = []
     async with conn.cursor() as cur:
         await cur.executemany(
@@ -172,6 +174,15 @@ async def get_by_hash(conn: Conn, content_hash: str) -> Memory | None:
         return await cur.fetchone()
 
 
+async def get_by_hashes(conn: Conn, hashes: Sequence[str]) -> list[Memory]:
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE content_hash = ANY(%(hashes)s)",
+            {"hashes": list(hashes)},
+        )
+        return await cur.fetchall()
+
+
 async def get_many(conn: Conn, memory_ids: Sequence[int]) -> list[Memory]:
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
@@ -240,6 +251,16 @@ async def restore(conn: Conn, memory_id: int) -> bool:
         {"id": memory_id},
     )
     return cur.rowcount == 1
+
+
+async def restore_many(conn: Conn, memory_ids: Sequence[int]) -> list[int]:
+    """Undo the soft delete of several memories; returns the ids that really changed."""
+    cur = await conn.execute(
+        "UPDATE memories SET deleted_at = NULL, updated_at = now()"
+        " WHERE id = ANY(%(ids)s) AND deleted_at IS NOT NULL RETURNING id",
+        {"ids": list(memory_ids)},
+    )
+    return [int(row[0]) for row in await cur.fetchall()]
 
 
 async def purge(conn: Conn, memory_id: int) -> bool:
@@ -332,5 +353,21 @@ async def project_summaries(conn: Conn) -> list[ProjectSummary]:
             "SELECT project, project_path, count(*)::int AS count, max(created_at) AS last_at"
             " FROM memories WHERE deleted_at IS NULL"
             " GROUP BY project, project_path ORDER BY max(created_at) DESC"
+        )
+        return await cur.fetchall()
+
+
+async def list_kind_for_project(
+    conn: Conn, kind: str, project: str | None, limit: int
+) -> list[Memory]:
+    """Live memories of one kind, newest first: a project's own plus the general ones
+    (stored without a project); every project's when `project` is None."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE kind = %(kind)s AND deleted_at IS NULL"
+            " AND (%(project)s::text IS NULL OR project IN ('', %(project)s)"
+            "      OR project_path = %(project)s)"
+            " ORDER BY created_at DESC, id DESC LIMIT %(limit)s",
+            {"kind": kind, "project": project, "limit": limit},
         )
         return await cur.fetchall()

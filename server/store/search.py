@@ -241,6 +241,28 @@ async def nearest_live(
     return Neighbour(id=row[0], similarity=float(row[1]), content=row[2], deleted=False)
 
 
+async def nearest_live_many(
+    conn: Conn, embeddings: Sequence[np.ndarray]
+) -> list[tuple[int, float] | None]:
+    """(id, similarity) of the live memory closest to each vector, in one statement."""
+    if not embeddings:
+        return []
+    cur = await conn.execute(
+        "SELECT probe.ord, nearest.id, nearest.similarity"
+        " FROM unnest(%(vecs)s::vector[]) WITH ORDINALITY AS probe (vec, ord)"
+        " LEFT JOIN LATERAL ("
+        "   SELECT id, 1 - (embedding <=> probe.vec) AS similarity FROM memories"
+        "   WHERE deleted_at IS NULL AND embedding IS NOT NULL"
+        "   ORDER BY embedding <=> probe.vec LIMIT 1"
+        " ) AS nearest ON true"
+        " ORDER BY probe.ord",
+        {"vecs": list(embeddings)},
+    )
+    return [
+        (int(row[1]), float(row[2])) if row[1] is not None else None for row in await cur.fetchall()
+    ]
+
+
 async def related(conn: Conn, memory_id: int, limit: int) -> list[tuple[int, float]]:
     """Live memories nearest to a memory's stored vector (no re-embedding), itself excluded."""
     cur = await conn.execute(

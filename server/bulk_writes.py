@@ -1,0 +1,179 @@
+"""Batch saves: many drafts, one embedding pass, one transaction.
+
+A mixin of MemoryService (server/memory.py): the same write guard as `save` — exact copies are
+duplicates (or restored when soft-deleted), near copies are noops unless forced — settled for
+the whole batch with a fixed number of statements, whatever its size.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from server.cache import ReadCache
+from server.config import Settings
+from server.embeddings import Embedder
+from server.errors import InvalidInput
+from server.models import (
+    BulkItemOutcome,
+    BulkSaveResult,
+    BulkStatus,
+    Memory,
+    MemoryDraft,
+    NewMemory,
+    SimilarMemory,
+    preview,
+    similar_memory,
+)
+from server.store import memories as memory_store
+from server.store import search as search_store
+from server.store.tx import Conn, Pool, transaction
+from server.validation import prepare_draft
+
+logger = logging.getLogger(__name__)
+
+MAX_BULK_ITEMS = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A valid draft that no stored row or earlier draft already holds."""
+
+    index: int
+    memory: NewMemory
+    redacted: int
+
+
+class BulkWrites:
+    """`save_many`, for MemoryService; needs its pool, embedder, settings and cache."""
+
+    pool: Pool
+    embedder: Embedder
+    settings: Settings
+    cache: ReadCache
+
+    async def save_many(
+        self, drafts: Sequence[MemoryDraft], *, force: bool = False
+    ) -> BulkSaveResult:
+        """Store up to 1,000 drafts atomically and say what happened to each.
+
+        An invalid draft is reported (`invalid`, with the reason) and does not stop the
+        others. A draft repeating an earlier one in the same batch is a `duplicate` of it.
+        Near-copies are judged against what was stored before the batch, not against each
+        other: two new, nearly identical drafts are both saved.
+        """
+        if len(drafts) > MAX_BULK_ITEMS:
+            raise InvalidInput(f"at most {MAX_BULK_ITEMS} memories per batch, got {len(drafts)}")
+        outcomes: dict[int, BulkItemOutcome] = {}
+        candidates: list[_Candidate] = []
+        repeats: dict[int, int] = {}  # draft index -> index of the first draft with its content
+        first_with_hash: dict[str, int] = {}
+        for index, draft in enumerate(drafts):
+            try:
+                memory, redacted = prepare_draft(draft, self.settings.max_content_chars)
+            except InvalidInput as exc:
+                outcomes[index] = BulkItemOutcome(index, "invalid", None, None, 0, str(exc))
+                continue
+            if memory.content_hash in first_with_hash:
+                repeats[index] = first_with_hash[memory.content_hash]
+                continue
+            first_with_hash[memory.content_hash] = index
+            candidates.append(_Candidate(index, memory, redacted))
+
+        async with transaction(self.pool) as conn:
+            stored = await memory_store.get_by_hashes(conn, list(first_with_hash))
+        stored_by_hash = {memory.content_hash: memory for memory in stored}
+        fresh = [c for c in candidates if c.memory.content_hash not in stored_by_hash]
+        vectors = await self.embedder.embed_documents_async([c.memory.content for c in fresh])
+
+        async with transaction(self.pool) as conn:
+            to_restore = [m.id for m in stored if m.deleted_at is not None]
+            restored = set(await memory_store.restore_many(conn, to_restore))
+            for candidate in candidates:
+                existing = stored_by_hash.get(candidate.memory.content_hash)
+                if existing is not None:
+                    status: BulkStatus = "restored" if existing.id in restored else "duplicate"
+                    outcomes[candidate.index] = BulkItemOutcome(
+                        candidate.index,
+                        status,
+                        existing.id,
+                        similar_memory(existing, 1.0),
+                        candidate.redacted,
+                        None,
+                    )
+            inserting = list(zip(fresh, vectors, strict=True))
+            if not force and inserting:
+                nearest = await search_store.nearest_live_many(
+                    conn, [vector.vector for _, vector in inserting]
+                )
+                close = {
+                    c.index: hit
+                    for (c, _), hit in zip(inserting, nearest, strict=True)
+                    if hit is not None and hit[1] >= self.settings.guard_noop_threshold
+                }
+                targets = await _by_id(conn, [hit[0] for hit in close.values()])
+                for candidate, _ in inserting:
+                    hit = close.get(candidate.index)
+                    if hit is not None and hit[0] in targets:
+                        outcomes[candidate.index] = BulkItemOutcome(
+                            candidate.index,
+                            "noop",
+                            hit[0],
+                            similar_memory(targets[hit[0]], hit[1]),
+                            candidate.redacted,
+                            None,
+                        )
+                inserting = [(c, v) for c, v in inserting if c.index not in outcomes]
+            ids = await memory_store.insert_many(
+                conn, [c.memory for c, _ in inserting], [v for _, v in inserting]
+            )
+            raced = [c for (c, _), new_id in zip(inserting, ids, strict=True) if new_id is None]
+            # Rows another writer stored with the same content while this batch was embedding.
+            winners = {
+                m.content_hash: m
+                for m in await memory_store.get_by_hashes(
+                    conn, [c.memory.content_hash for c in raced]
+                )
+            }
+            for (candidate, _), new_id in zip(inserting, ids, strict=True):
+                if new_id is not None:
+                    outcomes[candidate.index] = BulkItemOutcome(
+                        candidate.index, "saved", new_id, None, candidate.redacted, None
+                    )
+                else:
+                    winner = winners[candidate.memory.content_hash]
+                    outcomes[candidate.index] = BulkItemOutcome(
+                        candidate.index,
+                        "duplicate",
+                        winner.id,
+                        similar_memory(winner, 1.0),
+                        candidate.redacted,
+                        None,
+                    )
+
+        content_of = {c.index: c.memory.content for c in candidates}
+        for index, first in repeats.items():
+            original = outcomes[first]
+            assert original.id is not None  # valid drafts always end with a stored id
+            outcomes[index] = BulkItemOutcome(
+                index,
+                "noop" if original.status == "noop" else "duplicate",
+                original.id,
+                original.similar or SimilarMemory(original.id, 1.0, preview(content_of[first])),
+                original.redacted,
+                None,
+            )
+        items = [outcomes[index] for index in range(len(drafts))]
+        saved = sum(1 for item in items if item.status in ("saved", "restored"))
+        invalid = sum(1 for item in items if item.status == "invalid")
+        if saved:
+            self.cache.invalidate()
+        logger.info("batch of %d: %d saved or restored, %d invalid", len(drafts), saved, invalid)
+        return BulkSaveResult(
+            saved=saved, skipped=len(items) - saved - invalid, invalid=invalid, items=items
+        )
+
+
+async def _by_id(conn: Conn, ids: Sequence[int]) -> dict[int, Memory]:
+    return {memory.id: memory for memory in await memory_store.get_many(conn, ids)}

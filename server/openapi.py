@@ -1,0 +1,602 @@
+"""The OpenAPI 3.1 document for the REST API, served at /api/openapi.json.
+
+Written by hand next to the routes in server/api.py (and /health, /cache/invalidate in
+server/app.py): the routes parse their own input, so there is no framework to derive it from.
+The test suite runs schemathesis against this document, so a route that drifts from it fails.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from server import __version__
+from server.models import EXPORT_FORMATS, MEMORY_KINDS, SEARCH_MODES
+
+Schema = dict[str, Any]
+
+
+def _ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(type_name: str, **extra: Any) -> Schema:
+    return {"type": [type_name, "null"], **extra}
+
+
+def _object(properties: Schema, required: list[str] | None = None) -> Schema:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else required,
+    }
+
+
+TIME = {"type": "string", "format": "date-time"}
+TIME_OR_NULL = _nullable("string", format="date-time")
+COUNT = {"type": "integer", "minimum": 0}
+STRING_LIST = {"type": "array", "items": {"type": "string"}}
+
+MEMORY = _object(
+    {
+        "id": {"type": "integer"},
+        "content": {"type": "string"},
+        "content_hash": {"type": "string"},
+        "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
+        "tags": STRING_LIST,
+        "source": {"type": "string"},
+        "project": {"type": "string"},
+        "project_path": {"type": "string"},
+        "session_id": _nullable("string"),
+        "role": _nullable("string"),
+        "created_at": TIME,
+        "updated_at": TIME,
+        "deleted_at": TIME_OR_NULL,
+        "metadata": {"type": "object"},
+        "supersedes": _nullable("integer"),
+    }
+)
+SIMILAR = _object(
+    {"id": {"type": "integer"}, "similarity": {"type": "number"}, "preview": {"type": "string"}}
+)
+SIMILAR_OR_NULL = {"oneOf": [_ref("SimilarMemory"), {"type": "null"}]}
+SAVED_MEMORY = {
+    "allOf": [_ref("Memory"), _object({"redacted": COUNT})],
+}
+NOT_SAVED = _object(
+    {
+        "status": {"type": "string", "enum": ["noop", "duplicate", "restored"]},
+        "id": {"type": "integer"},
+        "similar": SIMILAR_OR_NULL,
+        "redacted": COUNT,
+    }
+)
+UPDATE_OUTCOME = _object(
+    {
+        "status": {"type": "string", "enum": ["updated", "unchanged", "noop", "duplicate"]},
+        "memory": _ref("Memory"),
+        "similar": SIMILAR_OR_NULL,
+        "redacted": COUNT,
+    }
+)
+MEMORY_PAGE = _object(
+    {
+        "total": COUNT,
+        "limit": {"type": "integer"},
+        "offset": COUNT,
+        "memories": {"type": "array", "items": _ref("Memory")},
+    }
+)
+BULK_DELETE = _object(
+    {
+        "dry_run": {"type": "boolean"},
+        "matched": COUNT,
+        "deleted": COUNT,
+        "preview": {
+            "type": "array",
+            "items": _object({"id": {"type": "integer"}, "preview": {"type": "string"}}),
+        },
+    }
+)
+BULK_SAVE = _object(
+    {
+        "saved": COUNT,
+        "skipped": COUNT,
+        "invalid": COUNT,
+        "items": {
+            "type": "array",
+            "items": _object(
+                {
+                    "index": COUNT,
+                    "status": {
+                        "type": "string",
+                        "enum": ["saved", "noop", "duplicate", "restored", "invalid"],
+                    },
+                    "id": _nullable("integer"),
+                    "similar": SIMILAR_OR_NULL,
+                    "redacted": COUNT,
+                    "error": _nullable("string"),
+                }
+            ),
+        },
+    }
+)
+SEARCH_HIT = _object(
+    {
+        "id": {"type": "integer"},
+        "content": {"type": "string"},
+        "kind": {"type": "string"},
+        "tags": STRING_LIST,
+        "source": {"type": "string"},
+        "project": {"type": "string"},
+        "project_path": {"type": "string"},
+        "session_id": _nullable("string"),
+        "created_at": TIME,
+        "similarity": _nullable("number"),
+        "keyword_score": _nullable("number"),
+        "fused_score": _nullable("number"),
+        "score": {"type": "number"},
+    }
+)
+SEARCH_RESPONSE = _object(
+    {
+        "mode": {"type": "string", "enum": list(SEARCH_MODES)},
+        "results": {"type": "array", "items": _ref("SearchHit")},
+        "took_ms": {"type": "number"},
+    }
+)
+RELATED = _object(
+    {
+        "id": {"type": "integer"},
+        "similarity": {"type": "number"},
+        "kind": {"type": "string"},
+        "project": {"type": "string"},
+        "created_at": TIME,
+        "preview": {"type": "string"},
+    }
+)
+COUNTS_BY = {"type": "object", "additionalProperties": COUNT}
+STATS = _object(
+    {
+        "total": COUNT,
+        "active": COUNT,
+        "deleted": COUNT,
+        "by_project": COUNTS_BY,
+        "by_source": COUNTS_BY,
+        "by_kind": COUNTS_BY,
+        "storage": _object(
+            {
+                "table_bytes": COUNT,
+                "index_bytes": COUNT,
+                "vector_bytes": COUNT,
+                "total_bytes": COUNT,
+            }
+        ),
+        "sessions": _object(
+            {"imported": COUNT, "distilled": COUNT, "failed": COUNT, "pending": COUNT}
+        ),
+        "cache": _object(
+            {
+                "size": COUNT,
+                "max_size": COUNT,
+                "ttl_seconds": {"type": "number"},
+                "hits": COUNT,
+                "misses": COUNT,
+            }
+        ),
+        "embedding_model": {"type": "string"},
+        "embedding_dimension": {"type": "integer"},
+    }
+)
+PROJECT = _object(
+    {
+        "project": {"type": "string"},
+        "project_path": {"type": "string"},
+        "count": COUNT,
+        "last_at": TIME,
+    }
+)
+TAG = _object({"tag": {"type": "string"}, "count": COUNT})
+TIMELINE = _object(
+    {
+        "total": COUNT,
+        "truncated": {"type": "boolean"},
+        "points": {
+            "type": "array",
+            "items": _object(
+                {
+                    "id": {"type": "integer"},
+                    "project": {"type": "string"},
+                    "created_at": TIME,
+                    "kind": {"type": "string"},
+                    "length": COUNT,
+                    "title": {"type": "string"},
+                }
+            ),
+        },
+        "days": {
+            "type": "array",
+            "items": _object(
+                {"day": {"type": "string", "format": "date"}, "project": {"type": "string"}}
+                | {"count": COUNT}
+            ),
+        },
+    }
+)
+SESSION = _object(
+    {
+        "session_id": {"type": "string"},
+        "source": {"type": "string"},
+        "project": {"type": "string"},
+        "project_path": {"type": "string"},
+        "file_path": _nullable("string"),
+        "bytes_imported": COUNT,
+        "lines_imported": COUNT,
+        "message_count": COUNT,
+        "first_message_at": TIME_OR_NULL,
+        "last_message_at": TIME_OR_NULL,
+        "imported_at": TIME,
+        "distill_state": {"type": "string"},
+        "distill_failures": COUNT,
+        "distill_last_error": _nullable("string"),
+        "distilled_at": TIME_OR_NULL,
+        "signals_state": {"type": "string"},
+        "behavior_state": {"type": "string"},
+    }
+)
+SESSION_PAGE = _object(
+    {
+        "total": COUNT,
+        "limit": {"type": "integer"},
+        "offset": COUNT,
+        "sessions": {"type": "array", "items": _ref("ImportedSession")},
+    }
+)
+MEMORY_LIST = {"type": "array", "items": _ref("Memory")}
+PREFERENCES = _object({"explicit": MEMORY_LIST, "signals": MEMORY_LIST, "inferred": MEMORY_LIST})
+HEALTH = _object(
+    {
+        "status": {"type": "string", "enum": ["ok", "degraded"]},
+        "database": {"type": "string", "enum": ["ok", "unavailable"]},
+        "database_kind": {"type": "string", "enum": ["embedded", "external"]},
+        "embedding_model": {"type": "string"},
+        "embedding_dimension": {"type": "integer"},
+        "version": {"type": "string"},
+    }
+)
+ERROR = _object({"error": _object({"code": {"type": "string"}, "message": {"type": "string"}})})
+
+NEW_MEMORY_FIELDS: Schema = {
+    "content": {
+        "type": "string",
+        "minLength": 1,
+        "description": "The text to remember (secrets are redacted).",
+    },
+    "tags": STRING_LIST,
+    "project": {"type": "string"},
+    "source": {"type": "string", "default": "api"},
+    "kind": {"type": "string", "enum": list(MEMORY_KINDS), "default": "manual"},
+    "created_at": {"type": "string", "description": "ISO 8601, or relative like 7d / 12h."},
+    "metadata": {"type": "object"},
+}
+CREATE_MEMORY = _object(
+    {**NEW_MEMORY_FIELDS, "force": {"type": "boolean", "default": False}}, ["content"]
+)
+BULK_CREATE = _object(
+    {
+        "memories": {
+            "type": "array",
+            "maxItems": 1000,
+            "items": _object(NEW_MEMORY_FIELDS, ["content"]),
+        },
+        "force": {"type": "boolean", "default": False},
+    },
+    ["memories"],
+)
+UPDATE_MEMORY = _object(
+    {
+        "content": {"type": "string"},
+        "tags": STRING_LIST,
+        "project": {"type": "string"},
+        "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
+        "force": {"type": "boolean", "default": False},
+    },
+    [],
+)
+RECALL_REQUEST = _object(
+    {
+        "query": {"type": "string", "minLength": 1},
+        "threshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+        "project": {"type": "string"},
+    },
+    ["query"],
+)
+UNIT = {"type": "number", "minimum": 0, "maximum": 1}
+SEARCH_REQUEST = _object(
+    {
+        "query": {"type": "string", "minLength": 1},
+        "mode": {"type": "string", "enum": list(SEARCH_MODES), "default": "hybrid"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+        "project": {"type": "string"},
+        "tag": {"type": "string"},
+        "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
+        "since": {"type": "string"},
+        "before": {"type": "string"},
+        "min_similarity": UNIT,
+        "keyword_weight": UNIT,
+        "semantic_weight": UNIT,
+    },
+    ["query"],
+)
+
+SCHEMAS: Schema = {
+    "Memory": MEMORY,
+    "SimilarMemory": SIMILAR,
+    "SavedMemory": SAVED_MEMORY,
+    "NotSaved": NOT_SAVED,
+    "UpdateOutcome": UPDATE_OUTCOME,
+    "MemoryPage": MEMORY_PAGE,
+    "BulkDeleteResult": BULK_DELETE,
+    "BulkSaveResult": BULK_SAVE,
+    "SearchHit": SEARCH_HIT,
+    "SearchResponse": SEARCH_RESPONSE,
+    "RelatedMemory": RELATED,
+    "Stats": STATS,
+    "ProjectSummary": PROJECT,
+    "TagCount": TAG,
+    "Timeline": TIMELINE,
+    "ImportedSession": SESSION,
+    "SessionPage": SESSION_PAGE,
+    "PreferenceTiers": PREFERENCES,
+    "Health": HEALTH,
+    "Error": ERROR,
+    "CreateMemory": CREATE_MEMORY,
+    "BulkCreate": BULK_CREATE,
+    "UpdateMemory": UPDATE_MEMORY,
+    "RecallRequest": RECALL_REQUEST,
+    "SearchRequest": SEARCH_REQUEST,
+}
+
+
+def _query(name: str, schema: Schema, description: str = "") -> Schema:
+    parameter: Schema = {"name": name, "in": "query", "required": False, "schema": schema}
+    if description:
+        parameter["description"] = description
+    return parameter
+
+
+MEMORY_ID = {
+    "name": "memory_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1},
+}
+TEXT = {"type": "string"}
+TIME_PARAM = {"type": "string", "description": "ISO 8601, or relative like 7d / 12h / 2w"}
+FILTER_PARAMS = [
+    _query("project", TEXT, "display name or full path"),
+    _query("tag", TEXT),
+    _query("kind", {"type": "string", "enum": list(MEMORY_KINDS)}),
+    _query("source", TEXT),
+    _query("since", TIME_PARAM),
+    _query("before", TIME_PARAM),
+    _query("include_deleted", {"type": "boolean", "default": False}),
+    _query("q", TEXT, "keep memories containing all of these words"),
+]
+
+
+def _json(schema: Schema, description: str) -> Schema:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _operation(
+    summary: str,
+    responses: Schema,
+    *,
+    parameters: list[Schema] | None = None,
+    body: str | None = None,
+) -> Schema:
+    operation: Schema = {
+        "summary": summary,
+        "responses": {**responses, "default": _json(_ref("Error"), "an error")},
+    }
+    if parameters:
+        operation["parameters"] = parameters
+    if body:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": _ref(body)}},
+        }
+    return operation
+
+
+def _paths() -> Schema:
+    ok = "OK"
+    page = [
+        _query("limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}),
+        _query("offset", {"type": "integer", "minimum": 0, "maximum": 2**63 - 1, "default": 0}),
+    ]
+    return {
+        "/health": {
+            "get": _operation(
+                "Liveness, database state, model and version",
+                {
+                    "200": _json(_ref("Health"), "healthy"),
+                    "503": _json(_ref("Health"), "the database does not answer"),
+                },
+            )
+        },
+        "/cache/invalidate": {
+            "post": _operation(
+                "Drop the read cache (batch jobs call this after writing)",
+                {"200": _json(_object({"status": {"type": "string"}}), ok)},
+            )
+        },
+        "/api/openapi.json": {
+            "get": _operation("This document", {"200": _json({"type": "object"}, ok)})
+        },
+        "/api/stats": {
+            "get": _operation("Counts, storage sizes, sessions", {"200": _json(_ref("Stats"), ok)})
+        },
+        "/api/projects": {
+            "get": _operation(
+                "Projects with live memories",
+                {"200": _json({"type": "array", "items": _ref("ProjectSummary")}, ok)},
+            )
+        },
+        "/api/tags": {
+            "get": _operation(
+                "Tags with counts", {"200": _json({"type": "array", "items": _ref("TagCount")}, ok)}
+            )
+        },
+        "/api/memories": {
+            "get": _operation(
+                "List memories, newest first",
+                {"200": _json(_ref("MemoryPage"), ok)},
+                parameters=[*FILTER_PARAMS, *page],
+            ),
+            "post": _operation(
+                "Create a memory (through the write guard)",
+                {
+                    "201": _json(_ref("SavedMemory"), "saved"),
+                    "200": _json(_ref("NotSaved"), "not saved: already there or too close"),
+                },
+                body="CreateMemory",
+            ),
+            "delete": _operation(
+                "Soft-delete every memory matching project, tag and/or source",
+                {"200": _json(_ref("BulkDeleteResult"), ok)},
+                parameters=[
+                    _query("project", TEXT),
+                    _query("tag", TEXT),
+                    _query("source", TEXT),
+                    _query("dry_run", {"type": "boolean", "default": True}),
+                ],
+            ),
+        },
+        "/api/memories/bulk": {
+            "post": _operation(
+                "Create up to 1,000 memories in one transaction",
+                {"200": _json(_ref("BulkSaveResult"), "per-item outcomes")},
+                body="BulkCreate",
+            )
+        },
+        "/api/memories/{memory_id}": {
+            "get": _operation(
+                "One memory", {"200": _json(_ref("Memory"), ok)}, parameters=[MEMORY_ID]
+            ),
+            "patch": _operation(
+                "Change content, tags, project or kind",
+                {"200": _json(_ref("UpdateOutcome"), ok)},
+                parameters=[MEMORY_ID],
+                body="UpdateMemory",
+            ),
+            "delete": _operation(
+                "Soft delete; with purge=true, erase a soft-deleted memory",
+                {
+                    "200": _json(
+                        {
+                            "oneOf": [
+                                _ref("Memory"),
+                                _object({"purged_id": {"type": "integer"}}),
+                            ]
+                        },
+                        ok,
+                    )
+                },
+                parameters=[MEMORY_ID, _query("purge", {"type": "boolean", "default": False})],
+            ),
+        },
+        "/api/memories/{memory_id}/restore": {
+            "post": _operation(
+                "Undo a soft delete", {"200": _json(_ref("Memory"), ok)}, parameters=[MEMORY_ID]
+            )
+        },
+        "/api/memories/{memory_id}/related": {
+            "get": _operation(
+                "Nearest neighbours of a memory",
+                {"200": _json({"type": "array", "items": _ref("RelatedMemory")}, ok)},
+                parameters=[
+                    MEMORY_ID,
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
+                ],
+            )
+        },
+        "/api/recall": {
+            "post": _operation(
+                "Semantic search with a threshold (kept for compatibility)",
+                {"200": _json(_ref("SearchResponse"), ok)},
+                body="RecallRequest",
+            )
+        },
+        "/api/search": {
+            "post": _operation(
+                "Semantic, keyword or hybrid search, with every score",
+                {"200": _json(_ref("SearchResponse"), ok)},
+                body="SearchRequest",
+            )
+        },
+        "/api/export": {
+            "get": _operation(
+                "Download matching memories (streamed)",
+                {
+                    "200": {
+                        "description": "a download",
+                        "content": {
+                            "application/json": {"schema": MEMORY_LIST},
+                            "application/x-ndjson": {"schema": {"type": "string"}},
+                            "text/markdown": {"schema": {"type": "string"}},
+                        },
+                    }
+                },
+                parameters=[
+                    _query("format", {"type": "string", "enum": list(EXPORT_FORMATS)}),
+                    *FILTER_PARAMS,
+                ],
+            )
+        },
+        "/api/timeline": {
+            "get": _operation(
+                "Newest memories as points, and per-day counts per project",
+                {"200": _json(_ref("Timeline"), ok)},
+                parameters=[
+                    _query("project", TEXT),
+                    _query("kind", {"type": "string", "enum": list(MEMORY_KINDS)}),
+                    _query("since", TIME_PARAM),
+                    _query("before", TIME_PARAM),
+                    _query("limit", {"type": "integer", "minimum": 1, "maximum": 5000}),
+                ],
+            )
+        },
+        "/api/preferences": {
+            "get": _operation(
+                "Learned preferences: explicit, signals, inferred",
+                {"200": _json(_ref("PreferenceTiers"), ok)},
+                parameters=[_query("project", TEXT)],
+            )
+        },
+        "/api/sessions": {
+            "get": _operation(
+                "Imported sessions with import and learning state",
+                {"200": _json(_ref("SessionPage"), ok)},
+                parameters=[_query("project", TEXT), _query("source", TEXT), *page],
+            )
+        },
+    }
+
+
+def openapi_document() -> Schema:
+    """The whole document; built per call (it is small) so nothing shared can be mutated."""
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "claude-memory",
+            "version": __version__,
+            "description": "Persistent, searchable memory for AI coding agents. "
+            "Errors are {error: {code, message}}; times are ISO 8601 with time zone.",
+        },
+        "servers": [{"url": "/"}],
+        "paths": _paths(),
+        "components": {"schemas": copy.deepcopy(SCHEMAS)},
+    }

@@ -1,0 +1,91 @@
+"""Read-only views for the web UI and scripts: timeline, imported sessions, preferences.
+
+A mixin of MemoryService (server/memory.py); every view goes through the read cache, which
+every write clears.
+"""
+
+from __future__ import annotations
+
+from server.cache import ReadCache
+from server.errors import InvalidInput
+from server.models import (
+    MemoryFilter,
+    PreferenceTiers,
+    SessionPage,
+    Timeline,
+)
+from server.store import memories as memory_store
+from server.store import sessions as session_store
+from server.store import timeline as timeline_store
+from server.store.tx import Pool, transaction
+from server.validation import blank_to_none, check_filter, check_page
+
+MAX_TIMELINE_POINTS = 5_000
+MAX_TIMELINE_DAYS = 5_000
+MAX_SESSION_PAGE = 500
+PREFERENCES_PER_TIER = 100
+
+
+class Views:
+    """`timeline`, `sessions` and `preferences`, for MemoryService."""
+
+    pool: Pool
+    cache: ReadCache
+
+    async def timeline(self, where: MemoryFilter | None = None, *, limit: int = 2_000) -> Timeline:
+        """The newest `limit` matching memories as points, and per-day counts per project.
+
+        Counts cover every match (up to 5,000 day-project rows, newest days kept), so a chart
+        stays right when the points are cut off; `truncated` says whether they were.
+        """
+        where = check_filter(where or MemoryFilter())
+        if not 1 <= limit <= MAX_TIMELINE_POINTS:
+            raise InvalidInput(f"limit must be between 1 and {MAX_TIMELINE_POINTS}, got {limit}")
+
+        async def load() -> Timeline:
+            async with transaction(self.pool) as conn:
+                total = await memory_store.count(conn, where)
+                points = await timeline_store.points(conn, where, limit)
+                days = await timeline_store.day_counts(conn, where, MAX_TIMELINE_DAYS)
+            return Timeline(total=total, truncated=total > len(points), points=points, days=days)
+
+        return await self.cache.get_or_load(("timeline", where, limit), load)
+
+    async def sessions(
+        self,
+        *,
+        project: str | None = None,
+        source: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> SessionPage:
+        """Imported sessions, most recently active first, with import and learning state."""
+        check_page(limit, offset, MAX_SESSION_PAGE)
+        project, source = blank_to_none(project), blank_to_none(source)
+
+        async def load() -> SessionPage:
+            async with transaction(self.pool) as conn:
+                total = await session_store.count(conn, project, source)
+                rows = await session_store.list_page(conn, project, source, limit, offset)
+            return SessionPage(total=total, limit=limit, offset=offset, sessions=rows)
+
+        return await self.cache.get_or_load(("sessions", project, source, limit, offset), load)
+
+    async def preferences(self, project: str | None = None) -> PreferenceTiers:
+        """Learned preferences in three tiers, newest first within each (100 per tier).
+
+        With a project, its own preferences and the general ones (stored without a project).
+        """
+        project = blank_to_none(project)
+
+        async def load() -> PreferenceTiers:
+            async with transaction(self.pool) as conn:
+                tiers = [
+                    await memory_store.list_kind_for_project(
+                        conn, kind, project, PREFERENCES_PER_TIER
+                    )
+                    for kind in ("preference", "pattern", "behavior")
+                ]
+            return PreferenceTiers(explicit=tiers[0], signals=tiers[1], inferred=tiers[2])
+
+        return await self.cache.get_or_load(("preferences", project), load)
