@@ -1,8 +1,11 @@
-"""Batch saves: many drafts, one embedding pass, one transaction.
+"""Batch saves: many drafts, one embedding pass, few statements.
 
-A mixin of MemoryService (server/memory.py): the same write guard as `save` — exact copies are
-duplicates (or restored when soft-deleted), near copies are noops unless forced — settled for
-the whole batch with a fixed number of statements, whatever its size.
+A mixin of MemoryService (server/memory.py). `save_many` applies the same write guard as
+`save` — exact copies are duplicates (or restored when soft-deleted), near copies are noops
+unless forced — for the whole batch with a fixed number of statements, whatever its size.
+`import_files` is the importers' path: exact copies only (a raw turn is never dropped for
+resembling another, and a memory the user deleted is not brought back by a re-import), one
+embedding pass across files, and one transaction per file with its progress.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ from dataclasses import dataclass
 from server.cache import ReadCache
 from server.config import Settings
 from server.embeddings import Embedder
-from server.errors import InvalidInput
+from server.errors import InvalidInput, Unavailable
 from server.models import (
     BulkItemOutcome,
     BulkSaveResult,
     BulkStatus,
+    FileImport,
+    FileImportOutcome,
+    ImportState,
     Memory,
     MemoryDraft,
     NewMemory,
@@ -28,6 +34,7 @@ from server.models import (
 )
 from server.store import memories as memory_store
 from server.store import search as search_store
+from server.store import sessions as session_store
 from server.store.tx import Conn, Pool, transaction
 from server.validation import prepare_draft
 
@@ -173,6 +180,107 @@ class BulkWrites:
         return BulkSaveResult(
             saved=saved, skipped=len(items) - saved - invalid, invalid=invalid, items=items
         )
+
+    async def import_state(self) -> ImportState:
+        """Where every transcript file was left, and the project names already given."""
+        async with transaction(self.pool) as conn:
+            offsets = await session_store.file_offsets(conn)
+            names = await session_store.known_project_names(conn)
+        return ImportState(offsets=offsets, project_names=names)
+
+    async def stored_record_uuids(self, uuids: Sequence[str]) -> set[str]:
+        """Which transcript records are already stored (for dry runs)."""
+        async with transaction(self.pool) as conn:
+            return await memory_store.existing_record_uuids(conn, uuids)
+
+    async def import_files(self, imports: Sequence[FileImport]) -> list[FileImportOutcome]:
+        """Store each file's new turns, events and read position, one transaction per file.
+
+        Drafts already stored (same record uuid, or same content, live or deleted) and repeats
+        within the batch are counted as duplicates and not embedded. A file whose transaction
+        fails is reported in its outcome's `errors` and leaves nothing behind; the others go on.
+        """
+        prepared: list[list[_Candidate]] = []
+        invalid: list[list[str]] = []
+        for item in imports:
+            candidates, problems = [], []
+            for index, draft in enumerate(item.drafts):
+                try:
+                    memory, redacted = prepare_draft(draft, self.settings.max_content_chars)
+                except InvalidInput as exc:
+                    problems.append(f"turn {index}: {exc.message}")
+                    continue
+                candidates.append(_Candidate(index, memory, redacted))
+            prepared.append(candidates)
+            invalid.append(problems)
+
+        everything = [c for candidates in prepared for c in candidates]
+        async with transaction(self.pool) as conn:
+            stored_hashes = {
+                m.content_hash
+                for m in await memory_store.get_by_hashes(
+                    conn, [c.memory.content_hash for c in everything]
+                )
+            }
+            stored_uuids = await memory_store.existing_record_uuids(
+                conn, [u for c in everything if (u := c.memory.metadata.get("record_uuid"))]
+            )
+        seen = set(stored_hashes)
+        fresh: list[list[_Candidate]] = []
+        for candidates in prepared:
+            keep = []
+            for candidate in candidates:
+                uuid = candidate.memory.metadata.get("record_uuid")
+                if candidate.memory.content_hash in seen or uuid in stored_uuids:
+                    continue
+                seen.add(candidate.memory.content_hash)
+                keep.append(candidate)
+            fresh.append(keep)
+        vectors = iter(
+            await self.embedder.embed_documents_async(
+                [c.memory.content for keep in fresh for c in keep]
+            )
+        )
+
+        outcomes: list[FileImportOutcome] = []
+        for item, candidates, keep, problems in zip(imports, prepared, fresh, invalid, strict=True):
+            file_vectors = [next(vectors) for _ in keep]
+            try:
+                async with transaction(self.pool) as conn:
+                    ids = await memory_store.insert_many(
+                        conn, [c.memory for c in keep], file_vectors
+                    )
+                    saved = sum(1 for new_id in ids if new_id is not None)
+                    await session_store.insert_events(conn, item.events)
+                    await session_store.record_results(conn, item.results)
+                    if item.progress is not None:
+                        await session_store.record_progress(conn, item.progress, saved)
+            except Unavailable:
+                raise
+            except Exception as exc:  # one bad file must not stop the others
+                logger.exception("import of %s failed", _label(item))
+                outcomes.append(
+                    FileImportOutcome(0, 0, len(problems), 0, [*problems, f"{_label(item)}: {exc}"])
+                )
+                continue
+            outcomes.append(
+                FileImportOutcome(
+                    saved=saved,
+                    duplicates=len(candidates) - saved,
+                    invalid=len(problems),
+                    redacted=sum(c.redacted for c in candidates),
+                    errors=problems,
+                )
+            )
+        if any(outcome.saved for outcome in outcomes):
+            self.cache.invalidate()
+        return outcomes
+
+
+def _label(item: FileImport) -> str:
+    if item.progress is None:
+        return "import batch"
+    return item.progress.file_path or f"session {item.progress.session_id}"
 
 
 async def _by_id(conn: Conn, ids: Sequence[int]) -> dict[int, Memory]:

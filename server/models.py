@@ -428,6 +428,7 @@ class ImportedSession:
     """A session the importers have read, with how far they got and what learning did."""
 
     session_id: str
+    title: str | None
     source: str
     project: str
     project_path: str
@@ -465,3 +466,72 @@ class PreferenceTiers:
     explicit: list[Memory]
     signals: list[Memory]
     inferred: list[Memory]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEvent:
+    """A tool call from a transcript: tool, what it acted on, and whether it worked."""
+
+    session_id: str
+    agent_id: str | None
+    record_uuid: str
+    tool_use_id: str
+    tool: str
+    target: str | None
+    success: bool | None
+    at: datetime | None
+    project: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileProgress:
+    """How far an importer has read one transcript file, and the session it belongs to.
+
+    `main_file` is True for the session's own transcript (not a sub-agent's), whose offsets
+    and title the session row shows. `file_path` is None for sessions that do not come from a
+    file read by offset (a claude.ai conversation): only the session row is written.
+    """
+
+    file_path: str | None
+    session_id: str
+    agent_id: str | None
+    source: str
+    project: str
+    project_path: str
+    bytes_imported: int
+    lines_imported: int
+    main_file: bool
+    title: str | None
+    first_at: datetime | None
+    last_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileImport:
+    """One file's new turns, events and progress: written in one transaction, or not at all.
+
+    `results` carries tool outcomes for calls read in an earlier run (tool_use_id -> success).
+    `progress` is None for sources without sessions (notes, memory files).
+    """
+
+    drafts: list[MemoryDraft]
+    events: list[SessionEvent] = field(default_factory=list)
+    results: dict[str, bool] = field(default_factory=dict)
+    progress: FileProgress | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileImportOutcome:
+    saved: int
+    duplicates: int
+    invalid: int
+    redacted: int
+    errors: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportState:
+    """What earlier imports left: file path -> (bytes, lines) read; project path -> name."""
+
+    offsets: dict[str, tuple[int, int]]
+    project_names: dict[str, str]

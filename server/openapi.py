@@ -226,6 +226,7 @@ TIMELINE = _object(
 SESSION = _object(
     {
         "session_id": {"type": "string"},
+        "title": _nullable("string"),
         "source": {"type": "string"},
         "project": {"type": "string"},
         "project_path": {"type": "string"},

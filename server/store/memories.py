@@ -371,3 +371,15 @@ async def list_kind_for_project(
             {"kind": kind, "project": project, "limit": limit},
         )
         return await cur.fetchall()
+
+
+async def existing_record_uuids(conn: Conn, uuids: Sequence[str]) -> set[str]:
+    """Which transcript record uuids are already stored as raw turns."""
+    if not uuids:
+        return set()
+    cur = await conn.execute(
+        "SELECT metadata->>'record_uuid' FROM memories"
+        " WHERE metadata ? 'record_uuid' AND metadata->>'record_uuid' = ANY(%(uuids)s)",
+        {"uuids": list(uuids)},
+    )
+    return {row[0] for row in await cur.fetchall()}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping, Sequence
+
 from psycopg.rows import class_row
 
-from server.models import ImportedSession
+from server.models import FileProgress, ImportedSession, SessionEvent
 from server.store.tx import Conn
 
 SESSION_COLUMNS = (
-    "session_id, source, project, project_path, file_path, bytes_imported, lines_imported,"
+    "session_id, title, source, project, project_path, file_path, bytes_imported, lines_imported,"
     " message_count, first_message_at, last_message_at, imported_at, distill_state,"
     " distill_failures, distill_last_error, distilled_at, signals_state, behavior_state"
 )
@@ -40,3 +43,122 @@ async def list_page(
             {"project": project, "source": source, "limit": limit, "offset": offset},
         )
         return await cur.fetchall()
+
+
+async def file_offsets(conn: Conn) -> dict[str, tuple[int, int]]:
+    """file path -> (bytes, lines) already imported, for every file ever read."""
+    cur = await conn.execute("SELECT file_path, bytes_imported, lines_imported FROM imported_files")
+    return {row[0]: (int(row[1]), int(row[2])) for row in await cur.fetchall()}
+
+
+async def known_project_names(conn: Conn) -> dict[str, str]:
+    """project path -> display name, as already stored (names never change once given)."""
+    cur = await conn.execute(
+        "SELECT DISTINCT ON (project_path) project_path, project FROM ("
+        "  SELECT project_path, project FROM imported_sessions"
+        "  UNION ALL SELECT DISTINCT project_path, project FROM memories"
+        " ) AS known WHERE project_path <> '' AND project <> ''"
+        " ORDER BY project_path, project"
+    )
+    return {row[0]: row[1] for row in await cur.fetchall()}
+
+
+async def record_progress(conn: Conn, progress: FileProgress, new_turns: int) -> None:
+    """Save how far a file was read, and fold its new turns into its session's row.
+
+    New turns in a session that was already distilled put it back in the queue.
+    """
+    if progress.file_path is not None:
+        await _record_file(conn, progress)
+    await _record_session(conn, progress, new_turns)
+
+
+async def _record_file(conn: Conn, progress: FileProgress) -> None:
+    await conn.execute(
+        "INSERT INTO imported_files (file_path, session_id, agent_id, source, bytes_imported,"
+        " lines_imported, updated_at)"
+        " VALUES (%(file_path)s, %(session_id)s, %(agent_id)s, %(source)s, %(bytes)s,"
+        " %(lines)s, now())"
+        " ON CONFLICT (file_path) DO UPDATE SET session_id = EXCLUDED.session_id,"
+        " agent_id = EXCLUDED.agent_id, bytes_imported = EXCLUDED.bytes_imported,"
+        " lines_imported = EXCLUDED.lines_imported, updated_at = now()",
+        _progress_params(progress),
+    )
+
+
+async def _record_session(conn: Conn, progress: FileProgress, new_turns: int) -> None:
+    await conn.execute(
+        "INSERT INTO imported_sessions AS s (session_id, source, project, project_path,"
+        " file_path, bytes_imported, lines_imported, message_count, first_message_at,"
+        " last_message_at, imported_at, title)"
+        " VALUES (%(session_id)s, %(source)s, %(project)s, %(project_path)s,"
+        " CASE WHEN %(main)s THEN %(file_path)s END,"
+        " CASE WHEN %(main)s THEN %(bytes)s ELSE 0 END,"
+        " CASE WHEN %(main)s THEN %(lines)s ELSE 0 END,"
+        " %(new_turns)s, %(first_at)s, %(last_at)s, now(), %(title)s)"
+        " ON CONFLICT (session_id) DO UPDATE SET"
+        " project = CASE WHEN s.project = '' THEN EXCLUDED.project ELSE s.project END,"
+        " project_path = CASE WHEN s.project_path = '' THEN EXCLUDED.project_path"
+        "   ELSE s.project_path END,"
+        " file_path = coalesce(EXCLUDED.file_path, s.file_path),"
+        " bytes_imported = CASE WHEN %(main)s THEN EXCLUDED.bytes_imported"
+        "   ELSE s.bytes_imported END,"
+        " lines_imported = CASE WHEN %(main)s THEN EXCLUDED.lines_imported"
+        "   ELSE s.lines_imported END,"
+        " message_count = s.message_count + EXCLUDED.message_count,"
+        " first_message_at = least(s.first_message_at, EXCLUDED.first_message_at),"
+        " last_message_at = greatest(s.last_message_at, EXCLUDED.last_message_at),"
+        " imported_at = now(),"
+        " title = coalesce(EXCLUDED.title, s.title),"
+        " distill_state = CASE WHEN %(new_turns)s > 0 AND s.distill_state IN ('done', 'skipped')"
+        "   THEN 'pending' ELSE s.distill_state END,"
+        " signals_state = CASE WHEN %(new_turns)s > 0 THEN 'pending' ELSE s.signals_state END,"
+        " behavior_state = CASE WHEN %(new_turns)s > 0 AND s.behavior_state IN ('done', 'skipped')"
+        "   THEN 'pending' ELSE s.behavior_state END",
+        {**_progress_params(progress), "new_turns": new_turns},
+    )
+
+
+def _progress_params(progress: FileProgress) -> dict[str, object]:
+    return {
+        "file_path": progress.file_path,
+        "session_id": progress.session_id,
+        "agent_id": progress.agent_id,
+        "source": progress.source,
+        "project": progress.project,
+        "project_path": progress.project_path,
+        "bytes": progress.bytes_imported,
+        "lines": progress.lines_imported,
+        "main": progress.main_file,
+        "title": progress.title,
+        "first_at": progress.first_at,
+        "last_at": progress.last_at,
+    }
+
+
+async def insert_events(conn: Conn, events: Sequence[SessionEvent]) -> None:
+    """Store tool calls; one already stored (same tool_use_id) keeps its row."""
+    if not events:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO session_events (session_id, agent_id, record_uuid, tool_use_id, tool,"
+            " target, success, at, project)"
+            " VALUES (%(session_id)s, %(agent_id)s, %(record_uuid)s, %(tool_use_id)s, %(tool)s,"
+            " %(target)s, %(success)s, %(at)s, %(project)s)"
+            " ON CONFLICT (tool_use_id) DO UPDATE"
+            " SET success = coalesce(session_events.success, EXCLUDED.success)",
+            [dataclasses.asdict(event) for event in events],
+        )
+
+
+async def record_results(conn: Conn, results: Mapping[str, bool]) -> None:
+    """Outcomes of tool calls stored by an earlier run, now that their results were read."""
+    if not results:
+        return
+    await conn.execute(
+        "UPDATE session_events SET success = r.success"
+        " FROM unnest(%(ids)s::text[], %(outcomes)s::boolean[]) AS r (tool_use_id, success)"
+        " WHERE session_events.tool_use_id = r.tool_use_id",
+        {"ids": list(results), "outcomes": list(results.values())},
+    )

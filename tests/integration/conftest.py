@@ -73,7 +73,10 @@ def settings(pg_url: str, tmp_path: Path) -> Settings:
 
 async def empty_tables(pool: Pool) -> None:
     async with pool.connection() as conn:
-        await conn.execute("TRUNCATE memories, imported_sessions RESTART IDENTITY CASCADE")
+        await conn.execute(
+            "TRUNCATE memories, imported_sessions, imported_files, session_events"
+            " RESTART IDENTITY CASCADE"
+        )
 
 
 @pytest.fixture

@@ -1,0 +1,377 @@
+"""Read Claude Code session transcripts (`~/.claude/projects/**.jsonl`) into typed values.
+
+Pure and incremental: `read_transcript` reads from a byte offset, consumes only complete lines
+and returns the offset to resume from, so the importer can re-read a session that is still being
+written. Which lines count as prose is decided in `server.ingest.prose` (FORMATS.md §1.9).
+Finding the files (`discovery`) and naming projects (`names`) live in their own modules and are
+re-exported here, so the importer needs this one import.
+
+Rules chosen here, and why:
+
+- Branches (FORMATS.md §1.6): every record's prose is kept, whichever branch it sits on, keyed
+  by its uuid. Rewinds leave abandoned branches in the file, but what the user said there was
+  still said; the importer dedupes by uuid and content hash, and picking a "live" leaf would
+  make the result depend on how much of the file has been written yet.
+- Streaming: the lines of one API response share `message.id`; their text blocks become one
+  assistant turn (joined in order) when they fall in the same chunk. The turn takes the uuid,
+  timestamp and line number of the first line that carries text, not of a leading thinking
+  line, so the turn is the same whether or not that thinking line was in the chunk. A line
+  whose uuid was already read in the chunk is skipped ("duplicate"), and a line of a message
+  that repeats text the turn already holds adds nothing.
+- Timestamps: a record without a readable `timestamp` gets the previous good one in the chunk,
+  or None if there was none yet.
+- Sub-agents: the user lines of a sub-agent were written by the main agent and are skipped
+  ("sidechain_prompt"); all of its assistant prose is kept, with `agent_id` and
+  `is_sidechain` set. In the fixtures a sub-agent speaks once, in its final report (the finding
+  a memory system should learn), and "only the last text" cannot be known while a file is
+  still being read incrementally. The parent's copy of that report is a tool result, skipped.
+- `queue-operation` records are skipped: `enqueue` copies the prompt that follows (counted as
+  "queued_copy"), and the others carry no uuid to key a turn by.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from server.ingest.discovery import TranscriptFile, discover_transcripts
+from server.ingest.names import project_display_names
+from server.ingest.prose import assistant_prose, clean, tool_results, tool_uses, user_prose
+from server.ingest.timestamps import parse_timestamp
+
+__all__ = [
+    "ToolEvent",
+    "TranscriptChunk",
+    "TranscriptFile",
+    "Turn",
+    "discover_transcripts",
+    "project_display_names",
+    "read_transcript",
+]
+
+Role = Literal["user", "assistant"]
+
+# Lines this long are spilled outputs or base64 blobs, never prose; they are skipped without
+# being held in memory ("oversize"). Real lines reach a few MB (FORMATS.md §1.10).
+MAX_LINE_BYTES = 64 * 1024 * 1024
+TARGET_MAX_CHARS = 500  # a tool event's target is cut to this many characters
+# Input fields naming what a tool acted on, most telling first (Grep: the pattern, not the repo).
+_TARGET_FIELDS = ("command", "file_path", "notebook_path", "pattern", "path", "url")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One human prompt or one assistant reply, as prose."""
+
+    uuid: str
+    session_id: str | None  # the line's full sessionId (the parent's for a sub-agent)
+    role: Role
+    text: str
+    timestamp: datetime | None
+    cwd: str | None
+    agent_id: str | None  # set for sub-agent (sidechain) records
+    line_number: int  # 1-based line in the file
+    is_sidechain: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEvent:
+    """One tool call, compact enough to mine habits from (which commands fail, which files)."""
+
+    uuid: str  # of the assistant line holding the tool_use
+    tool_use_id: str  # pairs the call with its tool_result, possibly in a later chunk
+    session_id: str | None
+    timestamp: datetime | None
+    tool: str
+    target: str | None  # Bash command, or the file path / pattern / url it acted on
+    success: bool | None  # from the tool_result's is_error; None when not in this chunk
+    agent_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptChunk:
+    """What one read of a transcript found, and where the next read should start."""
+
+    turns: list[Turn]
+    events: list[ToolEvent]
+    skipped: dict[str, int]  # records that carry text but are not prose, by reason
+    malformed: int  # complete lines that are not a JSON object
+    lines_read: int  # complete lines consumed
+    end_offset: int  # byte offset just after the last consumed newline
+    cwd: str | None  # the last cwd seen
+    session_id: str | None  # the first sessionId seen
+    title: str | None  # custom-title, else ai-title, else summary
+    version: str | None  # the last Claude Code version seen
+    # tool_use_id -> success for results whose tool_use was read in an earlier chunk
+    late_results: dict[str, bool] = field(default_factory=dict)
+
+
+def _complete_lines(handle: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """(size, bytes) of each complete line; bytes is None for a line over `max_bytes`.
+
+    Stops at a last line without a newline: it is still being written (or was cut by a crash)
+    and is read again, whole, by the next call.
+    """
+    while True:
+        line = handle.readline(max_bytes)
+        if line.endswith(b"\n"):
+            yield len(line), line
+            continue
+        if len(line) < max_bytes:
+            return
+        size = len(line)
+        while True:
+            piece = handle.readline(max_bytes)
+            size += len(piece)
+            if piece.endswith(b"\n"):
+                break
+            if len(piece) < max_bytes:
+                return
+        yield size, None
+
+
+def _lines_before(path: Path, offset: int) -> int:
+    count = 0
+    with path.open("rb") as handle:
+        while handle.tell() < offset:
+            block = handle.read(min(1 << 20, offset - handle.tell()))
+            if not block:
+                break
+            count += block.count(b"\n")
+    return count
+
+
+def _target(tool_input: Any) -> str | None:
+    if not isinstance(tool_input, Mapping):
+        return None
+    for key in _TARGET_FIELDS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return clean(value[:TARGET_MAX_CHARS])
+    return None
+
+
+@dataclass(slots=True)
+class _Reply:
+    """An assistant turn being assembled from the streamed lines of one message."""
+
+    first: Turn
+    parts: list[str]
+
+
+class _ChunkReader:
+    """State of one pass over the lines of a chunk."""
+
+    def __init__(self) -> None:
+        self.entries: list[Turn | _Reply] = []
+        self.replies: dict[str, _Reply] = {}
+        self.events: list[ToolEvent] = []
+        self.results: dict[str, bool] = {}
+        self.skipped: Counter[str] = Counter()
+        self.seen_uuids: set[str] = set()
+        self.titles: dict[str, str] = {}
+        self.summaries: list[tuple[str, str | None]] = []
+        self.cwd: str | None = None
+        self.session_id: str | None = None
+        self.version: str | None = None
+        self.last_time: datetime | None = None
+
+    def take(self, record: Mapping[str, Any], line_number: int) -> None:
+        kind = record.get("type")
+        if kind == "summary":
+            self._take_summary(record)
+            return
+        if kind in ("ai-title", "custom-title"):
+            key = "aiTitle" if kind == "ai-title" else "customTitle"
+            if isinstance(record.get(key), str) and record[key].strip():
+                self.titles[kind] = record[key].strip()
+        # Read before the record is handled, so its turn gets its own time or the one before.
+        self.last_time = parse_timestamp(record.get("timestamp")) or self.last_time
+        if isinstance(record.get("cwd"), str) and record["cwd"]:
+            self.cwd = record["cwd"]
+        if isinstance(record.get("version"), str) and record["version"]:
+            self.version = record["version"]
+        if self.session_id is None and isinstance(record.get("sessionId"), str):
+            self.session_id = record["sessionId"]
+        uuid = record.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.seen_uuids and kind in ("user", "assistant"):
+                self.skipped["duplicate"] += 1  # a line written twice: keep the first
+                return
+            self.seen_uuids.add(uuid)
+        if kind == "user":
+            self._take_user(record, line_number)
+        elif kind == "assistant":
+            self._take_assistant(record, line_number)
+        elif kind == "attachment":
+            self._take_attachment(record)
+        elif kind == "queue-operation" and record.get("operation") == "enqueue":
+            self.skipped["queued_copy"] += 1
+
+    def _take_summary(self, record: Mapping[str, Any]) -> None:
+        summary = record.get("summary")
+        if isinstance(summary, str) and summary.strip():
+            leaf = record.get("leafUuid")
+            self.summaries.append((summary.strip(), leaf if isinstance(leaf, str) else None))
+
+    def _take_attachment(self, record: Mapping[str, Any]) -> None:
+        # Hook output is what a memory server injected: never learn from it again.
+        attachment = record.get("attachment")
+        if not isinstance(attachment, Mapping):
+            return
+        kind = attachment.get("type")
+        if kind == "hook_additional_context" or (
+            kind == "hook_success" and (attachment.get("stdout") or attachment.get("content"))
+        ):
+            self.skipped["hook_context"] += 1
+
+    def _turn(self, record: Mapping[str, Any], role: Role, text: str, line: int) -> Turn | None:
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or not uuid:
+            return None
+        sidechain = bool(record.get("isSidechain"))
+        agent = record.get("agentId") if sidechain else None
+        cwd = record.get("cwd")
+        session = record.get("sessionId")
+        return Turn(
+            uuid=uuid,
+            session_id=session if isinstance(session, str) else self.session_id,
+            role=role,
+            text=text,
+            timestamp=self.last_time,
+            cwd=cwd if isinstance(cwd, str) and cwd else None,
+            agent_id=agent if isinstance(agent, str) else None,
+            line_number=line,
+            is_sidechain=sidechain,
+        )
+
+    def _take_user(self, record: Mapping[str, Any], line_number: int) -> None:
+        for block in tool_results(record):
+            tool_use_id = block.get("tool_use_id")
+            if isinstance(tool_use_id, str):
+                self.results[tool_use_id] = not block.get("is_error")
+        prose = user_prose(record)
+        if prose.skip is not None:
+            self.skipped[prose.skip] += 1
+            return
+        turn = self._turn(record, "user", prose.text, line_number)
+        if turn is None:
+            self.skipped["no_uuid"] += 1
+        else:
+            self.entries.append(turn)
+
+    def _take_assistant(self, record: Mapping[str, Any], line_number: int) -> None:
+        turn = self._turn(record, "assistant", "", line_number)
+        for block in tool_uses(record):
+            if turn is not None and isinstance(block.get("id"), str):
+                self.events.append(
+                    ToolEvent(
+                        uuid=turn.uuid,
+                        tool_use_id=block["id"],
+                        session_id=turn.session_id,
+                        timestamp=turn.timestamp,
+                        tool=str(block.get("name") or "unknown"),
+                        target=_target(block.get("input")),
+                        success=None,
+                        agent_id=turn.agent_id,
+                    )
+                )
+        prose = assistant_prose(record)
+        if prose.skip is not None:
+            self.skipped[prose.skip] += 1
+            return
+        if turn is None:
+            self.skipped["no_uuid"] += 1
+            return
+        message = record.get("message")
+        message_id = message.get("id") if isinstance(message, Mapping) else None
+        reply = self.replies.get(message_id) if isinstance(message_id, str) else None
+        if reply is not None:
+            if prose.text not in reply.parts:  # a replayed line adds nothing new
+                reply.parts.append(prose.text)
+            return
+        reply = _Reply(turn, [prose.text])
+        if isinstance(message_id, str):
+            self.replies[message_id] = reply
+        self.entries.append(reply)
+
+    def title(self) -> str | None:
+        if "custom-title" in self.titles or "ai-title" in self.titles:
+            return self.titles.get("custom-title") or self.titles["ai-title"]
+        # A summary's leafUuid may point into another session file; prefer one about this file.
+        local = [text for text, leaf in self.summaries if leaf in self.seen_uuids]
+        candidates = local or [text for text, _ in self.summaries]
+        return candidates[-1] if candidates else None
+
+    def turns(self) -> list[Turn]:
+        return [
+            replace(entry.first, text="\n\n".join(entry.parts))
+            if isinstance(entry, _Reply)
+            else entry
+            for entry in self.entries
+        ]
+
+    def tool_events(self) -> list[ToolEvent]:
+        return [
+            replace(event, success=self.results[event.tool_use_id])
+            if event.tool_use_id in self.results
+            else event
+            for event in self.events
+        ]
+
+    def late_results(self) -> dict[str, bool]:
+        called = {event.tool_use_id for event in self.events}
+        return {key: ok for key, ok in self.results.items() if key not in called}
+
+
+def read_transcript(
+    path: Path, start_offset: int = 0, *, max_line_bytes: int = MAX_LINE_BYTES
+) -> TranscriptChunk:
+    """Read the complete lines of a transcript from byte `start_offset` on.
+
+    Lines that are not a JSON object are counted in `malformed` and skipped (blank lines are
+    passed over); lines longer than `max_line_bytes` are skipped as "oversize"; unknown record
+    types are ignored. Invalid UTF-8 is replaced, never fatal. If the file is now shorter than
+    `start_offset`, nothing is read.
+    """
+    reader = _ChunkReader()
+    malformed = lines_read = 0
+    offset = start_offset
+    line_number = _lines_before(path, start_offset) if start_offset else 0
+    with path.open("rb") as handle:
+        handle.seek(start_offset)
+        for size, raw in _complete_lines(handle, max_line_bytes):
+            offset += size
+            lines_read += 1
+            line_number += 1
+            if raw is None:
+                reader.skipped["oversize"] += 1
+                continue
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8", "replace"))
+            except (ValueError, RecursionError):
+                record = None
+            if not isinstance(record, dict):
+                malformed += 1
+                continue
+            reader.take(record, line_number)
+    return TranscriptChunk(
+        turns=reader.turns(),
+        events=reader.tool_events(),
+        skipped=dict(sorted(reader.skipped.items())),
+        malformed=malformed,
+        lines_read=lines_read,
+        end_offset=offset,
+        cwd=reader.cwd,
+        session_id=reader.session_id,
+        title=reader.title(),
+        version=reader.version,
+        late_results=reader.late_results(),
+    )

@@ -1,0 +1,293 @@
+"""`claude-memory import --claude-code`: transcripts to raw-turn memories, incrementally.
+
+Each transcript file is read from where the last run stopped (`imported_files`), so a session
+still being written is picked up line by line and an unchanged file costs one `stat`. Turns of
+many files are embedded in one batch (`BATCH_TURNS`), then each file's turns, tool events and
+new read position are written in one transaction: a crash leaves every file either imported up
+to a recorded point or untouched. Dedup is by record uuid and content hash, in the service.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio
+
+from server.ingest.claude_code import (
+    ToolEvent,
+    TranscriptChunk,
+    TranscriptFile,
+    Turn,
+    discover_transcripts,
+    project_display_names,
+    read_transcript,
+)
+from server.memory import MemoryService
+from server.models import FileImport, FileProgress, MemoryDraft, SessionEvent
+
+logger = logging.getLogger(__name__)
+
+BATCH_TURNS = 512  # turns embedded together; large enough to keep the model busy
+SOURCE = "claude-code"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class ImportSummary:
+    """What a run did, for the terminal and for `--json`."""
+
+    source: str
+    dry_run: bool
+    files_found: int = 0
+    files_read: int = 0
+    files_unchanged: int = 0
+    files_failed: int = 0
+    sessions: int = 0
+    turns_imported: int = 0
+    turns_duplicate: int = 0
+    turns_skipped: Counter[str] = field(default_factory=Counter)
+    malformed_lines: int = 0
+    events: int = 0
+    redactions: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "dry_run": self.dry_run,
+            "files_found": self.files_found,
+            "files_read": self.files_read,
+            "files_unchanged": self.files_unchanged,
+            "files_failed": self.files_failed,
+            "sessions": self.sessions,
+            "turns_imported": self.turns_imported,
+            "turns_duplicate": self.turns_duplicate,
+            "turns_skipped": {k: n for k, n in sorted(self.turns_skipped.items()) if n},
+            "malformed_lines": self.malformed_lines,
+            "events": self.events,
+            "redactions": self.redactions,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 3),
+        }
+
+    @property
+    def nothing_imported_and_failed(self) -> bool:
+        """The run should exit non-zero: something failed and nothing at all got in."""
+        return bool(self.errors) and self.turns_imported == 0 and self.files_read == 0
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFilters:
+    """Which turns a run takes. A run that leaves turns out does not advance past them."""
+
+    project: str | None = None
+    since: datetime | None = None
+    min_length: int = 50
+
+
+def default_projects_root(environ: dict[str, str], home: Path) -> Path:
+    """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects` (FORMATS.md §1.1)."""
+    config_dir = environ.get("CLAUDE_CONFIG_DIR")
+    if config_dir:
+        return Path(config_dir).expanduser() / "projects"
+    return home / ".claude" / "projects"
+
+
+class ClaudeCodeImporter:
+    """One run over one projects root."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        filters: ImportFilters,
+        *,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> None:
+        self.service = service
+        self.filters = filters
+        self.dry_run = dry_run
+        self.progress = progress
+        self.summary = ImportSummary(source=SOURCE, dry_run=dry_run)
+        self._pending: list[FileImport] = []
+        self._pending_turns = 0
+        self._names: dict[str, str] = {}
+        self._sessions: set[str] = set()
+
+    async def run(self, root: Path) -> ImportSummary:
+        started = time.monotonic()
+        if not root.is_dir():
+            self.summary.errors.append(f"{root} is not a folder of Claude Code projects")
+            return self.summary
+        files = await anyio.to_thread.run_sync(discover_transcripts, root)
+        state = await self.service.import_state()
+        self._names = dict(state.project_names)
+        self.summary.files_found = len(files)
+        for done, transcript in enumerate(files, start=1):
+            await self._import_file(transcript, state.offsets.get(str(transcript.path)))
+            if self.progress is not None:
+                self.progress(done, len(files))
+        await self._flush()
+        self.summary.sessions = len(self._sessions)
+        self.summary.seconds = time.monotonic() - started
+        return self.summary
+
+    async def _import_file(self, transcript: TranscriptFile, done: tuple[int, int] | None) -> None:
+        start = done[0] if done else 0
+        if transcript.size == start:
+            self.summary.files_unchanged += 1
+            return
+        if transcript.size < start:
+            logger.warning(
+                "%s is shorter than what was imported; reading it again", transcript.path
+            )
+            start = 0
+        try:
+            chunk = await anyio.to_thread.run_sync(read_transcript, transcript.path, start)
+        except OSError as exc:
+            self.summary.files_failed += 1
+            self.summary.errors.append(f"{transcript.path}: cannot read: {exc}")
+            return
+        if chunk.end_offset == start:
+            self.summary.files_unchanged += 1  # only a half-written line so far
+            return
+        self.summary.files_read += 1
+        self.summary.malformed_lines += chunk.malformed
+        self.summary.turns_skipped.update(chunk.skipped)
+        session_id = transcript.session_id or chunk.session_id or transcript.path.stem
+        project_path = chunk.cwd or ""
+        project = self._project_name(project_path)
+        if not self._wanted_project(project, project_path):
+            self.summary.turns_skipped["other_project"] += len(chunk.turns)
+            return
+        drafts, filtered = self._drafts(chunk, transcript, session_id, project, project_path)
+        events = [_event(e, session_id, project) for e in chunk.events]
+        progress = None
+        if not filtered:
+            # Turns a filter left out must stay readable by a later run without the filter.
+            progress = FileProgress(
+                file_path=str(transcript.path),
+                session_id=session_id,
+                agent_id=transcript.agent_id,
+                source=SOURCE,
+                project=project,
+                project_path=project_path,
+                bytes_imported=chunk.end_offset,
+                lines_imported=(done[1] if done and start else 0) + chunk.lines_read,
+                main_file=transcript.kind == "session",
+                title=chunk.title,
+                first_at=min((t.timestamp for t in chunk.turns if t.timestamp), default=None),
+                last_at=max((t.timestamp for t in chunk.turns if t.timestamp), default=None),
+            )
+        self._sessions.add(session_id)
+        self.summary.events += len(events)
+        self._pending.append(FileImport(drafts, events, chunk.late_results, progress))
+        self._pending_turns += len(drafts)
+        if self._pending_turns >= BATCH_TURNS:
+            await self._flush()
+
+    def _project_name(self, project_path: str) -> str:
+        if not project_path:
+            return ""
+        if project_path not in self._names:
+            self._names.update(project_display_names([project_path], self._names))
+        return self._names[project_path]
+
+    def _wanted_project(self, project: str, project_path: str) -> bool:
+        wanted = self.filters.project
+        if wanted is None:
+            return True
+        return wanted.lower() in (project.lower(), project_path.lower().rstrip("/"))
+
+    def _drafts(
+        self,
+        chunk: TranscriptChunk,
+        transcript: TranscriptFile,
+        session_id: str,
+        project: str,
+        project_path: str,
+    ) -> tuple[list[MemoryDraft], bool]:
+        """The chunk's turns as drafts, and whether a filter (not a rule) left any out."""
+        drafts: list[MemoryDraft] = []
+        filtered = False
+        fallback_time = _modified_at(transcript.path)
+        for turn in chunk.turns:
+            if len(turn.text) < self.filters.min_length:
+                self.summary.turns_skipped["too_short"] += 1
+                continue
+            created_at = turn.timestamp or fallback_time
+            if self.filters.since is not None and created_at < self.filters.since:
+                self.summary.turns_skipped["before_since"] += 1
+                filtered = True
+                continue
+            drafts.append(_draft(turn, session_id, project, project_path, created_at))
+        return drafts, filtered
+
+    async def _flush(self) -> None:
+        batch, self._pending, self._pending_turns = self._pending, [], 0
+        if not batch:
+            return
+        if self.dry_run:
+            uuids = [str(d.metadata["record_uuid"]) for item in batch for d in item.drafts]
+            stored = await self.service.stored_record_uuids(uuids)
+            self.summary.turns_duplicate += len(stored)
+            self.summary.turns_imported += len(uuids) - len(stored)
+            return
+        for item, outcome in zip(batch, await self.service.import_files(batch), strict=True):
+            self.summary.turns_imported += outcome.saved
+            self.summary.turns_duplicate += outcome.duplicates
+            self.summary.turns_skipped["invalid"] += outcome.invalid
+            self.summary.redactions += outcome.redacted
+            if outcome.errors:
+                self.summary.errors.extend(outcome.errors)
+                if item.progress is not None and outcome.saved == 0:
+                    self.summary.files_failed += 1
+
+
+def _draft(
+    turn: Turn, session_id: str, project: str, project_path: str, created_at: datetime
+) -> MemoryDraft:
+    metadata: dict[str, object] = {"record_uuid": turn.uuid, "line": turn.line_number}
+    if turn.agent_id:
+        metadata["agent_id"] = turn.agent_id
+    return MemoryDraft(
+        content=turn.text,
+        kind="raw",
+        source=SOURCE,
+        project=project,
+        project_path=project_path,
+        session_id=session_id,
+        role=turn.role,
+        created_at=created_at,
+        metadata=metadata,
+    )
+
+
+def _event(event: ToolEvent, session_id: str, project: str) -> SessionEvent:
+    return SessionEvent(
+        session_id=session_id,
+        agent_id=event.agent_id,
+        record_uuid=event.uuid,
+        tool_use_id=event.tool_use_id,
+        tool=event.tool,
+        target=event.target,
+        success=event.success,
+        at=event.timestamp,
+        project=project,
+    )
+
+
+def _modified_at(path: Path) -> datetime:
+    """A file's mtime: the time of turns whose records carry none."""
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    except OSError:
+        return datetime.now(tz=UTC)
