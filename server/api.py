@@ -121,7 +121,7 @@ def _memory_id(request: Request) -> int:
         raise UnprocessableInput(f"memory id must be a whole number, got {raw!r}") from None
 
 
-def _filter_from_query(request: Request) -> MemoryFilter:
+def _filter_from_query(request: Request, *, archived_by_default: bool = False) -> MemoryFilter:
     return MemoryFilter(
         project=_query_text(request, "project"),
         tag=_query_text(request, "tag"),
@@ -131,6 +131,7 @@ def _filter_from_query(request: Request) -> MemoryFilter:
         before=parse_optional_time(request.query_params.get("before"), "before"),
         include_deleted=_query_bool(request, "include_deleted", False),
         text=_query_text(request, "q"),
+        include_archived=_query_bool(request, "include_archived", archived_by_default),
     )
 
 
@@ -253,6 +254,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             kind=_field(body, "kind", str, None),
             since=parse_optional_time(_field(body, "since", str, None), "since"),
             before=parse_optional_time(_field(body, "before", str, None), "before"),
+            include_archived=_field(body, "include_archived", bool, False),
         )
         if mode == "semantic":
             result = await service.search_semantic(
@@ -282,7 +284,9 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             raise InvalidInput(
                 f"format must be one of {', '.join(EXPORT_FORMATS)}, got {output_format!r}"
             )
-        chunks = await service.export(_filter_from_query(request), output_format)
+        chunks = await service.export(
+            _filter_from_query(request, archived_by_default=True), output_format
+        )
         extension = {"json": "json", "jsonl": "jsonl", "markdown": "md"}[output_format]
         media = {"json": "application/json", "jsonl": "application/x-ndjson"}.get(
             output_format, "text/markdown"

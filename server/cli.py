@@ -15,14 +15,12 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from server import __version__
+from server.cli_jobs import add_job_commands
 from server.config import Settings, load_settings
-from server.errors import ServiceError, StartupError
-
-if TYPE_CHECKING:
-    from server.ingest.importer import ImportSummary
+from server.errors import StartupError
 
 logger = logging.getLogger("server.cli")
 
@@ -84,33 +82,7 @@ def _build_parser() -> argparse.ArgumentParser:
     stdio = commands.add_parser("mcp-stdio", help="serve the MCP tools over stdin/stdout")
     stdio.set_defaults(run=cmd_mcp_stdio)
 
-    importer = commands.add_parser(
-        "import",
-        help="import sessions, exports, notes or memory files",
-        description="Import into memory. Give one or more sources; re-running imports only "
-        "what is new.",
-    )
-    importer.add_argument(
-        "--claude-code",
-        nargs="?",
-        const="",
-        metavar="DIR",
-        help="Claude Code sessions under DIR (default: $CLAUDE_CONFIG_DIR/projects, "
-        "else ~/.claude/projects)",
-    )
-    importer.add_argument("--claude-ai", metavar="FILE", help="claude.ai export: .zip or .json")
-    importer.add_argument(
-        "--text", nargs="+", metavar="PATH", help="Markdown/text files or folders"
-    )
-    importer.add_argument("--memories", metavar="FILE", help="a file written by export (.jsonl)")
-    importer.add_argument("--project", help="only this project (display name or path)")
-    importer.add_argument("--since", help="only turns from this time on (ISO 8601 or 7d / 12h)")
-    importer.add_argument(
-        "--min-length", type=int, default=50, help="skip turns shorter than this (default 50)"
-    )
-    importer.add_argument("--dry-run", action="store_true", help="report, write nothing")
-    importer.add_argument("--json", action="store_true", help="print the summary as JSON")
-    importer.set_defaults(run=cmd_import)
+    add_job_commands(commands)
 
     migrate = commands.add_parser("migrate", help="apply pending database migrations")
     _add_plain(migrate)
@@ -261,97 +233,6 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
 
     _emit(asyncio.run(run()), args.plain)
     return 0
-
-
-def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    import os
-    from pathlib import Path
-
-    from server.ingest.documents import import_claude_ai, import_memories, import_text
-    from server.ingest.importer import (
-        ClaudeCodeImporter,
-        ImportFilters,
-        default_projects_root,
-    )
-    from server.ingest.notify import notify_server
-    from server.progress import ProgressLine
-    from server.runtime import open_service
-    from server.timeparse import parse_optional_time
-
-    sources = (args.claude_code, args.claude_ai, args.text, args.memories)
-    if all(source is None for source in sources):
-        raise StartupError("say what to import: --claude-code, --claude-ai, --text or --memories")
-    if args.min_length < 0:
-        raise StartupError("--min-length must be 0 or more")
-    try:
-        since = parse_optional_time(args.since, "--since")
-    except ServiceError as exc:
-        raise StartupError(exc.message) from None
-    filters = ImportFilters(project=args.project, since=since, min_length=args.min_length)
-
-    async def run() -> list[ImportSummary]:
-        summaries = []
-        async with open_service(settings) as service:
-            if args.claude_code is not None:
-                root = (
-                    Path(args.claude_code).expanduser()
-                    if args.claude_code
-                    else default_projects_root(dict(os.environ), Path.home())
-                )
-                with ProgressLine("sessions", sys.stderr) as progress:
-                    importer = ClaudeCodeImporter(
-                        service, filters, dry_run=args.dry_run, progress=progress.update
-                    )
-                    summaries.append(await importer.run(root))
-            if args.claude_ai is not None:
-                summaries.append(
-                    await import_claude_ai(
-                        service,
-                        Path(args.claude_ai).expanduser(),
-                        min_length=args.min_length,
-                        dry_run=args.dry_run,
-                    )
-                )
-            if args.text is not None:
-                paths = [Path(p).expanduser() for p in args.text]
-                summaries.append(await import_text(service, paths, dry_run=args.dry_run))
-            if args.memories is not None:
-                summaries.append(
-                    await import_memories(
-                        service, Path(args.memories).expanduser(), dry_run=args.dry_run
-                    )
-                )
-        return summaries
-
-    summaries = asyncio.run(run())
-    if not args.dry_run and any(s.turns_imported for s in summaries):
-        notify_server(settings)
-    if args.json:
-        print(json.dumps([s.as_json() for s in summaries]))  # noqa: T201
-    else:
-        for summary in summaries:
-            _print_import_summary(summary)
-    return 1 if any(s.nothing_imported_and_failed for s in summaries) else 0
-
-
-def _print_import_summary(summary: ImportSummary) -> None:
-    """The human form of an ImportSummary, on stdout."""
-    verb = "would import" if summary.dry_run else "imported"
-    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.turns_skipped.items()) if n)
-    sessions = f" from {summary.sessions} sessions" if summary.sessions else ""
-    lines = [
-        f"{summary.source}: {verb} {summary.turns_imported} memories{sessions} "
-        f"in {summary.seconds:.1f}s",
-        f"  files: {summary.files_found} found, {summary.files_read} read, "
-        f"{summary.files_unchanged} unchanged, {summary.files_failed} failed",
-        f"  duplicates: {summary.turns_duplicate}; redactions: {summary.redactions}; "
-        f"tool events: {summary.events}; malformed lines: {summary.malformed_lines}",
-        f"  skipped: {skipped or 'none'}",
-    ]
-    lines += [f"  error: {error}" for error in summary.errors[:20]]
-    if len(summary.errors) > 20:
-        lines.append(f"  ... and {len(summary.errors) - 20} more errors")
-    print("\n".join(lines))  # noqa: T201
 
 
 if __name__ == "__main__":

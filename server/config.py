@@ -81,6 +81,13 @@ class Settings:
     search_kind_weights: str = DEFAULT_KIND_WEIGHTS
     search_recency_weight: float = 0.1
     search_recency_half_life_days: float = 90.0
+    ollama_url: str = "http://localhost:11434/v1"
+    llm_api_key: Secret | None = None
+    distill_model: str = "qwen2.5:7b"
+    distill_workers: int = 4
+    distill_min_messages: int = 5
+    distill_context_tokens: int = 16_000
+    llm_timeout_seconds: float = 300.0
     log_level: str = "INFO"
 
     @property
@@ -140,6 +147,13 @@ def _parse_kind_weights(name: str, raw: str) -> str:
     return raw
 
 
+def _parse_url(name: str, raw: str) -> str:
+    url = raw.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
+    return url
+
+
 def _parse_nonempty(name: str, raw: str) -> str:
     if not raw.strip():
         raise ConfigError(f"{name} must not be empty")
@@ -164,6 +178,13 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "SEARCH_KIND_WEIGHTS": lambda n, r: _parse_kind_weights(n, r),
     "SEARCH_RECENCY_WEIGHT": lambda n, r: _parse_float(n, r, 0.0, 1.0),
     "SEARCH_RECENCY_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 0.0, 36_500.0),
+    "OLLAMA_URL": lambda n, r: _parse_url(n, r),
+    "LLM_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
+    "DISTILL_MODEL": _parse_nonempty,
+    "DISTILL_WORKERS": lambda n, r: _parse_int(n, r, 1, 64),
+    "DISTILL_MIN_MESSAGES": lambda n, r: _parse_int(n, r, 1, 10_000),
+    "DISTILL_CONTEXT_TOKENS": lambda n, r: _parse_int(n, r, 2_000, 2_000_000),
+    "LLM_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 1.0, 3_600.0),
     "LOG_LEVEL": _parse_log_level,
 }
 

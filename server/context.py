@@ -1,4 +1,4 @@
-"""The Markdown an agent gets at session start: preferences, patterns, recent work, counts.
+"""The Markdown an agent gets at session start: preferences by tier, recent work, counts.
 
 Memories are recalled data, not instructions: the block says so, so text stored in a memory
 ("ignore previous instructions...") reaches the agent labelled as something a past session
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from server.models import Memory
+from server.models import Memory, Preference, PreferenceTiers
 
 MAX_CONTEXT_CHARS = 4_000
 MAX_ITEM_CHARS = 280
@@ -19,18 +19,23 @@ HEADER = (
 )
 
 
-def _line(memory: Memory, with_date: bool) -> str:
+def _line(memory: Memory, with_date: bool, confidence: float | None = None) -> str:
     text = " ".join(memory.content.split())
     if len(text) > MAX_ITEM_CHARS:
         text = text[: MAX_ITEM_CHARS - 1].rstrip() + "…"
     prefix = f"{memory.created_at.date().isoformat()} " if with_date else ""
-    return f"- {prefix}[{memory.kind} #{memory.id}] {text}"
+    score = f", confidence {confidence:.2f}" if confidence is not None else ""
+    return f"- {prefix}[{memory.kind} #{memory.id}{score}] {text}"
+
+
+def _preference_lines(preferences: Sequence[Preference]) -> list[str]:
+    """Live preferences only: one a newer preference replaced is not worth the space."""
+    return [_line(p.memory, False, p.confidence) for p in preferences if p.superseded_by is None]
 
 
 def startup_markdown(
     project: str | None,
-    preferences: Sequence[Memory],
-    patterns: Sequence[Memory],
+    tiers: PreferenceTiers,
     recent: Sequence[Memory],
     project_count: int,
     total_count: int,
@@ -48,8 +53,9 @@ def startup_markdown(
         else f"{total_count} memories in all."
     )
     sections = [
-        ("## Preferences", [_line(m, False) for m in preferences]),
-        ("## Patterns", [_line(m, False) for m in patterns]),
+        ("## Preferences (stated)", _preference_lines(tiers.explicit)),
+        ("## Learned from corrections and habits", _preference_lines(tiers.signals)),
+        ("## Inferred working style", _preference_lines(tiers.inferred)),
         ("## Recent work", [_line(m, True) for m in recent]),
     ]
     parts = [*([note] if note else []), title, f"_{HEADER}_", counts]

@@ -31,6 +31,7 @@ def memory_record(memory: Memory) -> dict[str, Any]:
         "deleted_at": memory.deleted_at.isoformat() if memory.deleted_at else None,
         "metadata": memory.metadata,
         "supersedes": memory.supersedes,
+        "archived_at": memory.archived_at.isoformat() if memory.archived_at else None,
     }
 
 

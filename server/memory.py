@@ -19,6 +19,7 @@ from server.config import Settings
 from server.context import startup_markdown
 from server.embeddings import Embedder
 from server.errors import Conflict, InvalidInput, NotFound
+from server.learning import Learning
 from server.models import (
     EXPORT_FORMATS,
     BulkDeleteResult,
@@ -69,11 +70,12 @@ BULK_PREVIEW_ROWS = 10
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(BulkWrites, Views):
+class MemoryService(BulkWrites, Learning, Views):
     """The product's verbs over one pool, one embedder and one read cache.
 
-    Batch saves live in server/bulk_writes.py and the UI's read views in server/views.py,
-    as mixins sharing this object's pool, embedder, settings and cache.
+    Batch saves live in server/bulk_writes.py, the learning jobs' writes in
+    server/learning.py and the UI's read views in server/views.py: mixins sharing this
+    object's pool, embedder, settings and cache.
     """
 
     def __init__(self, pool: Pool, embedder: Embedder, settings: Settings) -> None:
@@ -369,7 +371,10 @@ class MemoryService(BulkWrites, Views):
     ) -> BulkDeleteResult:
         """Soft-delete every live memory with this tag/project/source (all given must match)."""
         where = MemoryFilter(
-            tag=blank_to_none(tag), project=blank_to_none(project), source=blank_to_none(source)
+            tag=blank_to_none(tag),
+            project=blank_to_none(project),
+            source=blank_to_none(source),
+            include_archived=True,
         )
         if where.tag is None and where.project is None and where.source is None:
             raise InvalidInput("give at least one of tag, project or source to bulk delete")
@@ -608,8 +613,7 @@ class MemoryService(BulkWrites, Views):
             resolved = await self.resolve_project(project)
         except InvalidInput:
             resolved = None
-        preferences = await self.list_memories(MemoryFilter(kind="preference"), limit=12)
-        patterns = await self.list_memories(MemoryFilter(kind="pattern"), limit=8)
+        tiers = await self.preferences(resolved)
         recent = await self.recent_context(resolved, limit=8)
         total = (await self.list_memories(limit=1)).total
         in_project = (
@@ -619,20 +623,15 @@ class MemoryService(BulkWrites, Views):
         )
         requested = blank_to_none(project)
         note = f"No memories for project {requested!r} yet." if requested and not resolved else None
-        markdown = startup_markdown(
-            resolved,
-            preferences.memories,
-            patterns.memories,
-            recent.memories,
-            in_project,
-            total,
-            note=note,
-        )
+        markdown = startup_markdown(resolved, tiers, recent.memories, in_project, total, note=note)
+        shown = [
+            p for p in (*tiers.explicit, *tiers.signals, *tiers.inferred) if p.superseded_by is None
+        ]
         return StartupContext(
             project=resolved,
             markdown=markdown,
-            preferences=len(preferences.memories),
-            patterns=len(patterns.memories),
+            preferences=len(shown),
+            patterns=sum(1 for p in shown if p.memory.kind == "pattern"),
             recent=len(recent.memories),
             project_memories=in_project,
             total_memories=total,

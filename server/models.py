@@ -62,6 +62,7 @@ class Memory:
     deleted_at: datetime | None
     metadata: dict[str, Any]
     supersedes: int | None
+    archived_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +145,8 @@ class UpdateOutcome:
 class MemoryFilter:
     """Optional filters shared by list, search, bulk delete and export; None means "any".
 
-    `text` keeps memories containing all of its words (web-search syntax, English stemming)."""
+    `text` keeps memories containing all of its words (web-search syntax, English stemming).
+    Raw turns archived by distillation are left out unless `include_archived`."""
 
     project: str | None = None
     tag: str | None = None
@@ -154,6 +156,7 @@ class MemoryFilter:
     before: datetime | None = None
     include_deleted: bool = False
     text: str | None = None
+    include_archived: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,17 +458,39 @@ class SessionPage:
     sessions: list[ImportedSession]
 
 
-@dataclass(frozen=True, slots=True)
-class PreferenceTiers:
-    """Learned preferences, strongest evidence first.
+PreferenceTier = Literal["explicit", "signals", "inferred"]
 
-    `explicit`: what the user said (kind `preference`); `signals`: habits counted from tool use
-    and corrections (kind `pattern`); `inferred`: an LLM's reading of behaviour (kind `behavior`).
+
+@dataclass(frozen=True, slots=True)
+class Preference:
+    """A learned preference with the evidence behind it.
+
+    `confidence` (0-1) grows with the number of sessions that support it and with recent
+    support, and is highest when the user stated or confirmed it. `superseded_by` names a newer
+    preference on the same subject that replaces this one.
     """
 
-    explicit: list[Memory]
-    signals: list[Memory]
-    inferred: list[Memory]
+    memory: Memory
+    tier: PreferenceTier
+    confidence: float
+    evidence_sessions: int
+    last_seen: datetime
+    confirmed: bool
+    superseded_by: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PreferenceTiers:
+    """Preferences by the strength of their source, best first within each tier.
+
+    `explicit`: saved as a preference by the user or an agent, or locked by the user;
+    `signals`: counted from corrections and habits, without an LLM;
+    `inferred`: an LLM's reading of sessions (distilled preferences, behaviour).
+    """
+
+    explicit: list[Preference]
+    signals: list[Preference]
+    inferred: list[Preference]
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,3 +560,78 @@ class ImportState:
 
     offsets: dict[str, tuple[int, int]]
     project_names: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingSession:
+    """A session waiting for distillation; `new_turns` have not been distilled yet."""
+
+    session_id: str
+    project: str
+    title: str | None
+    distill_failures: int
+    new_turns: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A raw turn as the learning jobs read it."""
+
+    id: int
+    role: str
+    content: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DistillOutcome:
+    """What storing one session's distilled items did."""
+
+    saved: int
+    duplicates: int
+    archived: int
+
+
+@dataclass(frozen=True, slots=True)
+class SignalOutcome:
+    """What storing signal memories did: new, rewritten in place, or left as they were."""
+
+    created: int
+    updated: int
+    unchanged: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTurnRow:
+    """A raw turn with the session and project it belongs to, for mining signals."""
+
+    id: int
+    session_id: str
+    project: str
+    role: str
+    content: str
+    created_at: datetime
+    record_uuid: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """A stored tool call (table `session_events`)."""
+
+    session_id: str
+    project: str
+    tool: str
+    target: str | None
+    success: bool | None
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SignalsInput:
+    """What `claude-memory signals` reads: sessions to mine, their turns, their projects' calls."""
+
+    session_ids: list[str]
+    projects: list[str]
+    turns: list[SessionTurnRow]
+    events: list[EventRow]
+    project_paths: dict[str, str]

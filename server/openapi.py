@@ -54,6 +54,7 @@ MEMORY = _object(
         "deleted_at": TIME_OR_NULL,
         "metadata": {"type": "object"},
         "supersedes": _nullable("integer"),
+        "archived_at": TIME_OR_NULL,
     }
 )
 SIMILAR = _object(
@@ -254,7 +255,21 @@ SESSION_PAGE = _object(
     }
 )
 MEMORY_LIST = {"type": "array", "items": _ref("Memory")}
-PREFERENCES = _object({"explicit": MEMORY_LIST, "signals": MEMORY_LIST, "inferred": MEMORY_LIST})
+PREFERENCE = _object(
+    {
+        "memory": _ref("Memory"),
+        "tier": {"type": "string", "enum": ["explicit", "signals", "inferred"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "evidence_sessions": COUNT,
+        "last_seen": TIME,
+        "confirmed": {"type": "boolean"},
+        "superseded_by": _nullable("integer"),
+    }
+)
+PREFERENCE_LIST = {"type": "array", "items": _ref("Preference")}
+PREFERENCES = _object(
+    {"explicit": PREFERENCE_LIST, "signals": PREFERENCE_LIST, "inferred": PREFERENCE_LIST}
+)
 HEALTH = _object(
     {
         "status": {"type": "string", "enum": ["ok", "degraded"]},
@@ -324,6 +339,7 @@ SEARCH_REQUEST = _object(
         "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
         "since": {"type": "string"},
         "before": {"type": "string"},
+        "include_archived": {"type": "boolean", "default": False},
         "min_similarity": UNIT,
         "keyword_weight": UNIT,
         "semantic_weight": UNIT,
@@ -349,6 +365,7 @@ SCHEMAS: Schema = {
     "Timeline": TIMELINE,
     "ImportedSession": SESSION,
     "SessionPage": SESSION_PAGE,
+    "Preference": PREFERENCE,
     "PreferenceTiers": PREFERENCES,
     "Health": HEALTH,
     "Error": ERROR,
@@ -384,6 +401,7 @@ FILTER_PARAMS = [
     _query("before", TIME_PARAM),
     _query("include_deleted", {"type": "boolean", "default": False}),
     _query("q", TEXT, "keep memories containing all of these words"),
+    _query("include_archived", {"type": "boolean"}, "raw turns archived by distillation too"),
 ]
 
 

@@ -6,7 +6,10 @@ every write clears.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from server.cache import ReadCache
+from server.config import Settings
 from server.errors import InvalidInput
 from server.models import (
     MemoryFilter,
@@ -14,7 +17,9 @@ from server.models import (
     SessionPage,
     Timeline,
 )
+from server.preferences import build_tiers
 from server.store import memories as memory_store
+from server.store import search as search_store
 from server.store import sessions as session_store
 from server.store import timeline as timeline_store
 from server.store.tx import Pool, transaction
@@ -24,6 +29,7 @@ MAX_TIMELINE_POINTS = 5_000
 MAX_TIMELINE_DAYS = 5_000
 MAX_SESSION_PAGE = 500
 PREFERENCES_PER_TIER = 100
+PREFERENCE_ROWS = 1_000
 
 
 class Views:
@@ -31,6 +37,7 @@ class Views:
 
     pool: Pool
     cache: ReadCache
+    settings: Settings
 
     async def timeline(self, where: MemoryFilter | None = None, *, limit: int = 2_000) -> Timeline:
         """The newest `limit` matching memories as points, and per-day counts per project.
@@ -72,7 +79,7 @@ class Views:
         return await self.cache.get_or_load(("sessions", project, source, limit, offset), load)
 
     async def preferences(self, project: str | None = None) -> PreferenceTiers:
-        """Learned preferences in three tiers, newest first within each (100 per tier).
+        """Learned preferences in three tiers, with confidence and evidence (100 per tier).
 
         With a project, its own preferences and the general ones (stored without a project).
         """
@@ -80,12 +87,10 @@ class Views:
 
         async def load() -> PreferenceTiers:
             async with transaction(self.pool) as conn:
-                tiers = [
-                    await memory_store.list_kind_for_project(
-                        conn, kind, project, PREFERENCES_PER_TIER
-                    )
-                    for kind in ("preference", "pattern", "behavior")
-                ]
-            return PreferenceTiers(explicit=tiers[0], signals=tiers[1], inferred=tiers[2])
+                rows = await memory_store.learned_preferences(conn, project, PREFERENCE_ROWS)
+                pairs = await search_store.similar_pairs(
+                    conn, [m.id for m in rows], self.settings.guard_update_threshold
+                )
+            return build_tiers(rows, pairs, datetime.now(tz=UTC), PREFERENCES_PER_TIER)
 
         return await self.cache.get_or_load(("preferences", project), load)

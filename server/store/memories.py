@@ -26,7 +26,7 @@ from server.store.tx import Conn
 
 COLUMNS = (
     "id, content, content_hash, kind, tags, source, project, project_path, session_id, role,"
-    " created_at, updated_at, deleted_at, metadata, supersedes"
+    " created_at, updated_at, deleted_at, metadata, supersedes, archived_at"
 )
 
 # The WHERE clause every filtered statement shares; parameters come from `filter_params`.
@@ -38,6 +38,7 @@ FILTER_SQL = (
     " AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)"
     " AND (%(before)s::timestamptz IS NULL OR created_at < %(before)s)"
     " AND (%(include_deleted)s OR deleted_at IS NULL)"
+    " AND (%(include_archived)s OR archived_at IS NULL)"
     " AND (%(text)s::text IS NULL OR tsv @@ websearch_to_tsquery('english', %(text)s))"
 )
 
@@ -62,6 +63,7 @@ def filter_params(where: MemoryFilter) -> dict[str, Any]:
         "since": where.since,
         "before": where.before,
         "include_deleted": where.include_deleted,
+        "include_archived": where.include_archived,
         "text": where.text,
     }
 
@@ -357,18 +359,17 @@ async def project_summaries(conn: Conn) -> list[ProjectSummary]:
         return await cur.fetchall()
 
 
-async def list_kind_for_project(
-    conn: Conn, kind: str, project: str | None, limit: int
-) -> list[Memory]:
-    """Live memories of one kind, newest first: a project's own plus the general ones
-    (stored without a project); every project's when `project` is None."""
+async def learned_preferences(conn: Conn, project: str | None, limit: int) -> list[Memory]:
+    """Live preference, pattern and behavior memories, newest first: a project's own plus the
+    general ones (stored without a project); every project's when `project` is None."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE kind = %(kind)s AND deleted_at IS NULL"
+            f"SELECT {COLUMNS} FROM memories"
+            " WHERE kind IN ('preference', 'pattern', 'behavior') AND deleted_at IS NULL"
             " AND (%(project)s::text IS NULL OR project IN ('', %(project)s)"
             "      OR project_path = %(project)s)"
             " ORDER BY created_at DESC, id DESC LIMIT %(limit)s",
-            {"kind": kind, "project": project, "limit": limit},
+            {"project": project, "limit": limit},
         )
         return await cur.fetchall()
 

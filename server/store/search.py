@@ -226,11 +226,15 @@ async def average_term_count(conn: Conn) -> float:
 async def nearest_live(
     conn: Conn, embedding: np.ndarray, *, exclude_id: int | None = None
 ) -> Neighbour | None:
-    """The live memory closest to `embedding` (other than `exclude_id`), for the write guard."""
+    """The live memory closest to `embedding` (other than `exclude_id`), for the write guard.
+
+    Raw turns are not compared against: a memory worth saving is not made redundant by the
+    conversation it was said in.
+    """
     cur = await conn.execute(
         "SELECT id, 1 - (embedding <=> %(vec)s) AS similarity, content"
         " FROM memories"
-        " WHERE deleted_at IS NULL AND embedding IS NOT NULL"
+        " WHERE deleted_at IS NULL AND embedding IS NOT NULL AND kind <> 'raw'"
         " AND (%(exclude)s::bigint IS NULL OR id <> %(exclude)s)"
         " ORDER BY embedding <=> %(vec)s LIMIT 1",
         {"vec": embedding, "exclude": exclude_id},
@@ -242,9 +246,12 @@ async def nearest_live(
 
 
 async def nearest_live_many(
-    conn: Conn, embeddings: Sequence[np.ndarray]
+    conn: Conn, embeddings: Sequence[np.ndarray], *, project: str | None = None
 ) -> list[tuple[int, float] | None]:
-    """(id, similarity) of the live memory closest to each vector, in one statement."""
+    """(id, similarity) of the live memory closest to each vector, in one statement.
+
+    Like `nearest_live`, raw turns are left out; `project` keeps the comparison in one project.
+    """
     if not embeddings:
         return []
     cur = await conn.execute(
@@ -252,11 +259,12 @@ async def nearest_live_many(
         " FROM unnest(%(vecs)s::vector[]) WITH ORDINALITY AS probe (vec, ord)"
         " LEFT JOIN LATERAL ("
         "   SELECT id, 1 - (embedding <=> probe.vec) AS similarity FROM memories"
-        "   WHERE deleted_at IS NULL AND embedding IS NOT NULL"
+        "   WHERE deleted_at IS NULL AND embedding IS NOT NULL AND kind <> 'raw'"
+        "   AND (%(project)s::text IS NULL OR project = %(project)s)"
         "   ORDER BY embedding <=> probe.vec LIMIT 1"
         " ) AS nearest ON true"
         " ORDER BY probe.ord",
-        {"vecs": list(embeddings)},
+        {"vecs": list(embeddings), "project": project},
     )
     return [
         (int(row[1]), float(row[2])) if row[1] is not None else None for row in await cur.fetchall()
@@ -314,5 +322,23 @@ async def duplicate_pairs(
             "threshold": threshold,
             "limit": limit,
         },
+    )
+    return [(int(row[0]), int(row[1]), float(row[2])) for row in await cur.fetchall()]
+
+
+async def similar_pairs(
+    conn: Conn, memory_ids: Sequence[int], min_similarity: float
+) -> list[tuple[int, int, float]]:
+    """(a, b, similarity) for pairs among `memory_ids` in the same project at or above a bound.
+
+    Exact distances over a small set (the preferences shown), so no index is involved.
+    """
+    cur = await conn.execute(
+        "SELECT a.id, b.id, 1 - (a.embedding <=> b.embedding) AS similarity"
+        " FROM memories a JOIN memories b ON a.id < b.id AND a.project = b.project"
+        " WHERE a.id = ANY(%(ids)s) AND b.id = ANY(%(ids)s)"
+        " AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL"
+        " AND 1 - (a.embedding <=> b.embedding) >= %(min)s",
+        {"ids": list(memory_ids), "min": min_similarity},
     )
     return [(int(row[0]), int(row[1]), float(row[2])) for row in await cur.fetchall()]

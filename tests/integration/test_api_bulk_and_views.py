@@ -230,13 +230,27 @@ async def test_timeline_filters_and_bounds(
 # ----- GET /api/preferences -------------------------------------------------------------------
 
 
-async def test_preferences_are_grouped_in_tiers(
+async def test_preferences_are_grouped_in_tiers_with_evidence(
     client: httpx.AsyncClient, service: MemoryService
 ) -> None:
     await service.save(PNPM, kind="preference", project="acme-api")
     await service.save("Prefers short answers with the diff first.", kind="preference")
-    await service.save("Runs pnpm test before every commit (12 of 12 sessions).", kind="pattern")
-    await service.save("Reads failing tests before the code they cover.", kind="behavior")
+    await service.save(
+        "In acme-api the user corrected the assistant: no npm, pnpm only.",
+        kind="preference",
+        source="signals",
+        project="acme-api",
+        metadata={"evidence_sessions": ["s1", "s4", "s9"], "signal_key": "k1"},
+    )
+    await service.save(
+        "Most-run commands in acme-api: pnpm test, pnpm lint.",
+        kind="pattern",
+        source="signals",
+        project="acme-api",
+    )
+    await service.save(
+        "Reads failing tests before the code they cover.", kind="behavior", source="behavior"
+    )
     await service.save("Dashboard uses TanStack Query.", kind="preference", project="acme.web_ui")
     await service.save(CURSOR, kind="distilled")
 
@@ -244,12 +258,44 @@ async def test_preferences_are_grouped_in_tiers(
     for_api = (await client.get("/api/preferences", params={"project": "acme-api"})).json()
 
     assert len(everything["explicit"]) == 3
-    assert [m["kind"] for m in everything["signals"]] == ["pattern"]
-    assert [m["kind"] for m in everything["inferred"]] == ["behavior"]
-    assert {m["content"] for m in for_api["explicit"]} == {
+    assert {p["memory"]["kind"] for p in everything["signals"]} == {"preference", "pattern"}
+    assert [p["memory"]["kind"] for p in everything["inferred"]] == ["behavior"]
+    assert {p["memory"]["content"] for p in for_api["explicit"]} == {
         PNPM,
         "Prefers short answers with the diff first.",
     }
+    correction = next(p for p in everything["signals"] if p["memory"]["kind"] == "preference")
+    habit = next(p for p in everything["signals"] if p["memory"]["kind"] == "pattern")
+    assert correction["evidence_sessions"] == 3
+    assert correction["confidence"] > habit["confidence"]
+    assert {p["tier"] for p in everything["explicit"]} == {"explicit"}
+    assert all(p["confidence"] == 0.9 for p in everything["explicit"])
+
+
+async def test_a_newer_preference_on_the_same_subject_supersedes_the_older(
+    client: httpx.AsyncClient, service: MemoryService
+) -> None:
+    older = await service.save(
+        "Rate limit POST /invoices per client IP address at 30 requests per minute.",
+        kind="preference",
+        project="acme-api",
+        created_at=datetime.fromisoformat("2026-04-20T10:00:00+00:00"),
+    )
+    newer = await service.save(
+        "Rate limit POST /invoices per API key at 30 requests per minute, not per IP.",
+        kind="preference",
+        project="acme-api",
+        created_at=datetime.fromisoformat("2026-04-21T10:00:00+00:00"),
+        force=True,
+    )
+
+    explicit = (await client.get("/api/preferences", params={"project": "acme-api"})).json()[
+        "explicit"
+    ]
+
+    assert [p["memory"]["id"] for p in explicit] == [newer.id, older.id]
+    assert explicit[0]["superseded_by"] is None
+    assert explicit[1]["superseded_by"] == newer.id
 
 
 async def test_preferences_are_empty_tiers_when_nothing_is_learned(

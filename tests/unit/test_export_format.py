@@ -24,6 +24,7 @@ MEMORY = Memory(
     deleted_at=None,
     metadata={"turns": [1, 2]},
     supersedes=None,
+    archived_at=None,
 )
 
 

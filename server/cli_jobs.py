@@ -1,0 +1,285 @@
+"""The batch-job subcommands: import, distill, signals, behavior, profile.
+
+Registered by server/cli.py. Like the other commands, heavy modules are imported inside the
+command that needs them; each prints a human summary (or JSON with `--json`) and exits 1 only
+when the job could do nothing at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from server.config import Settings
+from server.errors import ServiceError, StartupError
+
+if TYPE_CHECKING:
+    from server.ingest.importer import ImportSummary
+
+
+def add_job_commands(commands: Any) -> None:
+    """Add the job subcommands to `commands` (an argparse subparsers object)."""
+    importer = commands.add_parser(
+        "import",
+        help="import sessions, exports, notes or memory files",
+        description="Import into memory. Give one or more sources; re-running imports only "
+        "what is new.",
+    )
+    importer.add_argument(
+        "--claude-code",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="Claude Code sessions under DIR (default: $CLAUDE_CONFIG_DIR/projects, "
+        "else ~/.claude/projects)",
+    )
+    importer.add_argument("--claude-ai", metavar="FILE", help="claude.ai export: .zip or .json")
+    importer.add_argument(
+        "--text", nargs="+", metavar="PATH", help="Markdown/text files or folders"
+    )
+    importer.add_argument("--memories", metavar="FILE", help="a file written by export (.jsonl)")
+    importer.add_argument("--project", help="only this project (display name or path)")
+    importer.add_argument("--since", help="only turns from this time on (ISO 8601 or 7d / 12h)")
+    importer.add_argument(
+        "--min-length", type=int, default=50, help="skip turns shorter than this (default 50)"
+    )
+    importer.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    importer.add_argument("--json", action="store_true", help="print the summary as JSON")
+    importer.set_defaults(run=cmd_import)
+
+    distill = commands.add_parser(
+        "distill", help="distill imported sessions into durable memories with a local LLM"
+    )
+    distill.add_argument("--project", help="only sessions of this project")
+    distill.add_argument("--session", metavar="ID", help="only this session (id or unique prefix)")
+    distill.add_argument("--model", help="the LLM model (default: DISTILL_MODEL)")
+    distill.add_argument(
+        "--workers", type=int, help="sessions at a time (default: DISTILL_WORKERS)"
+    )
+    distill.add_argument(
+        "--reset-failures",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="make failed sessions (all, or this one) pending again, then exit",
+    )
+    distill.add_argument("--dry-run", action="store_true", help="list what would be sent")
+    distill.add_argument("--json", action="store_true", help="print the summary as JSON")
+    distill.set_defaults(run=cmd_distill)
+
+    signals = commands.add_parser(
+        "signals", help="learn corrections and habits from sessions (no LLM)"
+    )
+    signals.add_argument("--project", help="only sessions of this project")
+    signals.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    signals.add_argument("--json", action="store_true", help="print the summary as JSON")
+    signals.set_defaults(run=cmd_signals)
+
+    profile = commands.add_parser(
+        "profile", help="write a compact user profile to ~/.claude/user.md"
+    )
+    profile.add_argument(
+        "--output", metavar="FILE", help="where to write (default ~/.claude/user.md)"
+    )
+    profile.add_argument(
+        "--patch-claude-md",
+        action="store_true",
+        help="also add a pointer to it in ~/.claude/CLAUDE.md (once)",
+    )
+    profile.add_argument("--json", action="store_true", help="print the summary as JSON")
+    profile.set_defaults(run=cmd_profile)
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+
+    from server.ingest.documents import import_claude_ai, import_memories, import_text
+    from server.ingest.importer import (
+        ClaudeCodeImporter,
+        ImportFilters,
+        default_projects_root,
+    )
+    from server.ingest.notify import notify_server
+    from server.progress import ProgressLine
+    from server.runtime import open_service
+    from server.timeparse import parse_optional_time
+
+    sources = (args.claude_code, args.claude_ai, args.text, args.memories)
+    if all(source is None for source in sources):
+        raise StartupError("say what to import: --claude-code, --claude-ai, --text or --memories")
+    if args.min_length < 0:
+        raise StartupError("--min-length must be 0 or more")
+    try:
+        since = parse_optional_time(args.since, "--since")
+    except ServiceError as exc:
+        raise StartupError(exc.message) from None
+    filters = ImportFilters(project=args.project, since=since, min_length=args.min_length)
+
+    async def run() -> list[ImportSummary]:
+        summaries = []
+        async with open_service(settings) as service:
+            if args.claude_code is not None:
+                root = (
+                    Path(args.claude_code).expanduser()
+                    if args.claude_code
+                    else default_projects_root(dict(os.environ), Path.home())
+                )
+                with ProgressLine("sessions", sys.stderr) as progress:
+                    importer = ClaudeCodeImporter(
+                        service, filters, dry_run=args.dry_run, progress=progress.update
+                    )
+                    summaries.append(await importer.run(root))
+            if args.claude_ai is not None:
+                summaries.append(
+                    await import_claude_ai(
+                        service,
+                        Path(args.claude_ai).expanduser(),
+                        min_length=args.min_length,
+                        dry_run=args.dry_run,
+                    )
+                )
+            if args.text is not None:
+                paths = [Path(p).expanduser() for p in args.text]
+                summaries.append(await import_text(service, paths, dry_run=args.dry_run))
+            if args.memories is not None:
+                summaries.append(
+                    await import_memories(
+                        service, Path(args.memories).expanduser(), dry_run=args.dry_run
+                    )
+                )
+        return summaries
+
+    summaries = asyncio.run(run())
+    if not args.dry_run and any(s.turns_imported for s in summaries):
+        notify_server(settings)
+    if args.json:
+        print(json.dumps([s.as_json() for s in summaries]))  # noqa: T201
+    else:
+        for summary in summaries:
+            _print_import_summary(summary)
+    return 1 if any(s.nothing_imported_and_failed for s in summaries) else 0
+
+
+def _print_import_summary(summary: ImportSummary) -> None:
+    """The human form of an ImportSummary, on stdout."""
+    verb = "would import" if summary.dry_run else "imported"
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.turns_skipped.items()) if n)
+    sessions = f" from {summary.sessions} sessions" if summary.sessions else ""
+    lines = [
+        f"{summary.source}: {verb} {summary.turns_imported} memories{sessions} "
+        f"in {summary.seconds:.1f}s",
+        f"  files: {summary.files_found} found, {summary.files_read} read, "
+        f"{summary.files_unchanged} unchanged, {summary.files_failed} failed",
+        f"  duplicates: {summary.turns_duplicate}; redactions: {summary.redactions}; "
+        f"tool events: {summary.events}; malformed lines: {summary.malformed_lines}",
+        f"  skipped: {skipped or 'none'}",
+    ]
+    lines += [f"  error: {error}" for error in summary.errors[:20]]
+    if len(summary.errors) > 20:
+        lines.append(f"  ... and {len(summary.errors) - 20} more errors")
+    print("\n".join(lines))  # noqa: T201
+
+
+def _print_summary(title: str, summary: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary))  # noqa: T201
+        return
+    lines = [title]
+    for key, value in summary.items():
+        if isinstance(value, list):
+            lines += [f"  {key}:"] + [f"    - {item}" for item in value[:30]]
+            if len(value) > 30:
+                lines.append(f"    ... and {len(value) - 30} more")
+        elif value is not None:
+            lines.append(f"  {key}: {value}")
+    print("\n".join(lines))  # noqa: T201
+
+
+def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.distill import Distiller
+    from server.learn.llm import ChatClient
+    from server.progress import ProgressLine
+    from server.runtime import open_service
+
+    workers = args.workers or settings.distill_workers
+    if workers < 1:
+        raise StartupError("--workers must be 1 or more")
+    model = args.model or settings.distill_model
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings) as service:
+            if args.reset_failures is not None:
+                changed = await service.reset_distill_failures(args.reset_failures or None)
+                return {"reset": changed}
+            api_key = settings.llm_api_key.reveal() if settings.llm_api_key else None
+            async with ChatClient(
+                settings.ollama_url, api_key=api_key, timeout=settings.llm_timeout_seconds
+            ) as client:
+                with ProgressLine("distilling", sys.stderr) as progress:
+                    distiller = Distiller(
+                        service,
+                        client,
+                        model=model,
+                        workers=workers,
+                        dry_run=args.dry_run,
+                        progress=progress.update,
+                    )
+                    summary = await distiller.run(project=args.project, session=args.session)
+        return summary.as_json()
+
+    try:
+        result = asyncio.run(run())
+    except ServiceError as exc:
+        raise StartupError(exc.message) from None
+    _print_summary("distill:", result, args.json)
+    if result.get("stopped"):
+        print(f"claude-memory: distill stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
+        return 1
+    return 0
+
+
+def cmd_signals(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.signals_job import mine_signals
+    from server.runtime import open_service
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings) as service:
+            summary = await mine_signals(service, project=args.project, dry_run=args.dry_run)
+        return summary.as_json()
+
+    _print_summary("signals:", asyncio.run(run()), args.json)
+    return 0
+
+
+def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
+    from datetime import UTC, datetime
+
+    from server.learn.profile import (
+        claude_dir,
+        current_user,
+        patch_claude_md,
+        render_profile,
+        write_atomically,
+    )
+    from server.runtime import open_service
+
+    folder = claude_dir(dict(os.environ), Path.home())
+    output = Path(args.output).expanduser() if args.output else folder / "user.md"
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings) as service:
+            tiers = await service.preferences()
+            projects = await service.projects()
+        text = render_profile(
+            tiers, projects, user=current_user(), generated_at=datetime.now(tz=UTC)
+        )
+        write_atomically(output, text)
+        patched = patch_claude_md(folder / "CLAUDE.md", output) if args.patch_claude_md else False
+        return {"profile": str(output), "characters": len(text), "claude_md_patched": patched}
+
+    _print_summary("profile:", asyncio.run(run()), args.json)
+    return 0

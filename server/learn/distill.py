@@ -1,0 +1,186 @@
+"""`claude-memory distill`: imported sessions into durable memories, through a local LLM.
+
+For each pending session (server/learning.py decides which), the turns not yet distilled are
+rendered into windows that fit the model's context (distill_core.transcript_windows), each
+window is distilled (one request, one repair request), the results are merged, and the
+service stores them with the session's turns archived and its state set, in one transaction.
+
+Failures are per session and counted: an unusable reply after the repair is a failure with
+its reason; at three the session waits for `--reset-failures`. An LLM that does not answer
+(down, timing out, unknown model) is not the session's fault: the run stops with one clear
+message and no session is charged a failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from server.learn.distill_core import (
+    DistilledItem,
+    DistillFailed,
+    SessionTurn,
+    distill_window,
+    merge_items,
+    transcript_windows,
+)
+from server.learn.llm import ChatClient, LlmError
+from server.memory import MemoryService
+from server.models import MemoryDraft, PendingSession, StoredTurn
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+# Distilled kinds that are memory kinds of their own; the rest are `distilled`, tagged.
+OWN_KINDS = ("preference", "pattern", "behavior")
+
+
+@dataclass(slots=True)
+class DistillSummary:
+    dry_run: bool
+    model: str
+    sessions: int = 0
+    distilled: int = 0
+    failed: int = 0
+    windows: int = 0
+    memories_saved: int = 0
+    duplicates: int = 0
+    turns_archived: int = 0
+    failures: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "dry_run": self.dry_run,
+            "model": self.model,
+            "sessions": self.sessions,
+            "distilled": self.distilled,
+            "failed": self.failed,
+            "windows": self.windows,
+            "memories_saved": self.memories_saved,
+            "duplicates": self.duplicates,
+            "turns_archived": self.turns_archived,
+            "failures": self.failures,
+            "stopped": self.stopped,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class Distiller:
+    """One run: the pending sessions, `workers` at a time."""
+
+    def __init__(
+        self,
+        service: MemoryService,
+        client: ChatClient,
+        *,
+        model: str,
+        workers: int,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> None:
+        self.service = service
+        self.client = client
+        self.model = model
+        self.workers = workers
+        self.dry_run = dry_run
+        self.progress = progress
+        self.summary = DistillSummary(dry_run=dry_run, model=model)
+        self._stop = asyncio.Event()
+        self._done = 0
+
+    async def run(
+        self, *, project: str | None = None, session: str | None = None
+    ) -> DistillSummary:
+        started = time.monotonic()
+        queue = await self.service.distill_queue(project=project, session=session)
+        self.summary.sessions = len(queue)
+        slots = asyncio.Semaphore(self.workers)
+
+        async def one(pending: PendingSession) -> None:
+            async with slots:
+                if not self._stop.is_set():
+                    await self._session(pending)
+                self._done += 1
+                if self.progress is not None:
+                    self.progress(self._done, len(queue))
+
+        await asyncio.gather(*(one(pending) for pending in queue))
+        self.summary.seconds = time.monotonic() - started
+        return self.summary
+
+    async def _session(self, pending: PendingSession) -> None:
+        turns = await self.service.undistilled_turns(pending.session_id)
+        if not turns:
+            return
+        try:
+            windows = transcript_windows(
+                [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
+                project=pending.project,
+                title=pending.title,
+                context_tokens=self.service.settings.distill_context_tokens,
+            )
+        except ValueError as exc:  # a context too small for any transcript
+            self._halt(str(exc))
+            return
+        self.summary.windows += len(windows)
+        if self.dry_run:
+            return
+        try:
+            results = [
+                await distill_window(self.client, window, project=pending.project, model=self.model)
+                for window in windows
+            ]
+        except DistillFailed as exc:
+            failures = await self.service.record_distill_failure(pending.session_id, str(exc))
+            self.summary.failed += 1
+            self.summary.failures.append(f"{pending.session_id}: {exc} (failure {failures} of 3)")
+            return
+        except LlmError as exc:
+            self._halt(str(exc))
+            return
+        drafts = [_draft(item, pending, turns, self.model) for item in merge_items(results)]
+        outcome = await self.service.store_distilled(pending, drafts, [t.id for t in turns])
+        self.summary.distilled += 1
+        self.summary.memories_saved += outcome.saved
+        self.summary.duplicates += outcome.duplicates
+        self.summary.turns_archived += outcome.archived
+
+    def _halt(self, reason: str) -> None:
+        """Stop taking sessions: the problem is not one session's, so none is charged."""
+        if not self._stop.is_set():
+            self._stop.set()
+            self.summary.stopped = reason
+            logger.error("stopping: %s", reason)
+
+
+def _draft(
+    item: DistilledItem, session: PendingSession, turns: list[StoredTurn], model: str
+) -> MemoryDraft:
+    """A distilled item as a memory, dated by the last turn it cites (else the session's last)."""
+    times = {t.id: t.created_at for t in turns}
+    cited = [times[i] for i in item.source_turns if i in times]
+    said_at = max(cited) if cited else turns[-1].created_at
+    kind = item.kind if item.kind in OWN_KINDS else "distilled"
+    tags = list(dict.fromkeys([*item.tags, item.kind]))
+    return MemoryDraft(
+        content=item.content,
+        kind=kind,
+        tags=tags,
+        source="distill",
+        project=session.project,
+        session_id=session.session_id,
+        created_at=said_at,
+        metadata={
+            "distill_kind": item.kind,
+            "source_turns": item.source_turns,
+            "evidence_sessions": [session.session_id],
+            "last_seen": said_at.isoformat(),
+            "model": model,
+        },
+    )

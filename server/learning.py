@@ -1,0 +1,217 @@
+"""What the learning jobs (distill, signals, behavior) ask of the service.
+
+A mixin of MemoryService (server/memory.py). The jobs in server/learn/ decide what to learn;
+this module stores it with the same redaction and dedup as every other write, and keeps each
+session's outcome atomic: its new memories, the archiving of the turns they came from and its
+state commit together, or not at all.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from server.cache import ReadCache
+from server.config import Settings
+from server.embeddings import Embedder
+from server.errors import InvalidInput, NotFound
+from server.models import (
+    DistillOutcome,
+    MemoryDraft,
+    NewMemory,
+    PendingSession,
+    SignalOutcome,
+    SignalsInput,
+    StoredTurn,
+)
+from server.store import learning as learning_store
+from server.store import memories as memory_store
+from server.store import search as search_store
+from server.store.tx import Pool, transaction
+from server.validation import blank_to_none, prepare_draft
+
+logger = logging.getLogger(__name__)
+
+MAX_DISTILL_FAILURES = 3
+
+
+class Learning:
+    """Distill and signal storage, for MemoryService."""
+
+    pool: Pool
+    embedder: Embedder
+    settings: Settings
+    cache: ReadCache
+
+    async def resolve_session(self, id_or_prefix: str) -> str:
+        """The full id of the one imported session starting with `id_or_prefix`."""
+        prefix = blank_to_none(id_or_prefix)
+        if prefix is None:
+            raise InvalidInput("give a session id or the start of one")
+        async with transaction(self.pool) as conn:
+            matches = await learning_store.sessions_with_prefix(conn, prefix)
+        if not matches:
+            raise NotFound(f"no imported session starts with {prefix!r}")
+        if prefix in matches:
+            return prefix
+        if len(matches) > 1:
+            shown = ", ".join(matches[:5])
+            raise InvalidInput(f"{prefix!r} matches {len(matches)} sessions ({shown}); give more")
+        return matches[0]
+
+    async def distill_queue(
+        self, *, project: str | None = None, session: str | None = None
+    ) -> list[PendingSession]:
+        """Sessions to distill now: pending, below the failure cap, long enough."""
+        session_ids = [await self.resolve_session(session)] if session else None
+        async with transaction(self.pool) as conn:
+            return await learning_store.pending_sessions(
+                conn,
+                project=blank_to_none(project),
+                session_ids=session_ids,
+                min_messages=self.settings.distill_min_messages,
+                max_failures=MAX_DISTILL_FAILURES,
+            )
+
+    async def undistilled_turns(self, session_id: str) -> list[StoredTurn]:
+        async with transaction(self.pool) as conn:
+            return await learning_store.undistilled_turns(conn, session_id)
+
+    async def store_distilled(
+        self, session: PendingSession, drafts: Sequence[MemoryDraft], turn_ids: Sequence[int]
+    ) -> DistillOutcome:
+        """Save a session's distilled memories, archive the turns read, mark it done: one commit.
+
+        Each memory is checked against what the project already knows (never against raw
+        turns): an exact copy or a near copy (GUARD_NOOP_THRESHOLD) is counted, not stored.
+        """
+        prepared: list[NewMemory] = []
+        seen: set[str] = set()
+        for draft in drafts:
+            try:
+                memory, _ = prepare_draft(draft, self.settings.max_content_chars)
+            except InvalidInput as exc:
+                logger.warning("dropped a distilled item of %s: %s", session.session_id, exc)
+                continue
+            if memory.content_hash not in seen:
+                seen.add(memory.content_hash)
+                prepared.append(memory)
+        vectors = await self.embedder.embed_documents_async([m.content for m in prepared])
+        async with transaction(self.pool) as conn:
+            stored = {
+                m.content_hash
+                for m in await memory_store.get_by_hashes(conn, [m.content_hash for m in prepared])
+            }
+            nearest = await search_store.nearest_live_many(
+                conn, [v.vector for v in vectors], project=session.project
+            )
+            keep = [
+                (memory, vector)
+                for memory, vector, hit in zip(prepared, vectors, nearest, strict=True)
+                if memory.content_hash not in stored
+                and (hit is None or hit[1] < self.settings.guard_noop_threshold)
+            ]
+            ids = await memory_store.insert_many(conn, [m for m, _ in keep], [v for _, v in keep])
+            saved = sum(1 for new_id in ids if new_id is not None)
+            archived = await learning_store.archive(conn, turn_ids)
+            await learning_store.mark_distilled(conn, session.session_id, len(turn_ids))
+        self.cache.invalidate()
+        logger.info(
+            "distilled session %s: %d memories, %d turns archived",
+            session.session_id,
+            saved,
+            archived,
+        )
+        return DistillOutcome(saved=saved, duplicates=len(drafts) - saved, archived=archived)
+
+    async def record_distill_failure(self, session_id: str, reason: str) -> int:
+        """Count a failed attempt with its reason; returns the session's failure count."""
+        async with transaction(self.pool) as conn:
+            failures = await learning_store.mark_distill_failed(
+                conn, session_id, reason, MAX_DISTILL_FAILURES
+            )
+        self.cache.invalidate()
+        return failures
+
+    async def reset_distill_failures(self, session: str | None = None) -> int:
+        """Give failed sessions (one, or all) a fresh start; returns how many changed."""
+        session_ids = [await self.resolve_session(session)] if session else None
+        async with transaction(self.pool) as conn:
+            changed = await learning_store.reset_failures(conn, session_ids)
+        self.cache.invalidate()
+        return changed
+
+    async def signals_input(self, project: str | None = None) -> SignalsInput:
+        """Sessions not yet mined, their turns, and every tool call of their projects."""
+        async with transaction(self.pool) as conn:
+            sessions = await learning_store.sessions_pending_signals(conn, blank_to_none(project))
+            session_ids = [session_id for session_id, _ in sessions]
+            projects = sorted({name for _, name in sessions if name})
+            turns = await learning_store.turns_of_sessions(conn, session_ids)
+            events = await learning_store.events_of(
+                conn, session_ids=session_ids, projects=projects
+            )
+            paths = await learning_store.project_paths(conn, projects)
+        return SignalsInput(
+            session_ids=session_ids,
+            projects=projects,
+            turns=turns,
+            events=events,
+            project_paths=paths,
+        )
+
+    async def upsert_signals(
+        self, drafts: Sequence[MemoryDraft], *, mined_sessions: Sequence[str] = ()
+    ) -> SignalOutcome:
+        """Store learned memories keyed by `metadata["signal_key"]`, updating them in place.
+
+        A key seen before keeps its memory: unchanged text is left alone, changed text replaces
+        the old (re-embedded), so a recomputed aggregate never adds a second copy. A memory the
+        user deleted stays deleted. Everything, with `mined_sessions` marked done, commits in
+        one transaction.
+        """
+        prepared: list[NewMemory] = []
+        for draft in drafts:
+            if not draft.metadata.get("signal_key"):
+                raise InvalidInput("every signal needs metadata.signal_key")
+            prepared.append(prepare_draft(draft, self.settings.max_content_chars)[0])
+        async with transaction(self.pool) as conn:
+            existing = {
+                m.metadata["signal_key"]: m
+                for m in await learning_store.by_signal_keys(
+                    conn, [str(m.metadata["signal_key"]) for m in prepared]
+                )
+            }
+        changed = [
+            m
+            for m in prepared
+            if (old := existing.get(m.metadata["signal_key"])) is None
+            or (old.deleted_at is None and old.content_hash != m.content_hash)
+        ]
+        vectors = await self.embedder.embed_documents_async([m.content for m in changed])
+        created = updated = 0
+        async with transaction(self.pool) as conn:
+            new_rows = []
+            for memory, vector in zip(changed, vectors, strict=True):
+                old = existing.get(memory.metadata["signal_key"])
+                if old is None:
+                    new_rows.append((memory, vector))
+                    continue
+                clash = await memory_store.get_by_hash(conn, memory.content_hash)
+                if clash is not None and clash.id != old.id:
+                    continue  # the new text is stored already, under another memory
+                await memory_store.update_content(
+                    conn, old.id, memory.content, memory.content_hash, vector
+                )
+                await learning_store.set_metadata(conn, old.id, memory.metadata)
+                updated += 1
+            ids = await memory_store.insert_many(
+                conn, [m for m, _ in new_rows], [v for _, v in new_rows]
+            )
+            created = sum(1 for new_id in ids if new_id is not None)
+            await learning_store.mark_signals_done(conn, mined_sessions)
+        if created or updated or mined_sessions:
+            self.cache.invalidate()
+        return SignalOutcome(
+            created=created, updated=updated, unchanged=len(prepared) - created - updated
+        )
