@@ -132,6 +132,8 @@ def _filter_from_query(request: Request, *, archived_by_default: bool = False) -
         include_deleted=_query_bool(request, "include_deleted", False),
         text=_query_text(request, "q"),
         include_archived=_query_bool(request, "include_archived", archived_by_default),
+        only_deleted=_query_bool(request, "only_deleted", False),
+        session_id=_query_text(request, "session_id"),
     )
 
 
@@ -223,6 +225,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             tag=_query_text(request, "tag"),
             project=_query_text(request, "project"),
             source=_query_text(request, "source"),
+            everything=_query_bool(request, "all", False),
             dry_run=_query_bool(request, "dry_run", True),
         )
         return JSONResponse(to_json(result))
@@ -319,6 +322,17 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         )
         return JSONResponse(to_json(page))
 
+    async def lock(request: Request) -> JSONResponse:
+        memory_id = _memory_id(request)
+        body = await _json_body(request)
+        locked = _field(body, "locked", bool, True)
+        return JSONResponse(to_json(await service.set_locked(memory_id, locked)))
+
+    async def reset_failures(request: Request) -> JSONResponse:
+        body = await _json_body(request)
+        session = _field(body, "session", str, None)
+        return JSONResponse({"reset": await service.reset_distill_failures(session or None)})
+
     async def openapi(request: Request) -> JSONResponse:
         return JSONResponse(openapi_document())
 
@@ -342,4 +356,6 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         Route("/api/timeline", timeline, methods=["GET"]),
         Route("/api/preferences", preferences, methods=["GET"]),
         Route("/api/sessions", sessions, methods=["GET"]),
+        Route("/api/sessions/reset-failures", reset_failures, methods=["POST"]),
+        Route("/api/memories/{memory_id}/lock", lock, methods=["POST"]),
     ]

@@ -254,7 +254,9 @@ class BulkWrites:
                     await session_store.insert_events(conn, item.events)
                     await session_store.record_results(conn, item.results)
                     if item.progress is not None:
-                        await session_store.record_progress(conn, item.progress, saved)
+                        await session_store.record_progress(
+                            conn, item.progress, saved, len(item.events)
+                        )
             except Unavailable:
                 raise
             except Exception as exc:  # one bad file must not stop the others

@@ -72,6 +72,22 @@ def add_job_commands(commands: Any) -> None:
     distill.add_argument("--json", action="store_true", help="print the summary as JSON")
     distill.set_defaults(run=cmd_distill)
 
+    behavior = commands.add_parser(
+        "behavior", help="learn how the user works from distilled sessions, with the LLM"
+    )
+    behavior.add_argument("--project", help="only sessions of this project")
+    behavior.add_argument("--session", metavar="ID", help="only this session (id or prefix)")
+    behavior.add_argument("--model", help="the LLM model (default: DISTILL_MODEL)")
+    behavior.add_argument(
+        "--workers", type=int, help="sessions at a time (default: DISTILL_WORKERS)"
+    )
+    behavior.add_argument(
+        "--force", action="store_true", help="read sessions again, replacing what they gave"
+    )
+    behavior.add_argument("--dry-run", action="store_true", help="list sessions, send nothing")
+    behavior.add_argument("--json", action="store_true", help="print the summary as JSON")
+    behavior.set_defaults(run=cmd_behavior)
+
     signals = commands.add_parser(
         "signals", help="learn corrections and habits from sessions (no LLM)"
     )
@@ -238,6 +254,46 @@ def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
     _print_summary("distill:", result, args.json)
     if result.get("stopped"):
         print(f"claude-memory: distill stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
+        return 1
+    return 0
+
+
+def cmd_behavior(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.behavior import BehaviorReader
+    from server.learn.llm import ChatClient
+    from server.progress import ProgressLine
+    from server.runtime import open_service
+
+    workers = args.workers or settings.distill_workers
+    if workers < 1:
+        raise StartupError("--workers must be 1 or more")
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings) as service:
+            api_key = settings.llm_api_key.reveal() if settings.llm_api_key else None
+            async with ChatClient(
+                settings.ollama_url, api_key=api_key, timeout=settings.llm_timeout_seconds
+            ) as client:
+                with ProgressLine("reading behaviour", sys.stderr) as progress:
+                    reader = BehaviorReader(
+                        service,
+                        client,
+                        model=args.model or settings.distill_model,
+                        workers=workers,
+                        force=args.force,
+                        dry_run=args.dry_run,
+                        progress=progress.update,
+                    )
+                    summary = await reader.run(project=args.project, session=args.session)
+        return summary.as_json()
+
+    try:
+        result = asyncio.run(run())
+    except ServiceError as exc:
+        raise StartupError(exc.message) from None
+    _print_summary("behavior:", result, args.json)
+    if result.get("stopped"):
+        print(f"claude-memory: behavior stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
         return 1
     return 0
 

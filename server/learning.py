@@ -17,9 +17,11 @@ from server.embeddings import Embedder
 from server.errors import InvalidInput, NotFound
 from server.models import (
     DistillOutcome,
+    Memory,
     MemoryDraft,
     NewMemory,
     PendingSession,
+    SessionTurnRow,
     SignalOutcome,
     SignalsInput,
     StoredTurn,
@@ -28,7 +30,7 @@ from server.store import learning as learning_store
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.tx import Pool, transaction
-from server.validation import blank_to_none, prepare_draft
+from server.validation import blank_to_none, check_id, prepare_draft
 
 logger = logging.getLogger(__name__)
 
@@ -215,3 +217,96 @@ class Learning:
         return SignalOutcome(
             created=created, updated=updated, unchanged=len(prepared) - created - updated
         )
+
+    # ----- behaviour --------------------------------------------------------------------------
+
+    async def behavior_queue(
+        self, *, project: str | None = None, session: str | None = None, force: bool = False
+    ) -> list[PendingSession]:
+        """Distilled sessions to read for behaviour; with `force`, ones already read too."""
+        session_ids = [await self.resolve_session(session)] if session else None
+        async with transaction(self.pool) as conn:
+            return await learning_store.behavior_pending(
+                conn,
+                project=blank_to_none(project),
+                session_ids=session_ids,
+                force=force,
+                max_failures=MAX_DISTILL_FAILURES,
+            )
+
+    async def session_turns(self, session_id: str) -> list[SessionTurnRow]:
+        """All raw turns of a session, archived ones included, in order."""
+        async with transaction(self.pool) as conn:
+            return await learning_store.turns_of_sessions(conn, [session_id])
+
+    async def store_behavior(
+        self, session: PendingSession, drafts: Sequence[MemoryDraft], *, force: bool
+    ) -> SignalOutcome:
+        """Save a session's behaviour observations and mark it read, in one transaction.
+
+        An observation close to one already stored (GUARD_NOOP_THRESHOLD) is not stored again:
+        the stored one gains this session as evidence, which is what makes its confidence grow.
+        With `force`, what earlier passes learned from this session is replaced.
+        """
+        prepared = [prepare_draft(d, self.settings.max_content_chars)[0] for d in drafts]
+        vectors = await self.embedder.embed_documents_async([m.content for m in prepared])
+        created = supported = 0
+        async with transaction(self.pool) as conn:
+            if force:
+                await learning_store.forget_behavior_of(conn, session.session_id)
+            nearest = await search_store.nearest_live_many(conn, [v.vector for v in vectors])
+            close = [h for h in nearest if h and h[1] >= self.settings.guard_noop_threshold]
+            kinds = {m.id: m.kind for m in await memory_store.get_many(conn, [h[0] for h in close])}
+            fresh = []
+            for memory, vector, hit in zip(prepared, vectors, nearest, strict=True):
+                if hit is not None and kinds.get(hit[0]) == "behavior":
+                    seen = str(memory.metadata.get("last_seen", ""))
+                    await learning_store.add_evidence(conn, hit[0], session.session_id, seen)
+                    supported += 1
+                elif hit is None or hit[1] < self.settings.guard_noop_threshold:
+                    fresh.append((memory, vector))
+            # A forced re-read that finds what it found before brings that row back.
+            replaced = {
+                m.content_hash: m.id
+                for m in await memory_store.get_by_hashes(conn, [m.content_hash for m, _ in fresh])
+                if m.deleted_at is not None and m.session_id == session.session_id
+            }
+            restored = await memory_store.restore_many(conn, list(replaced.values()))
+            fresh = [(m, v) for m, v in fresh if m.content_hash not in replaced]
+            ids = await memory_store.insert_many(conn, [m for m, _ in fresh], [v for _, v in fresh])
+            created = len(restored) + sum(1 for new_id in ids if new_id is not None)
+            await learning_store.mark_behavior(conn, session.session_id)
+        self.cache.invalidate()
+        return SignalOutcome(
+            created=created, updated=supported, unchanged=len(prepared) - created - supported
+        )
+
+    async def record_behavior_failure(self, session_id: str, reason: str) -> int:
+        async with transaction(self.pool) as conn:
+            failures = await learning_store.mark_behavior_failed(
+                conn, session_id, reason, MAX_DISTILL_FAILURES
+            )
+        self.cache.invalidate()
+        return failures
+
+    # ----- the user's verdicts ----------------------------------------------------------------
+
+    async def set_locked(self, memory_id: int, locked: bool) -> Memory:
+        """Lock a learned preference (the user confirms it: explicit tier) or unlock it."""
+        check_id(memory_id)
+        async with transaction(self.pool) as conn:
+            memory = await memory_store.get_for_update(conn, memory_id)
+            if memory is None or memory.deleted_at is not None:
+                raise NotFound(f"no live memory with id {memory_id}")
+            if memory.kind not in ("preference", "pattern", "behavior"):
+                raise InvalidInput(
+                    f"memory {memory_id} is a {memory.kind}; only preference, pattern and "
+                    "behavior memories can be locked"
+                )
+            metadata = {**memory.metadata, "locked": locked, "confirmed": locked}
+            await learning_store.set_metadata(conn, memory_id, metadata)
+            updated = await memory_store.get(conn, memory_id)
+        self.cache.invalidate()
+        if updated is None:
+            raise NotFound(f"memory {memory_id} was purged meanwhile")
+        return updated

@@ -367,17 +367,26 @@ class MemoryService(BulkWrites, Learning, Views):
         tag: str | None = None,
         project: str | None = None,
         source: str | None = None,
+        everything: bool = False,
         dry_run: bool = True,
     ) -> BulkDeleteResult:
-        """Soft-delete every live memory with this tag/project/source (all given must match)."""
+        """Soft-delete every live memory with this tag/project/source (all given must match).
+
+        `everything` (and no filter) soft-deletes every memory: restorable, like any delete.
+        """
         where = MemoryFilter(
             tag=blank_to_none(tag),
             project=blank_to_none(project),
             source=blank_to_none(source),
             include_archived=True,
         )
-        if where.tag is None and where.project is None and where.source is None:
-            raise InvalidInput("give at least one of tag, project or source to bulk delete")
+        unfiltered = where.tag is None and where.project is None and where.source is None
+        if unfiltered and not everything:
+            raise InvalidInput(
+                "give at least one of tag, project or source to bulk delete (or all=true)"
+            )
+        if everything and not unfiltered:
+            raise InvalidInput("all=true deletes everything; do not combine it with filters")
         async with transaction(self.pool) as conn:
             matched = await memory_store.count(conn, where)
             shown = await memory_store.preview_matching(conn, where, BULK_PREVIEW_ROWS)

@@ -146,7 +146,8 @@ class MemoryFilter:
     """Optional filters shared by list, search, bulk delete and export; None means "any".
 
     `text` keeps memories containing all of its words (web-search syntax, English stemming).
-    Raw turns archived by distillation are left out unless `include_archived`."""
+    Raw turns archived by distillation are left out unless `include_archived`; `only_deleted`
+    keeps soft-deleted memories only (the UI's deleted view)."""
 
     project: str | None = None
     tag: str | None = None
@@ -157,6 +158,8 @@ class MemoryFilter:
     include_deleted: bool = False
     text: str | None = None
     include_archived: bool = False
+    only_deleted: bool = False
+    session_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

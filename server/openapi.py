@@ -374,6 +374,8 @@ SCHEMAS: Schema = {
     "UpdateMemory": UPDATE_MEMORY,
     "RecallRequest": RECALL_REQUEST,
     "SearchRequest": SEARCH_REQUEST,
+    "LockRequest": _object({"locked": {"type": "boolean", "default": True}}, []),
+    "ResetFailures": _object({"session": {"type": "string"}}, []),
 }
 
 
@@ -402,6 +404,8 @@ FILTER_PARAMS = [
     _query("include_deleted", {"type": "boolean", "default": False}),
     _query("q", TEXT, "keep memories containing all of these words"),
     _query("include_archived", {"type": "boolean"}, "raw turns archived by distillation too"),
+    _query("only_deleted", {"type": "boolean", "default": False}, "soft-deleted memories only"),
+    _query("session_id", TEXT, "memories of one session"),
 ]
 
 
@@ -490,6 +494,7 @@ def _paths() -> Schema:
                     _query("project", TEXT),
                     _query("tag", TEXT),
                     _query("source", TEXT),
+                    _query("all", {"type": "boolean", "default": False}),
                     _query("dry_run", {"type": "boolean", "default": True}),
                 ],
             ),
@@ -593,6 +598,21 @@ def _paths() -> Schema:
                 "Learned preferences: explicit, signals, inferred",
                 {"200": _json(_ref("PreferenceTiers"), ok)},
                 parameters=[_query("project", TEXT)],
+            )
+        },
+        "/api/memories/{memory_id}/lock": {
+            "post": _operation(
+                "Lock a learned preference (explicit tier), or unlock it with locked=false",
+                {"200": _json(_ref("Memory"), ok)},
+                parameters=[MEMORY_ID],
+                body="LockRequest",
+            )
+        },
+        "/api/sessions/reset-failures": {
+            "post": _operation(
+                "Make failed sessions (all, or one by id or prefix) pending for distill again",
+                {"200": _json(_object({"reset": COUNT}), ok)},
+                body="ResetFailures",
             )
         },
         "/api/sessions": {

@@ -152,6 +152,7 @@ def check_filter(where: MemoryFilter) -> MemoryFilter:
         tag=blank_to_none(where.tag),
         source=blank_to_none(where.source),
         text=blank_to_none(where.text),
+        session_id=blank_to_none(where.session_id),
     )
 
 

@@ -512,12 +512,21 @@ async def distill_window(
 
     Raises DistillFailed when the repaired reply is unusable too; LlmError propagates as is.
     """
-    messages = distill_messages(window, project)
+    return await ask_for_items(client, distill_messages(window, project), window, model=model)
+
+
+async def ask_for_items(
+    client: ChatClient, messages: list[dict[str, str]], window: Window, *, model: str
+) -> list[DistilledItem]:
+    """Send `messages` about `window` and parse the items, with one repair request.
+
+    Shared by distillation and the behaviour pass, which differ only in what they ask for.
+    """
     reply = await client.complete_json(messages, model=model, max_tokens=window.max_reply_tokens)
     try:
         return parse_items(reply, window)
     except InvalidOutput as first:
-        logger.info("unusable distill reply (%s); asking once more", first.reason)
+        logger.info("unusable reply (%s); asking once more", first.reason)
         repair = repair_messages(messages, reply, first.reason)
         reply = await client.complete_json(repair, model=model, max_tokens=window.max_reply_tokens)
     try:

@@ -188,3 +188,89 @@ async def mark_signals_done(conn: Conn, session_ids: Sequence[str]) -> None:
         " WHERE session_id = ANY(%(ids)s)",
         {"ids": list(session_ids)},
     )
+
+
+async def behavior_pending(
+    conn: Conn,
+    *,
+    project: str | None,
+    session_ids: Sequence[str] | None,
+    force: bool,
+    max_failures: int,
+) -> list[PendingSession]:
+    """Distilled sessions not yet read for behaviour (any distilled session with `force`)."""
+    async with conn.cursor(row_factory=class_row(PendingSession)) as cur:
+        await cur.execute(
+            "SELECT session_id, project, title, behavior_failures AS distill_failures,"
+            " message_count AS new_turns FROM imported_sessions"
+            " WHERE distill_state = 'done'"
+            " AND (%(force)s OR (behavior_state = 'pending'"
+            "      AND behavior_failures < %(max_failures)s))"
+            " AND (%(project)s::text IS NULL OR project = %(project)s"
+            "      OR project_path = %(project)s)"
+            " AND (%(ids)s::text[] IS NULL OR session_id = ANY(%(ids)s))"
+            " ORDER BY last_message_at NULLS LAST, session_id",
+            {
+                "project": project,
+                "ids": list(session_ids) if session_ids is not None else None,
+                "force": force,
+                "max_failures": max_failures,
+            },
+        )
+        return await cur.fetchall()
+
+
+async def forget_behavior_of(conn: Conn, session_id: str) -> int:
+    """Undo what an earlier behaviour pass learned from a session (for `--force`).
+
+    Observations that came from it are soft-deleted; those it only supported lose it from
+    their evidence.
+    """
+    cur = await conn.execute(
+        "UPDATE memories SET deleted_at = now(), updated_at = now()"
+        " WHERE source = 'behavior' AND session_id = %(session)s AND deleted_at IS NULL",
+        {"session": session_id},
+    )
+    await conn.execute(
+        "UPDATE memories SET metadata = jsonb_set(metadata, '{evidence_sessions}',"
+        "   coalesce((SELECT jsonb_agg(e)"
+        "             FROM jsonb_array_elements(metadata->'evidence_sessions') AS e"
+        "             WHERE e <> to_jsonb(%(session)s::text)), '[]'::jsonb))"
+        " WHERE source = 'behavior' AND deleted_at IS NULL"
+        " AND metadata->'evidence_sessions' ? %(session)s",
+        {"session": session_id},
+    )
+    return cur.rowcount
+
+
+async def add_evidence(conn: Conn, memory_id: int, session_id: str, seen_at: str) -> None:
+    """Count one more session in support of a learned memory."""
+    await conn.execute(
+        "UPDATE memories SET updated_at = now(), metadata = jsonb_set(jsonb_set(metadata,"
+        " '{evidence_sessions}', coalesce(metadata->'evidence_sessions', '[]'::jsonb)"
+        "   || to_jsonb(%(session)s::text)), '{last_seen}', to_jsonb(%(seen)s::text))"
+        " WHERE id = %(id)s AND NOT coalesce(metadata->'evidence_sessions', '[]'::jsonb)"
+        "   ? %(session)s",
+        {"id": memory_id, "session": session_id, "seen": seen_at},
+    )
+
+
+async def mark_behavior(conn: Conn, session_id: str) -> None:
+    await conn.execute(
+        "UPDATE imported_sessions SET behavior_state = 'done', behavior_at = now(),"
+        " behavior_last_error = NULL WHERE session_id = %(session)s",
+        {"session": session_id},
+    )
+
+
+async def mark_behavior_failed(conn: Conn, session_id: str, reason: str, max_failures: int) -> int:
+    cur = await conn.execute(
+        "UPDATE imported_sessions SET behavior_failures = behavior_failures + 1,"
+        " behavior_last_error = %(reason)s,"
+        " behavior_state = CASE WHEN behavior_failures + 1 >= %(max)s THEN 'failed'"
+        "   ELSE behavior_state END"
+        " WHERE session_id = %(session)s RETURNING behavior_failures",
+        {"session": session_id, "reason": reason[:2000], "max": max_failures},
+    )
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0

@@ -37,8 +37,10 @@ FILTER_SQL = (
     " AND (%(source)s::text IS NULL OR source = %(source)s)"
     " AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)"
     " AND (%(before)s::timestamptz IS NULL OR created_at < %(before)s)"
-    " AND (%(include_deleted)s OR deleted_at IS NULL)"
+    " AND (%(include_deleted)s OR %(only_deleted)s OR deleted_at IS NULL)"
+    " AND (NOT %(only_deleted)s OR deleted_at IS NOT NULL)"
     " AND (%(include_archived)s OR archived_at IS NULL)"
+    " AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)"
     " AND (%(text)s::text IS NULL OR tsv @@ websearch_to_tsquery('english', %(text)s))"
 )
 
@@ -64,6 +66,8 @@ def filter_params(where: MemoryFilter) -> dict[str, Any]:
         "before": where.before,
         "include_deleted": where.include_deleted,
         "include_archived": where.include_archived,
+        "only_deleted": where.only_deleted,
+        "session_id": where.session_id,
         "text": where.text,
     }
 

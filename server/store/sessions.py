@@ -63,14 +63,17 @@ async def known_project_names(conn: Conn) -> dict[str, str]:
     return {row[0]: row[1] for row in await cur.fetchall()}
 
 
-async def record_progress(conn: Conn, progress: FileProgress, new_turns: int) -> None:
+async def record_progress(
+    conn: Conn, progress: FileProgress, new_turns: int, new_events: int = 0
+) -> None:
     """Save how far a file was read, and fold its new turns into its session's row.
 
-    New turns in a session that was already distilled put it back in the queue.
+    New turns put a distilled session back in the distill queue; new turns or tool calls put
+    it back in the signals queue.
     """
     if progress.file_path is not None:
         await _record_file(conn, progress)
-    await _record_session(conn, progress, new_turns)
+    await _record_session(conn, progress, new_turns, new_events)
 
 
 async def _record_file(conn: Conn, progress: FileProgress) -> None:
@@ -86,7 +89,9 @@ async def _record_file(conn: Conn, progress: FileProgress) -> None:
     )
 
 
-async def _record_session(conn: Conn, progress: FileProgress, new_turns: int) -> None:
+async def _record_session(
+    conn: Conn, progress: FileProgress, new_turns: int, new_events: int
+) -> None:
     await conn.execute(
         "INSERT INTO imported_sessions AS s (session_id, source, project, project_path,"
         " file_path, bytes_imported, lines_imported, message_count, first_message_at,"
@@ -112,10 +117,11 @@ async def _record_session(conn: Conn, progress: FileProgress, new_turns: int) ->
         " title = coalesce(EXCLUDED.title, s.title),"
         " distill_state = CASE WHEN %(new_turns)s > 0 AND s.distill_state IN ('done', 'skipped')"
         "   THEN 'pending' ELSE s.distill_state END,"
-        " signals_state = CASE WHEN %(new_turns)s > 0 THEN 'pending' ELSE s.signals_state END,"
+        " signals_state = CASE WHEN %(new_turns)s > 0 OR %(new_events)s > 0 THEN 'pending'"
+        "   ELSE s.signals_state END,"
         " behavior_state = CASE WHEN %(new_turns)s > 0 AND s.behavior_state IN ('done', 'skipped')"
         "   THEN 'pending' ELSE s.behavior_state END",
-        {**_progress_params(progress), "new_turns": new_turns},
+        {**_progress_params(progress), "new_turns": new_turns, "new_events": new_events},
     )
 
 
