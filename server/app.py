@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server import __version__, api
+from server.auth import BearerTokenGuard
 from server.body_limit import BodySizeLimit
 from server.config import Settings
 from server.errors import ServiceError
@@ -84,12 +85,13 @@ def create_app(
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.
         Mount("/", app=_McpRouter(sse_app, http_app)),
     ]
+    middleware = [Middleware(HostOriginGuard, allowed_hosts=allowed_hosts_for(settings.host))]
+    if settings.claude_memory_token is not None:
+        middleware.append(Middleware(BearerTokenGuard, token=settings.claude_memory_token.reveal()))
+    middleware.append(Middleware(BodySizeLimit))
     return Starlette(
         routes=routes,
-        middleware=[
-            Middleware(HostOriginGuard, allowed_hosts=allowed_hosts_for(settings.host)),
-            Middleware(BodySizeLimit),
-        ],
+        middleware=middleware,
         exception_handlers={
             ServiceError: _service_error,
             HTTPException: _http_error,

@@ -68,6 +68,7 @@ class Settings:
     claude_memory_home: Path = field(default_factory=default_home)
     host: str = "127.0.0.1"
     port: int = 3333
+    claude_memory_token: Secret | None = None
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_batch_size: int = 64
     guard_noop_threshold: float = 0.92
@@ -147,6 +148,13 @@ def _parse_kind_weights(name: str, raw: str) -> str:
     return raw
 
 
+def _parse_token(name: str, raw: str) -> str:
+    token = raw.strip()
+    if len(token) < 16 or any(c.isspace() for c in token):
+        raise ConfigError(f"{name} must be at least 16 characters with no spaces")
+    return token
+
+
 def _parse_url(name: str, raw: str) -> str:
     url = raw.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
@@ -165,6 +173,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "CLAUDE_MEMORY_HOME": lambda n, r: Path(_parse_nonempty(n, r)).expanduser(),
     "HOST": _parse_nonempty,
     "PORT": lambda n, r: _parse_int(n, r, 1, 65535),
+    "CLAUDE_MEMORY_TOKEN": lambda n, r: Secret(_parse_token(n, r)),
     "EMBEDDING_MODEL": _parse_nonempty,
     "EMBEDDING_BATCH_SIZE": lambda n, r: _parse_int(n, r, 1, 4096),
     "GUARD_NOOP_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
