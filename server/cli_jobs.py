@@ -96,6 +96,20 @@ def add_job_commands(commands: Any) -> None:
     signals.add_argument("--json", action="store_true", help="print the summary as JSON")
     signals.set_defaults(run=cmd_signals)
 
+    backup = commands.add_parser("backup", help="dump the database to a file (pg_dump)")
+    backup.add_argument("--out", metavar="DIR", help="folder (default: <data dir>/backups)")
+    backup.add_argument("--keep", type=int, default=7, help="newest backups to keep (default 7)")
+    backup.add_argument("--json", action="store_true", help="print the summary as JSON")
+    backup.set_defaults(run=cmd_backup)
+
+    restore = commands.add_parser(
+        "restore", help="replace the database with a backup (checked before the swap)"
+    )
+    restore.add_argument("file", help="a file written by `claude-memory backup`")
+    restore.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    restore.add_argument("--json", action="store_true", help="print the summary as JSON")
+    restore.set_defaults(run=cmd_restore)
+
     profile = commands.add_parser(
         "profile", help="write a compact user profile to ~/.claude/user.md"
     )
@@ -338,4 +352,50 @@ def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
         return {"profile": str(output), "characters": len(text), "claude_md_patched": patched}
 
     _print_summary("profile:", asyncio.run(run()), args.json)
+    return 0
+
+
+def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
+    from dataclasses import asdict
+
+    from server.backup import backup
+    from server.runtime import open_database
+
+    if args.keep < 1:
+        raise StartupError("--keep must be 1 or more")
+    out_dir = Path(args.out).expanduser() if args.out else settings.claude_memory_home / "backups"
+
+    async def run() -> dict[str, Any]:
+        async with open_database(settings) as url:
+            result = await asyncio.to_thread(backup, url, out_dir, args.keep)
+        return asdict(result)
+
+    _print_summary("backup:", asyncio.run(run()), args.json)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    from dataclasses import asdict
+
+    from server.backup import restore
+    from server.ingest.notify import notify_server
+    from server.runtime import open_database
+
+    file = Path(args.file).expanduser()
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise StartupError("restore replaces every memory: add --yes to confirm")
+        answer = input(f"Replace all memories with the backup {file}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("restore: nothing changed")  # noqa: T201
+            return 1
+
+    async def run() -> dict[str, Any]:
+        async with open_database(settings) as url:
+            result = await asyncio.to_thread(restore, url, file)
+        return asdict(result)
+
+    result = asyncio.run(run())
+    notify_server(settings)
+    _print_summary("restore:", result, args.json)
     return 0

@@ -1,0 +1,98 @@
+"""`claude-memory backup` / `restore` as real commands against a database of their own."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from server.db import admin
+from tests.integration.processes import run_cli
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+
+
+@pytest.fixture
+def filled(fresh_database: Callable[[], str], tmp_path: Path) -> dict[str, str]:
+    """A database of its own, filled through the real import command."""
+    env = {"DATABASE_URL": fresh_database(), "CLAUDE_MEMORY_HOME": str(tmp_path / "home")}
+    result = run_cli(
+        "import",
+        "--claude-code",
+        str(FIXTURES / "claude-code" / "projects"),
+        "--text",
+        str(FIXTURES / "notes"),
+        "--json",
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    return env
+
+
+def databases(url: str) -> set[str]:
+    with psycopg.connect(admin.with_database(url, "postgres")) as conn:
+        return {row[0] for row in conn.execute("SELECT datname FROM pg_database").fetchall()}
+
+
+def test_backup_wipe_restore_brings_every_memory_back(
+    filled: dict[str, str], tmp_path: Path
+) -> None:
+    url = filled["DATABASE_URL"]
+    before = admin.content_hashes(url)
+    out = tmp_path / "backups"
+
+    made = run_cli("backup", "--out", str(out), "--json", env=filled)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("TRUNCATE memories, imported_sessions CASCADE")
+    assert admin.content_hashes(url) == set()
+    restored = run_cli("restore", json.loads(made.stdout)["file"], "--yes", "--json", env=filled)
+
+    assert made.returncode == 0, made.stderr
+    assert restored.returncode == 0, restored.stderr
+    assert len(before) > 40
+    assert admin.content_hashes(url) == before
+    assert json.loads(restored.stdout)["memories"] == len(before)
+    backup_file = Path(json.loads(made.stdout)["file"])
+    assert stat.S_IMODE(os.stat(backup_file).st_mode) == 0o600
+    assert not [name for name in databases(url) if "_restore_" in name or "_replaced_" in name]
+
+
+def test_a_corrupt_or_cut_backup_fails_cleanly_and_changes_nothing(
+    filled: dict[str, str], tmp_path: Path
+) -> None:
+    url = filled["DATABASE_URL"]
+    before = admin.content_hashes(url)
+    made = run_cli("backup", "--out", str(tmp_path / "b"), "--json", env=filled)
+    good = Path(json.loads(made.stdout)["file"])
+    garbage = tmp_path / "garbage.dump"
+    garbage.write_bytes(b"PGDMP\x00 this is not a dump at all")
+    cut = tmp_path / "cut.dump"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+
+    for bad in (garbage, cut, tmp_path / "missing.dump"):
+        result = run_cli("restore", str(bad), "--yes", env=filled)
+        assert result.returncode == 1
+        assert "Traceback" not in result.stderr
+        assert "claude-memory: error:" in result.stderr
+        assert admin.content_hashes(url) == before
+    assert not [name for name in databases(url) if "_restore_" in name]
+
+
+def test_backup_keeps_the_newest_n(filled: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "rotating"
+    for _ in range(3):
+        assert run_cli("backup", "--out", str(out), "--keep", "2", env=filled).returncode == 0
+
+    assert len(list(out.glob("claude-memory-*.dump"))) == 2
+
+
+def test_restore_without_yes_off_a_terminal_refuses(filled: dict[str, str]) -> None:
+    result = run_cli("restore", "/nonexistent.dump", env=filled)
+
+    assert result.returncode == 1
+    assert "--yes" in result.stderr
