@@ -77,7 +77,18 @@ def _build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the server (MCP, REST API and web UI)")
     serve.add_argument("--host", help="address to bind (default: HOST, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to listen on (default: PORT, 3333)")
+    serve.add_argument(
+        "--detach", action="store_true", help="run in the background (log and pid in data dir)"
+    )
+    serve.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow binding an address other than loopback (set CLAUDE_MEMORY_TOKEN too)",
+    )
     serve.set_defaults(run=cmd_serve)
+
+    stop = commands.add_parser("stop", help="stop a server started with serve --detach")
+    stop.set_defaults(run=cmd_stop)
 
     stdio = commands.add_parser("mcp-stdio", help="serve the MCP tools over stdin/stdout")
     stdio.set_defaults(run=cmd_mcp_stdio)
@@ -114,7 +125,18 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     port = args.port if args.port is not None else settings.port
     if not 1 <= port <= 65535:
         raise StartupError(f"--port must be between 1 and 65535, got {port}")
+    _check_exposure(host, args.allow_remote, settings)
     _require_free_port(host, port)
+    if args.detach:
+        from server.daemon import start_detached
+
+        serve_args = ["--host", host, "--port", str(port)]
+        if args.allow_remote:
+            serve_args.append("--allow-remote")
+        health = f"http://{_url_host(host)}:{port}/health"
+        pid = start_detached(settings.claude_memory_home, serve_args, health)
+        _emit({"status": "running", "pid": pid, "url": f"http://{_url_host(host)}:{port}"}, False)
+        return 0
     signals = _ShutdownSignals()
     asyncio.run(_serve(settings, host, port, signals))
     return 0
@@ -155,6 +177,37 @@ async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSig
         signals.serving = True
         await server.serve()
     logger.info("stopped")
+
+
+def _check_exposure(host: str, allow_remote: bool, settings: Settings) -> None:
+    """Loopback unless asked otherwise; off loopback without a token, say it loudly."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return
+    if not allow_remote:
+        raise StartupError(
+            f"binding {host} would let other machines reach your memories; pass --allow-remote "
+            "to mean it (and set CLAUDE_MEMORY_TOKEN)"
+        )
+    if settings.claude_memory_token is None:
+        print(  # noqa: T201
+            f"claude-memory: warning: listening on {host} without CLAUDE_MEMORY_TOKEN: anyone "
+            "who can reach this address can read and change your memories",
+            file=sys.stderr,
+        )
+
+
+def _url_host(host: str) -> str:
+    if host in ("0.0.0.0", "::", ""):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def cmd_stop(args: argparse.Namespace, settings: Settings) -> int:
+    from server.daemon import stop
+
+    pid = stop(settings.claude_memory_home)
+    _emit({"status": "stopped" if pid else "not running", "pid": pid}, False)
+    return 0
 
 
 def _require_free_port(host: str, port: int) -> None:
