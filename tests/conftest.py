@@ -2,6 +2,10 @@
 
 isolated_home (autouse)   HOME, CLAUDE_MEMORY_HOME and .env lookups point into tmp_path,
                           so no test touches the user's real data or config.
+
+The database, model and server fixtures (pg_server, pg_url, embedder, pool, settings, service,
+app_url, fresh_database) come from the plugin tests/db_fixtures.py, loaded here so every group
+(integration, reliability, security, e2e) shares them.
 """
 
 from __future__ import annotations
@@ -9,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["tests.db_fixtures"]
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,137 @@
+"""Fixtures for tests against the real embedded Postgres, the real model and the real app.
+
+pg_server (session)     one embedded PostgreSQL + pgvector in a temp dir
+pg_url (session)        our database on it, built from migrations/ and nothing else
+embedder (session)      the bundled all-MiniLM-L6-v2, loaded once
+pool (session)          the async pool, with the model recorded in the database
+settings (function)     Settings pointing at pg_url, data dir in tmp_path
+service (function)      a MemoryService over `pool`, on emptied tables
+app_url (function)      the real app served by uvicorn on a free port, over `service`
+fresh_database          a factory for extra, empty databases on pg_server
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+import uvicorn
+from psycopg import sql
+from starlette.applications import Starlette
+
+from server.app import create_app
+from server.config import Settings
+from server.db.embedded import EmbeddedPostgres, start_embedded
+from server.db.migrate import apply_migrations
+from server.db.pool import open_pool
+from server.embeddings import Embedder
+from server.memory import MemoryService
+from server.reembed import ensure_model_recorded
+from server.store.tx import Pool
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+    embedded = start_embedded(tmp_path_factory.mktemp("pg") / "pgdata")
+    yield embedded
+    embedded.release()
+
+
+@pytest.fixture(scope="session")
+async def pg_url(pg_server: EmbeddedPostgres) -> str:
+    await apply_migrations(pg_server.url)
+    return pg_server.url
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return Embedder.load("all-MiniLM-L6-v2")
+
+
+@pytest.fixture(scope="session")
+async def pool(pg_url: str, embedder: Embedder) -> AsyncIterator[Pool]:
+    opened = await open_pool(pg_url, min_size=1, max_size=8)
+    await ensure_model_recorded(opened, embedder)
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+def settings(pg_url: str, tmp_path: Path) -> Settings:
+    from server.config import Secret
+
+    return Settings(database_url=Secret(pg_url), claude_memory_home=tmp_path / "data")
+
+
+async def empty_tables(pool: Pool) -> None:
+    async with pool.connection() as conn:
+        await conn.execute(
+            "TRUNCATE memories, imported_sessions, imported_files, session_events"
+            " RESTART IDENTITY CASCADE"
+        )
+
+
+@pytest.fixture
+async def service(pool: Pool, embedder: Embedder, settings: Settings) -> MemoryService:
+    await empty_tables(pool)
+    return MemoryService(pool, embedder, settings)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@asynccontextmanager
+async def serving(app: Starlette) -> AsyncIterator[str]:
+    """Serve `app` with uvicorn on a free loopback port until the block ends."""
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    deadline = asyncio.get_running_loop().time() + 30
+    while not server.started:
+        if task.done() or asyncio.get_running_loop().time() > deadline:
+            raise RuntimeError("test server did not start")
+        await asyncio.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture
+async def app_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
+    async with serving(create_app(settings, service)) as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_database(pg_server: EmbeddedPostgres) -> Iterator[Callable[[], str]]:
+    """Make empty databases on the test server (no migrations applied); dropped afterwards."""
+    created: list[str] = []
+    admin_url = pg_server.url.replace("/claude_memory?", "/postgres?")
+
+    def make() -> str:
+        name = f"test_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        created.append(name)
+        return pg_server.url.replace("/claude_memory?", f"/{name}?")
+
+    yield make
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        for name in created:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
