@@ -15,6 +15,7 @@ import pytest
 
 from server.db import admin
 from tests.integration.processes import cli_command, run_cli
+from tests.llm_stub import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.reliability
 
@@ -145,3 +146,58 @@ def test_a_ten_megabyte_line_is_skipped_and_the_rest_imported(
     with psycopg.connect(env["DATABASE_URL"]) as conn:
         contents = [row[0] for row in conn.execute("SELECT content FROM memories").fetchall()]
     assert contents == ["After the huge paste: keep the refund flow idempotent."]
+
+
+def test_a_killed_distill_leaves_no_partial_state_and_is_retried(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    fixtures = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+    with ScriptedLLM(default=Reply.delay(60)) as llm:
+        env = {
+            "DATABASE_URL": fresh_database(),
+            "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
+            "OLLAMA_URL": llm.base_url,
+            "DISTILL_WORKERS": "1",
+        }
+        imported = run_cli(
+            "import", "--claude-code", str(fixtures / "claude-code" / "projects"), env=env
+        )
+        assert imported.returncode == 0, imported.stderr
+        url = env["DATABASE_URL"]
+        raw_before = admin.content_hashes(url)
+
+        process = subprocess.Popen(
+            cli_command("distill"),
+            env={**os.environ, **env},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 120
+        while not llm.requests and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert llm.requests, "distill never asked the model"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+        with psycopg.connect(url) as conn:
+            learned = conn.execute("SELECT count(*) FROM memories WHERE kind <> 'raw'").fetchone()
+            archived = conn.execute(
+                "SELECT count(*) FROM memories WHERE archived_at IS NOT NULL"
+            ).fetchone()
+            states = conn.execute(
+                "SELECT DISTINCT distill_state, distill_failures FROM imported_sessions"
+            ).fetchall()
+        assert learned == (0,)
+        assert archived == (0,)
+        assert states == [("pending", 0)]
+        assert admin.content_hashes(url) == raw_before
+
+        llm.default = Reply.json(
+            {"memories": [{"content": "acme-api uses pnpm, never npm.", "kind": "preference"}]}
+        )
+        retried = run_cli("distill", "--json", env=env)
+
+    assert retried.returncode == 0, retried.stderr
+    summary = json.loads(retried.stdout)
+    assert summary["distilled"] == 4
+    assert admin.content_hashes(url) >= raw_before
