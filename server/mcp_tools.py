@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -214,6 +214,7 @@ def build_mcp() -> FastMCP:
         project: str | None = None,
         since: str | None = None,
         before: str | None = None,
+        include_archived: bool = False,
     ) -> SearchResult:
         """Best general search: meaning and exact words combined. Prefer this one.
 
@@ -225,9 +226,13 @@ def build_mcp() -> FastMCP:
             project: Only this project (name or path).
             since: Only after this date (ISO 8601 or an age like 7d).
             before: Only before this date.
+            include_archived: Also raw session turns already distilled.
         """
         with tool_errors():
-            where = await _filter(project, since=since, before=before)
+            where = replace(
+                await _filter(project, since=since, before=before),
+                include_archived=include_archived,
+            )
             return await service().search_hybrid(
                 query,
                 limit=limit,
