@@ -20,7 +20,10 @@ def notify_server(settings: Settings, timeout: float = 2.0) -> bool:
     if ":" in host:
         host = f"[{host}]"
     url = f"http://{host}:{settings.port}/cache/invalidate"
-    request = urllib.request.Request(url, method="POST", data=b"")
+    headers = {}
+    if settings.claude_memory_token is not None:
+        headers["Authorization"] = f"Bearer {settings.claude_memory_token.reveal()}"
+    request = urllib.request.Request(url, method="POST", data=b"", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return bool(response.status == 200)

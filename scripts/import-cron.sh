@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# The learning pipeline, meant to run every hour: import new Claude Code sessions, distill them
+# (LLM), mine corrections and habits, learn working style (LLM), rewrite the profile, then tell
+# a running server to drop its read cache.
+#
+# Usage: scripts/import-cron.sh [--compose]
+#
+#   --compose   run each step in the server image of docker-compose.yml
+#               (`docker compose run --rm server claude-memory ...`) instead of .venv
+#   -h, --help  show this help
+#
+# One run at a time: a run that finds another one still going logs that and exits 0. A step
+# that fails (e.g. distill when the LLM is down) is logged and the later steps still run; the
+# exit code is 1 when any step failed. Everything goes to $CLAUDE_MEMORY_HOME/logs/pipeline.log
+# (readable by you only), and to the terminal as well when there is one.
+# Settings come from the environment, then from .env in the repository, like the server's.
+# Installed as a schedule by scripts/setup-systemd.sh (Linux) or scripts/setup-launchagent.sh
+# (macOS).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+umask 077
+
+say() { printf '%s ==> %s\n' "$(date '+%Y-%m-%dT%H:%M:%S%z')" "$*"; }
+die() { printf 'import-cron: %s\n' "$*" >&2; exit 1; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+
+COMPOSE=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --compose) COMPOSE=1 ;;
+        -h | --help) usage; exit 0 ;;
+        *) die "unknown option $1 (see --help)" ;;
+    esac
+    shift
+done
+
+# A setting as the server sees it: the environment first, then .env in the repository.
+setting() {
+    local name="$1" value=""
+    value="$(printenv "$name" || true)"
+    if [ -z "$value" ] && [ -f "$ROOT/.env" ]; then
+        value="$(sed -n -e "s/^[[:space:]]*\(export[[:space:]]\{1,\}\)\{0,1\}${name}[[:space:]]*=[[:space:]]*//p" \
+            "$ROOT/.env" | tail -n 1)"
+        value="${value%\"}"; value="${value#\"}"; value="${value%\'}"; value="${value#\'}"
+    fi
+    printf '%s' "$value"
+}
+
+default_home() {
+    if [ "$(id -u)" -eq 0 ]; then
+        printf '/var/lib/claude-memory'
+    else
+        printf '%s/claude-memory' "${XDG_DATA_HOME:-$HOME/.local/share}"
+    fi
+}
+
+DATA="$(setting CLAUDE_MEMORY_HOME)"
+DATA="${DATA:-$(default_home)}"
+DATA="${DATA/#\~/$HOME}"
+LOG_DIR="$DATA/logs"
+LOG="$LOG_DIR/pipeline.log"
+mkdir -p "$LOG_DIR"
+chmod 700 "$LOG_DIR"
+
+# Keep one previous log; an hourly run adds a few lines, so this triggers rarely.
+if [ -f "$LOG" ] && [ "$(wc -c < "$LOG")" -gt 5000000 ]; then
+    mv -f "$LOG" "$LOG.1"
+fi
+touch "$LOG"
+chmod 600 "$LOG"
+if [ -t 1 ]; then
+    exec > >(tee -a "$LOG") 2>&1
+else
+    exec >> "$LOG" 2>&1
+fi
+
+# --- one run at a time ---------------------------------------------------------------------
+LOCK="$DATA/pipeline.lock"
+if command -v flock > /dev/null 2>&1; then
+    exec 9> "$LOCK"
+    if ! flock -n 9; then
+        say "another pipeline run is still going; skipping this one"
+        exit 0
+    fi
+else
+    # No flock (macOS): a lock directory holding the owner's pid; a dead owner's lock is taken over.
+    LOCK_DIR="$LOCK.d"
+    holder_alive() {
+        local pid
+        pid="$(cat "$LOCK_DIR/pid" 2> /dev/null || true)"
+        if [ -z "$pid" ]; then
+            # Just created, pid not written yet; unless that was long ago and its owner died.
+            [ -z "$(find "$LOCK_DIR" -maxdepth 0 -mmin +10 2> /dev/null)" ]
+            return
+        fi
+        kill -0 "$pid" 2> /dev/null && ps -p "$pid" -o command= 2> /dev/null | grep -q import-cron
+    }
+    if ! mkdir "$LOCK_DIR" 2> /dev/null; then
+        if holder_alive; then
+            say "another pipeline run is still going (pid $(cat "$LOCK_DIR/pid" 2> /dev/null || echo '?')); skipping this one"
+            exit 0
+        fi
+        say "taking over a stale lock left by pid $(cat "$LOCK_DIR/pid" 2> /dev/null || echo '?')"
+        stale="$LOCK_DIR.stale.$$"
+        mv "$LOCK_DIR" "$stale" 2> /dev/null && rm -rf "$stale"
+        if ! mkdir "$LOCK_DIR" 2> /dev/null; then
+            say "another run took the lock first; skipping this one"
+            exit 0
+        fi
+    fi
+    echo "$$" > "$LOCK_DIR/pid"
+    trap 'rm -rf "$LOCK_DIR"' EXIT
+fi
+
+# --- how to run a command ------------------------------------------------------------------
+if [ "$COMPOSE" -eq 1 ]; then
+    command -v docker > /dev/null 2>&1 || die "docker not found on PATH ($PATH)"
+    compose() { docker compose --project-directory "$ROOT" -f "$ROOT/docker-compose.yml" "$@"; }
+    cli() { compose run --rm -T server claude-memory "$@"; }
+    PORT_ON_HOST=3333
+else
+    if [ -x "$ROOT/.venv/bin/claude-memory" ]; then
+        CLI="$ROOT/.venv/bin/claude-memory"
+    elif command -v claude-memory > /dev/null 2>&1; then
+        CLI="$(command -v claude-memory)"
+    else
+        die "claude-memory not found: run ./quickstart.sh (or scripts/setup-venv.sh) first"
+    fi
+    cli() { "$CLI" "$@"; }
+    PORT_ON_HOST="$(setting PORT)"
+    PORT_ON_HOST="${PORT_ON_HOST:-3333}"
+fi
+
+CLAUDE_DIR="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
+PROJECTS="$CLAUDE_DIR/projects"
+
+import_sessions() {
+    if [ ! -d "$PROJECTS" ]; then
+        say "no Claude Code sessions at $PROJECTS yet; nothing to import"
+        return 0
+    fi
+    if [ "$COMPOSE" -eq 0 ]; then
+        cli import --claude-code "$PROJECTS"
+        return
+    fi
+    # As your own uid, so the read-only mount of your sessions is readable in the container.
+    compose run --rm -T --user "$(id -u):$(id -g)" -e HOME=/tmp \
+        -v "$PROJECTS:/import/claude-projects:ro" \
+        server claude-memory import --claude-code /import/claude-projects
+}
+
+write_profile() {
+    if [ "$COMPOSE" -eq 0 ]; then
+        cli profile
+        return
+    fi
+    # The container writes the profile to its stdout; it lands in your ~/.claude/user.md.
+    mkdir -p "$CLAUDE_DIR"
+    local partial
+    partial="$(mktemp "$CLAUDE_DIR/user.md.XXXXXX")"
+    if compose run --rm -T server sh -c \
+        'claude-memory profile --output /tmp/user.md >&2 && cat /tmp/user.md' > "$partial" \
+        && [ -s "$partial" ]; then
+        mv -f "$partial" "$CLAUDE_DIR/user.md"
+        say "profile written to $CLAUDE_DIR/user.md"
+    else
+        rm -f "$partial"
+        return 1
+    fi
+}
+
+# POST to a URL, with the bearer token when there is one. The header goes through stdin, so
+# the token never shows in the process list.
+post_with_token() {
+    local url="$1" token="$2"
+    if [ -z "$token" ]; then
+        curl -fsS -m 10 -o /dev/null -X POST "$url" 2> /dev/null
+    else
+        printf 'Authorization: Bearer %s\n' "$token" \
+            | curl -fsS -m 10 -o /dev/null -X POST -H @- "$url" 2> /dev/null
+    fi
+}
+
+invalidate_cache() {
+    if ! command -v curl > /dev/null 2>&1; then
+        say "curl not found: the server's cache expires on its own (CACHE_TTL_SECONDS)"
+        return 0
+    fi
+    local token url="http://127.0.0.1:$PORT_ON_HOST/cache/invalidate"
+    token="$(setting CLAUDE_MEMORY_TOKEN)"
+    if post_with_token "$url" "$token"; then
+        say "server cache cleared"
+    else
+        say "no server answered at $url (fine when it is not running)"
+    fi
+}
+
+# --- the steps -----------------------------------------------------------------------------
+FAILED=""
+run_step() {
+    local name="$1" started=$SECONDS status=0
+    shift
+    say "$name: starting"
+    "$@" || status=$?
+    if [ "$status" -eq 0 ]; then
+        say "$name: done in $((SECONDS - started))s"
+    else
+        say "$name: FAILED (exit $status) after $((SECONDS - started))s; going on with the next step"
+        FAILED="$FAILED $name"
+    fi
+}
+
+say "pipeline starting (data dir $DATA$([ "$COMPOSE" -eq 1 ] && echo ', docker compose'))"
+run_step import import_sessions
+run_step distill cli distill
+run_step signals cli signals
+run_step behavior cli behavior
+run_step profile write_profile
+invalidate_cache
+
+if [ -n "$FAILED" ]; then
+    say "pipeline finished with failed steps:$FAILED (see above; docs/OPERATIONS.md has what to do)"
+    exit 1
+fi
+say "pipeline finished"
