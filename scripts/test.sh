@@ -1,24 +1,56 @@
 #!/usr/bin/env bash
-# Set up everything the tests need and run all of them: lint, types, unit and integration.
+# Set up everything the tests need and run all of them: lint, types, the web UI's unit tests,
+# and every pytest group (unit, integration, reliability, security, browser).
 #
 # Usage: scripts/test.sh [pytest arguments]
-# Needs nothing running: the tests start their own embedded PostgreSQL, model and servers.
+# Needs nothing running: the tests start their own embedded PostgreSQL, model, servers and
+# browser. What is missing is installed: Python packages into .venv, the UI's npm packages,
+# and Debian's chromium for the browser tests (apt-get, as root or through sudo).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
+say() { printf '==> %s\n' "$*"; }
+
 scripts/setup-venv.sh dev
 # shellcheck disable=SC1091
 source .venv/bin/activate
 
-echo "==> ruff"
-ruff check server tests
-ruff format --check server tests
-echo "==> mypy"
+apt_install() {
+    local runner=()
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || { echo "need root or sudo to install $*" >&2; exit 1; }
+        runner=(sudo)
+    fi
+    "${runner[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${runner[@]}" apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! command -v chromium >/dev/null 2>&1; then
+    say "installing Debian's chromium for the browser tests"
+    apt_install chromium
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    say "installing Node.js and npm for the web UI"
+    apt_install nodejs npm
+fi
+
+say "web UI: install, type-check and build, unit tests"
+(
+    cd ui
+    npm ci --no-audit --no-fund --loglevel=error
+    npm run build --silent
+    npm test --silent
+)
+
+say "ruff"
+ruff check server tests bench
+ruff format --check server tests bench
+say "mypy"
 mypy server
 
-echo "==> pytest"
+say "pytest"
 set +e
 python -m pytest "$@"
 status=$?
