@@ -1,0 +1,9 @@
+export type LoadingNoticeProps = { label?: string };
+
+export function LoadingNotice({ label = "Loading…" }: LoadingNoticeProps) {
+  return (
+    <p className="notice notice-loading" role="status">
+      {label}
+    </p>
+  );
+}

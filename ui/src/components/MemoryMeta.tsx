@@ -1,0 +1,95 @@
+import { formatDateTime } from "../lib/format";
+import { routePath } from "../lib/router";
+import type { Memory } from "../types";
+import { KindBadge } from "./KindBadge";
+import { Link } from "./Link";
+
+export type MemoryMetaProps = { memory: Memory; onNavigate: (id: number) => void };
+
+/** Every stored field of a memory but its content. */
+export function MemoryMeta({ memory, onNavigate }: MemoryMetaProps) {
+  const hasMetadata = Object.keys(memory.metadata ?? {}).length > 0;
+  return (
+    <>
+      <dl className="meta">
+        <dt>Kind</dt>
+        <dd>
+          <KindBadge kind={memory.kind} />
+          {memory.role && <span className="muted"> · {memory.role}</span>}
+        </dd>
+        <dt>Project</dt>
+        <dd title={memory.project_path || undefined}>{memory.project || "(no project)"}</dd>
+        {memory.project_path && memory.project_path !== memory.project && (
+          <>
+            <dt>Path</dt>
+            <dd className="mono">{memory.project_path}</dd>
+          </>
+        )}
+        <dt>Source</dt>
+        <dd>{memory.source || "–"}</dd>
+        {memory.session_id && (
+          <>
+            <dt>Session</dt>
+            <dd className="mono">
+              <Link
+                href={`${routePath({ name: "sessions" })}?session=${encodeURIComponent(memory.session_id)}`}
+              >
+                {memory.session_id}
+              </Link>
+            </dd>
+          </>
+        )}
+        <dt>Created</dt>
+        <dd>{formatDateTime(memory.created_at)}</dd>
+        <dt>Updated</dt>
+        <dd>{formatDateTime(memory.updated_at)}</dd>
+        {memory.archived_at && (
+          <>
+            <dt>Archived</dt>
+            <dd>{formatDateTime(memory.archived_at)}</dd>
+          </>
+        )}
+        {memory.deleted_at && (
+          <>
+            <dt>Deleted</dt>
+            <dd className="danger-text">{formatDateTime(memory.deleted_at)}</dd>
+          </>
+        )}
+        {memory.supersedes !== null && (
+          <>
+            <dt>Replaces</dt>
+            <dd>
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => onNavigate(memory.supersedes!)}
+              >
+                #{memory.supersedes}
+              </button>
+            </dd>
+          </>
+        )}
+        <dt>Tags</dt>
+        <dd>
+          {memory.tags.length === 0 ? (
+            <span className="muted">none</span>
+          ) : (
+            <ul className="tag-list">
+              {memory.tags.map((tag) => (
+                <li key={tag} className="tag">
+                  {tag}
+                </li>
+              ))}
+            </ul>
+          )}
+        </dd>
+      </dl>
+      {hasMetadata && (
+        <details className="metadata">
+          <summary>Metadata</summary>
+          <pre>{JSON.stringify(memory.metadata, null, 2)}</pre>
+        </details>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,54 @@
+import { formatDate } from "../lib/format";
+import { hitSnippet, hitTitle, scoreView } from "../lib/search";
+import type { SearchHit, SearchMode } from "../types";
+import { Highlighted } from "./Highlighted";
+import { KindBadge } from "./KindBadge";
+import { MeterBar } from "./MeterBar";
+
+export type SearchResultItemProps = {
+  hit: SearchHit;
+  mode: SearchMode;
+  best: number;
+  terms: string[];
+  selected: boolean;
+  onOpen: (id: number) => void;
+};
+
+export function SearchResultItem({
+  hit,
+  mode,
+  best,
+  terms,
+  selected,
+  onOpen,
+}: SearchResultItemProps) {
+  const score = scoreView(hit, mode, best);
+  const body = hitSnippet(hit, terms);
+  return (
+    <li className={`result${selected ? " is-selected" : ""}`}>
+      <div className="result-meta">
+        <span className="result-project">{hit.project || "(no project)"}</span>
+        <KindBadge kind={hit.kind} />
+        <time dateTime={hit.created_at}>{formatDate(hit.created_at)}</time>
+        <span className="result-score" title={score.detail}>
+          <MeterBar fraction={score.fraction} label={score.label} name={score.name} />
+        </span>
+      </div>
+      <h3 className="result-title">
+        <button
+          type="button"
+          className="result-open"
+          aria-pressed={selected}
+          onClick={() => onOpen(hit.id)}
+        >
+          <Highlighted text={hitTitle(hit)} terms={terms} />
+        </button>
+      </h3>
+      {body && (
+        <p className="result-snippet">
+          <Highlighted text={body} terms={terms} />
+        </p>
+      )}
+    </li>
+  );
+}

@@ -1,0 +1,205 @@
+// The REST API's JSON shapes, in the server's snake_case (server/openapi.py is the source).
+
+export const MEMORY_KINDS = [
+  "raw",
+  "distilled",
+  "note",
+  "preference",
+  "pattern",
+  "behavior",
+  "manual",
+] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+export const SEARCH_MODES = ["semantic", "keyword", "hybrid"] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
+export type Memory = {
+  id: number;
+  content: string;
+  content_hash: string;
+  kind: MemoryKind;
+  tags: string[];
+  source: string;
+  project: string;
+  project_path: string;
+  session_id: string | null;
+  role: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+  metadata: Record<string, unknown>;
+  supersedes: number | null;
+  archived_at: string | null;
+};
+
+export type MemoryPage = {
+  total: number;
+  limit: number;
+  offset: number;
+  memories: Memory[];
+};
+
+export type SimilarMemory = {
+  id: number;
+  similarity: number;
+  preview: string;
+};
+
+export type UpdateOutcome = {
+  status: "updated" | "unchanged" | "noop" | "duplicate";
+  memory: Memory;
+  similar: SimilarMemory | null;
+  redacted: number;
+};
+
+export type BulkDeleteResult = {
+  dry_run: boolean;
+  matched: number;
+  deleted: number;
+  preview: { id: number; preview: string }[];
+};
+
+export type SearchHit = {
+  id: number;
+  content: string;
+  kind: string;
+  tags: string[];
+  source: string;
+  project: string;
+  project_path: string;
+  session_id: string | null;
+  created_at: string;
+  similarity: number | null;
+  keyword_score: number | null;
+  fused_score: number | null;
+  score: number;
+};
+
+export type SearchResponse = {
+  mode: SearchMode;
+  results: SearchHit[];
+  took_ms: number;
+};
+
+export type SearchRequest = {
+  query: string;
+  mode: SearchMode;
+  limit?: number;
+  project?: string;
+  kind?: MemoryKind;
+  min_similarity?: number;
+};
+
+export type RelatedMemory = {
+  id: number;
+  similarity: number;
+  kind: string;
+  project: string;
+  created_at: string;
+  preview: string;
+};
+
+export type Stats = {
+  total: number;
+  active: number;
+  deleted: number;
+  by_project: Record<string, number>;
+  by_source: Record<string, number>;
+  by_kind: Record<string, number>;
+  storage: {
+    table_bytes: number;
+    index_bytes: number;
+    vector_bytes: number;
+    total_bytes: number;
+  };
+  sessions: { imported: number; distilled: number; failed: number; pending: number };
+  cache: { size: number; max_size: number; ttl_seconds: number; hits: number; misses: number };
+  embedding_model: string;
+  embedding_dimension: number;
+};
+
+export type ProjectSummary = {
+  project: string;
+  project_path: string;
+  count: number;
+  last_at: string;
+};
+
+export type TimelinePoint = {
+  id: number;
+  project: string;
+  created_at: string;
+  kind: string;
+  length: number;
+  title: string;
+};
+
+export type TimelineDay = {
+  day: string;
+  project: string;
+  count: number;
+};
+
+export type Timeline = {
+  total: number;
+  truncated: boolean;
+  points: TimelinePoint[];
+  days: TimelineDay[];
+};
+
+export type ImportedSession = {
+  session_id: string;
+  title: string | null;
+  source: string;
+  project: string;
+  project_path: string;
+  file_path: string | null;
+  bytes_imported: number;
+  lines_imported: number;
+  message_count: number;
+  first_message_at: string | null;
+  last_message_at: string | null;
+  imported_at: string;
+  distill_state: string;
+  distill_failures: number;
+  distill_last_error: string | null;
+  distilled_at: string | null;
+  signals_state: string;
+  behavior_state: string;
+};
+
+export type SessionPage = {
+  total: number;
+  limit: number;
+  offset: number;
+  sessions: ImportedSession[];
+};
+
+export const PREFERENCE_TIERS = ["explicit", "signals", "inferred"] as const;
+export type PreferenceTier = (typeof PREFERENCE_TIERS)[number];
+
+export type Preference = {
+  memory: Memory;
+  tier: PreferenceTier;
+  confidence: number;
+  evidence_sessions: number;
+  last_seen: string;
+  confirmed: boolean;
+  superseded_by: number | null;
+};
+
+export type PreferenceTiers = Record<PreferenceTier, Preference[]>;
+
+export type Health = {
+  status: "ok" | "degraded";
+  database: "ok" | "unavailable";
+  database_kind: "embedded" | "external";
+  embedding_model: string;
+  embedding_dimension: number;
+  version: string;
+};
+
+export type ErrorBody = {
+  error: { code: string; message: string };
+};
