@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from server.cache import ReadCache
 from server.config import Settings
@@ -28,10 +28,12 @@ from server.models import (
     Memory,
     MemoryDraft,
     NewMemory,
+    SessionEvent,
     SimilarMemory,
     preview,
     similar_memory,
 )
+from server.redact import redact
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import sessions as session_store
@@ -251,12 +253,13 @@ class BulkWrites:
                         conn, [c.memory for c in keep], file_vectors
                     )
                     saved = sum(1 for new_id in ids if new_id is not None)
-                    await session_store.insert_events(conn, item.events)
+                    await session_store.insert_events(conn, [_redacted(e) for e in item.events])
                     await session_store.record_results(conn, item.results)
                     if item.progress is not None:
-                        await session_store.record_progress(
-                            conn, item.progress, saved, len(item.events)
-                        )
+                        progress = item.progress
+                        if progress.title:
+                            progress = replace(progress, title=redact(progress.title).text)
+                        await session_store.record_progress(conn, progress, saved, len(item.events))
             except Unavailable:
                 raise
             except Exception as exc:  # one bad file must not stop the others
@@ -287,3 +290,10 @@ def _label(item: FileImport) -> str:
 
 async def _by_id(conn: Conn, ids: Sequence[int]) -> dict[int, Memory]:
     return {memory.id: memory for memory in await memory_store.get_many(conn, ids)}
+
+
+def _redacted(event: SessionEvent) -> SessionEvent:
+    """A tool call with any secret in its command or target replaced, like every stored text."""
+    if not event.target:
+        return event
+    return replace(event, target=redact(event.target).text)

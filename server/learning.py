@@ -26,6 +26,7 @@ from server.models import (
     SignalsInput,
     StoredTurn,
 )
+from server.redact import redact
 from server.store import learning as learning_store
 from server.store import memories as memory_store
 from server.store import search as search_store
@@ -130,7 +131,7 @@ class Learning:
         """Count a failed attempt with its reason; returns the session's failure count."""
         async with transaction(self.pool) as conn:
             failures = await learning_store.mark_distill_failed(
-                conn, session_id, reason, MAX_DISTILL_FAILURES
+                conn, session_id, redact(reason).text, MAX_DISTILL_FAILURES
             )
         self.cache.invalidate()
         return failures
@@ -284,7 +285,7 @@ class Learning:
     async def record_behavior_failure(self, session_id: str, reason: str) -> int:
         async with transaction(self.pool) as conn:
             failures = await learning_store.mark_behavior_failed(
-                conn, session_id, reason, MAX_DISTILL_FAILURES
+                conn, session_id, redact(reason).text, MAX_DISTILL_FAILURES
             )
         self.cache.invalidate()
         return failures

@@ -423,14 +423,16 @@ async def _export(where: MemoryFilter, output_format: str) -> ExportResult:
     if count <= INLINE_EXPORT_LIMIT:
         return ExportResult(count, output_format, "".join([c async for c in chunks]), None)
     folder = memory_service.settings.claude_memory_home / "exports"
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     path = folder / f"memories-{stamp}.{'md' if output_format == 'markdown' else 'json'}"
     await _write_chunks(path, chunks)
     return ExportResult(count, output_format, None, str(path))
 
 
 async def _write_chunks(path: Path, chunks: AsyncIterator[str]) -> None:
+    """Write an export readable by its owner only: it holds every memory it lists."""
+    path.touch(mode=0o600, exist_ok=False)
     async with await anyio.open_file(path, "w", encoding="utf-8") as handle:
         async for chunk in chunks:
             await handle.write(chunk)

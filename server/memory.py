@@ -598,7 +598,7 @@ class MemoryService(BulkWrites, Learning, Views):
             if wanted.lower() in (summary.project.lower(), summary.project_path.lower()):
                 return summary.project
         known = ", ".join(sorted({p.project for p in projects if p.project})[:20]) or "none yet"
-        raise InvalidInput(f"no project {wanted!r}; known projects: {known}")
+        raise InvalidInput(f"no project {wanted[:80]!r}; known projects: {known}")
 
     async def recent_context(self, project: str | None = None, limit: int = 10) -> RecentContext:
         """Newest distilled memories of a project, or the newest of any kind if none exist."""

@@ -160,7 +160,8 @@ _ASSIGNMENT = r"""
     (?P<q>\\?["'`])?                           # optional opening quote
     (?P<secret>(?(q)
         (?:(?!(?P=q))[^\n])+                   # quoted: up to the closing quote
-      | [^\s"'`,;&(){{}}\[\]<>]*[^\s"'`,;&(){{}}\[\]<>.:]  # bare: up to a separator
+      | (?:[^\s"'`,;&(){{}}\[\]<>]|&(?![\w.-]*=|&))*    # bare: up to a separator; `&`
+        [^\s"'`,;&(){{}}\[\]<>.:]                       # ends it only as `&name=` or `&&`
     ))
     (?(q)(?P=q))
 """
@@ -245,6 +246,18 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
         ),
     ),
+    # Azure connection strings: AccountKey= (Storage, Cosmos DB), SharedAccessKey= (Service
+    # Bus, Event Hubs, IoT Hub), AccessKey= (SignalR): base64 of 32 or 64 random bytes.
+    _Rule(
+        "azure-key",
+        re.compile(
+            r"(?<![A-Za-z])(?i:(?:account|sharedaccess|access)key)[ \t]*=[ \t]*"
+            r"(?P<secret>(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{30,}={0,2})(?![A-Za-z0-9+/=])"
+        ),
+    ),
+    # Shared access signatures (Azure SAS URLs and SharedAccessSignature=): the `sig` parameter
+    # is what grants access; the rest of the URL (account, container, expiry) stays readable.
+    _Rule("azure-sas", re.compile(r"(?<=[?&;])sig=(?P<secret>[A-Za-z0-9%+/=_-]{20,})")),
     _Rule("google-api-key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])", re.ASCII)),
     _Rule("npm-token", re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
     _Rule("huggingface-token", re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])")),

@@ -29,7 +29,7 @@ def parse_time(value: str, name: str = "date", now: datetime | None = None) -> d
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise InvalidInput(
-            f"{name} {value!r} is not a date: use ISO 8601 (2026-01-31 or "
+            f"{name} {value[:60]!r} is not a date: use ISO 8601 (2026-01-31 or "
             "2026-01-31T09:30:00Z) or an age like 7d, 12h, 2w"
         ) from None
     if parsed.tzinfo is None:
