@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server import __version__, api
+from server import __version__, api, hooks_api
 from server.auth import BearerTokenGuard
 from server.body_limit import BodySizeLimit
 from server.config import Settings
@@ -81,6 +81,8 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/cache/invalidate", invalidate_cache, methods=["POST"]),
         *api.routes(memory_service),
+        *hooks_api.routes(memory_service, settings),
+        Route("/ui", root),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.
         Mount("/", app=_McpRouter(sse_app, http_app)),

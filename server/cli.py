@@ -15,10 +15,11 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from server import __version__
-from server.cli_jobs import add_job_commands
+from server.cli_jobs import add_hook_commands, add_job_commands
 from server.config import Settings, load_settings
 from server.errors import StartupError
 
@@ -94,6 +95,7 @@ def _build_parser() -> argparse.ArgumentParser:
     stdio.set_defaults(run=cmd_mcp_stdio)
 
     add_job_commands(commands)
+    add_hook_commands(commands)
 
     migrate = commands.add_parser("migrate", help="apply pending database migrations")
     _add_plain(migrate)
@@ -168,7 +170,8 @@ async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSig
     from server.runtime import open_service
 
     async with open_service(settings) as memory_service:
-        app = create_app(settings, memory_service)
+        # The Host guard must know the address actually bound, which --host may have changed.
+        app = create_app(replace(settings, host=host), memory_service)
         config = uvicorn.Config(
             app, host=host, port=port, log_config=None, access_log=False, lifespan="on"
         )

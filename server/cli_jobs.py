@@ -399,3 +399,112 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     notify_server(settings)
     _print_summary("restore:", result, args.json)
     return 0
+
+
+def add_hook_commands(commands: Any) -> None:
+    """Add `hook`, `install-hooks` and `uninstall-hooks` to `commands` (argparse subparsers)."""
+    from server.hooks import EVENTS
+
+    hook = commands.add_parser(
+        "hook",
+        help="run a Claude Code hook: event JSON on stdin, context on stdout; always exits 0",
+    )
+    hook.add_argument("event", choices=sorted(EVENTS), help="which hook")
+    hook.add_argument("--url", help="the server (default: http://HOST:PORT)")
+    hook.set_defaults(run=cmd_hook)
+
+    install = commands.add_parser(
+        "install-hooks",
+        help="register the hooks in Claude Code's settings.json (keeps other hooks, backs up)",
+    )
+    uninstall = commands.add_parser(
+        "uninstall-hooks", help="remove our hooks, and only ours, from Claude Code's settings.json"
+    )
+    for parser in (install, uninstall):
+        parser.add_argument(
+            "--settings",
+            metavar="FILE",
+            help="settings file (default: $CLAUDE_CONFIG_DIR/settings.json, else "
+            "~/.claude/settings.json)",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+        parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    install.add_argument(
+        "--url", help="the server the hooks call (default: http://HOST:PORT from the settings)"
+    )
+    install.set_defaults(run=cmd_install_hooks)
+    uninstall.set_defaults(run=cmd_uninstall_hooks)
+
+
+def _hook_url(settings: Settings) -> str:
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
+
+
+def _hook_settings_file(args: argparse.Namespace) -> Path:
+    from server.hook_install import settings_path
+
+    if args.settings:
+        return Path(args.settings).expanduser()
+    return settings_path(dict(os.environ), Path.home())
+
+
+def cmd_hook(args: argparse.Namespace, settings: Settings) -> int:
+    """The same client Claude Code runs (server/hooks.py); registered hooks call it directly."""
+    from server.hooks import main as run_hook
+
+    return run_hook([args.event, "--url", args.url or _hook_url(settings)])
+
+
+def cmd_install_hooks(args: argparse.Namespace, settings: Settings) -> int:
+    from datetime import UTC, datetime
+
+    from server.hook_install import HookSettingsError, hook_command, install
+
+    url = (args.url or _hook_url(settings)).rstrip("/")
+    if not url.startswith("http://"):
+        raise StartupError(f"--url must be an http:// URL of the local server, got {url!r}")
+    try:
+        change = install(
+            _hook_settings_file(args), url, now=datetime.now(tz=UTC), dry_run=args.dry_run
+        )
+    except HookSettingsError as exc:
+        raise StartupError(str(exc)) from None
+    _report_hook_change("install-hooks:", change, args, hook_command("user-prompt-submit", url))
+    return 0
+
+
+def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings) -> int:
+    from datetime import UTC, datetime
+
+    from server.hook_install import HookSettingsError, uninstall
+
+    try:
+        change = uninstall(
+            _hook_settings_file(args), now=datetime.now(tz=UTC), dry_run=args.dry_run
+        )
+    except HookSettingsError as exc:
+        raise StartupError(str(exc)) from None
+    _report_hook_change("uninstall-hooks:", change, args, None)
+    return 0
+
+
+def _report_hook_change(
+    title: str, change: Any, args: argparse.Namespace, command: str | None
+) -> None:
+    """A dry run prints the diff (nothing when there is no change); a real run a summary."""
+    if args.dry_run and not args.json:
+        print(change.diff or f"{change.settings}: no change", end="" if change.diff else "\n")  # noqa: T201
+        return
+    summary: dict[str, Any] = {
+        "settings": str(change.settings),
+        "changed": change.changed,
+        "dry_run": args.dry_run,
+        "backup": str(change.backup) if change.backup else None,
+        "events": change.events,
+    }
+    if command is not None:
+        summary["command"] = command
+    if args.dry_run:
+        summary["diff"] = change.diff
+    _print_summary(title, summary, args.json)

@@ -82,6 +82,9 @@ class Settings:
     search_kind_weights: str = DEFAULT_KIND_WEIGHTS
     search_recency_weight: float = 0.1
     search_recency_half_life_days: float = 90.0
+    recall_threshold: float = 0.45
+    recall_max_hits: int = 3
+    recall_max_chars: int = 3_000
     ollama_url: str = "http://localhost:11434/v1"
     llm_api_key: Secret | None = None
     distill_model: str = "qwen2.5:7b"
@@ -187,6 +190,9 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "SEARCH_KIND_WEIGHTS": lambda n, r: _parse_kind_weights(n, r),
     "SEARCH_RECENCY_WEIGHT": lambda n, r: _parse_float(n, r, 0.0, 1.0),
     "SEARCH_RECENCY_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 0.0, 36_500.0),
+    "RECALL_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "RECALL_MAX_HITS": lambda n, r: _parse_int(n, r, 1, 20),
+    "RECALL_MAX_CHARS": lambda n, r: _parse_int(n, r, 500, 9_000),
     "OLLAMA_URL": lambda n, r: _parse_url(n, r),
     "LLM_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
     "DISTILL_MODEL": _parse_nonempty,

@@ -15,6 +15,7 @@ from server.openapi import openapi_document
 # Routes outside the OpenAPI document. /messages/ needs a session id to reach the SSE app.
 EXTRA_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/"),
+    ("GET", "/ui"),
     ("GET", "/sse"),
     ("POST", "/messages/"),
     ("GET", "/mcp"),
@@ -28,7 +29,9 @@ EXTRA_ROUTES: tuple[tuple[str, str], ...] = (
 )
 
 # Open without the token: supervisors probe /health, the browser loads the UI before it has one.
-OPEN_ROUTES = frozenset({("GET", "/health"), ("GET", "/"), ("GET", "/ui/"), ("GET", "/ui/search")})
+OPEN_ROUTES = frozenset(
+    {("GET", "/health"), ("GET", "/"), ("GET", "/ui"), ("GET", "/ui/"), ("GET", "/ui/search")}
+)
 
 # Text that only reaches a client when a database or Python error leaks through.
 LEAK_MARKERS = (

@@ -1,0 +1,357 @@
+"""Claude Code hooks end to end: the registered command, as a real process, against a real server.
+
+Each test feeds a payload from shared/fixtures/hooks/ on stdin to the exact command
+`install-hooks` writes into settings.json (run through the shell, as Claude Code does) and
+checks what Claude Code would get: the nested `hookSpecificOutput` shape, within budget,
+relevant, or nothing at all. The server runs in the test's event loop, so the hook processes
+are started with asyncio and never waited on with blocking calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from server.app import create_app
+from server.config import Secret, Settings
+from server.context import HEADER
+from server.hook_install import hook_command
+from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.memory import MemoryService
+from server.models import MemoryFilter
+from tests.integration.conftest import free_port, serving
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+HOOK_FIXTURES = FIXTURES / "hooks"
+PROJECT_PATH = "/home/dev/acme-api"  # the cwd of every fixture payload
+S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"  # the session of the payloads' session_id
+CONTEXT_LIMIT = 10_000  # Claude Code's cap on additionalContext
+TOKEN = "hook-token-for-tests-0123456789"
+
+PNPM = "Use pnpm, never npm, in acme-api: npm install breaks the pnpm lockfile."
+PAGINATION = (
+    "Decision: keyset pagination on GET /orders: limit 1-100 (default 20), cursor is base64url "
+    "of {createdAt, id}, ordered by (created_at DESC, id DESC)."
+)
+RATE_LIMIT = (
+    "Rate limit POST /invoices per API key (x-api-key) at 30/min; anonymous requests without a "
+    "key are limited per IP at 10/min."
+)
+UNRELATED_PROMPTS = [
+    "write a haiku about autumn leaves",
+    "what is the capital of France?",
+    "let's refactor the CSS grid layout of the landing page",
+]
+
+
+@dataclass(frozen=True)
+class HookRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def output(self) -> dict[str, Any]:
+        assert self.returncode == 0, self.stderr
+        parsed = json.loads(self.stdout)
+        assert isinstance(parsed, dict)
+        return parsed
+
+
+def payload(name: str, **changes: Any) -> dict[str, Any]:
+    data = json.loads((HOOK_FIXTURES / f"{name}.json").read_text())
+    assert isinstance(data, dict)
+    return {**data, **changes}
+
+
+async def run_hook(
+    event: str, data: dict[str, Any], url: str, env: dict[str, str] | None = None
+) -> HookRun:
+    """The registered command line, through the shell, with `data` on stdin."""
+    environment = {k: v for k, v in os.environ.items() if k != "CLAUDE_MEMORY_TOKEN"}
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_shell(
+        hook_command(event, url),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**environment, **(env or {})},
+    )
+    out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
+    return HookRun(process.returncode or 0, out.decode(), err.decode(), time.monotonic() - started)
+
+
+def context_of(run: HookRun, event: str) -> str:
+    """additionalContext from the one documented shape; fails on any other shape."""
+    output = run.output()
+    assert set(output) == {"hookSpecificOutput"}
+    specific = output["hookSpecificOutput"]
+    assert specific["hookEventName"] == event
+    context = specific["additionalContext"]
+    assert isinstance(context, str)
+    assert 0 < len(context) < CONTEXT_LIMIT
+    return context
+
+
+async def remember(service: MemoryService, content: str, kind: str = "distilled") -> int:
+    outcome = await service.save(
+        content, project="acme-api", project_path=PROJECT_PATH, kind=kind, force=True
+    )
+    return outcome.id
+
+
+@pytest.fixture
+async def facts(service: MemoryService) -> dict[str, int]:
+    """The acme fixture sessions imported, plus three distilled facts of acme-api."""
+    await ClaudeCodeImporter(service, ImportFilters()).run(FIXTURES / "claude-code" / "projects")
+    return {
+        "pnpm": await remember(service, PNPM, "preference"),
+        "pagination": await remember(service, PAGINATION),
+        "rate_limit": await remember(service, RATE_LIMIT),
+    }
+
+
+async def test_session_start_prints_the_project_context_in_the_nested_shape(
+    app_url: str, facts: dict[str, int]
+) -> None:
+    run = await run_hook("session-start", payload("SessionStart"), app_url)
+
+    context = context_of(run, "SessionStart")
+    assert "acme-api" in context
+    assert f"#{facts['pnpm']}" in context
+    assert HEADER in context
+    # The fixture's wrong shape puts additionalContext at the top level: not what we print.
+    wrong = json.loads(
+        (HOOK_FIXTURES / "outputs" / "WRONG.top-level-additionalContext.json").read_text()
+    )
+    assert set(run.output()) != set(wrong)
+    assert run.stderr == ""
+
+
+async def test_prompt_hook_injects_the_relevant_memories_labelled_as_recalled_data(
+    app_url: str, facts: dict[str, int]
+) -> None:
+    run = await run_hook("user-prompt-submit", payload("UserPromptSubmit"), app_url)
+
+    context = context_of(run, "UserPromptSubmit")
+    assert f"#{facts['rate_limit']}" in context
+    assert HEADER in context
+    assert f"#{facts['pagination']}" not in context
+    valid = json.loads(
+        (HOOK_FIXTURES / "outputs" / "UserPromptSubmit.additionalContext.json").read_text()
+    )
+    assert run.output()["hookSpecificOutput"].keys() == valid["hookSpecificOutput"].keys()
+
+
+@pytest.mark.parametrize(
+    ("prompt", "expected"),
+    [
+        ("npm install fails here, which package manager should I use?", "pnpm"),
+        ("how should I paginate GET /invoices, like the orders endpoint?", "pagination"),
+    ],
+)
+async def test_prompt_hook_recalls_the_fixture_facts_for_related_prompts(
+    app_url: str, facts: dict[str, int], prompt: str, expected: str
+) -> None:
+    run = await run_hook("user-prompt-submit", payload("UserPromptSubmit", prompt=prompt), app_url)
+
+    context = context_of(run, "UserPromptSubmit")
+    assert expected in context.lower()
+    assert len(context) <= Settings().recall_max_chars
+
+
+@pytest.mark.parametrize("prompt", UNRELATED_PROMPTS)
+async def test_prompt_hook_is_silent_when_nothing_is_relevant(
+    app_url: str, facts: dict[str, int], prompt: str
+) -> None:
+    run = await run_hook("user-prompt-submit", payload("UserPromptSubmit", prompt=prompt), app_url)
+
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+
+
+async def test_prompt_hook_never_injects_a_memory_twice_in_one_session(
+    app_url: str, facts: dict[str, int]
+) -> None:
+    first = await run_hook("user-prompt-submit", payload("UserPromptSubmit"), app_url)
+    again = await run_hook("user-prompt-submit", payload("UserPromptSubmit"), app_url)
+    other_session = await run_hook(
+        "user-prompt-submit", payload("UserPromptSubmit", session_id="another-session"), app_url
+    )
+
+    marker = f"#{facts['rate_limit']}"
+    assert marker in context_of(first, "UserPromptSubmit")
+    assert marker not in again.stdout
+    assert marker in context_of(other_session, "UserPromptSubmit")
+
+
+async def test_prompt_hook_skips_raw_turns_of_its_own_session(
+    app_url: str, service: MemoryService
+) -> None:
+    own = await service.save(
+        "Rate limiting on POST /invoices: per API key at 30/min, anonymous callers per IP.",
+        project="acme-api",
+        project_path=PROJECT_PATH,
+        kind="raw",
+        session_id=S3,
+        role="assistant",
+    )
+
+    same = await run_hook("user-prompt-submit", payload("UserPromptSubmit"), app_url)
+    other = await run_hook(
+        "user-prompt-submit", payload("UserPromptSubmit", session_id="another-session"), app_url
+    )
+
+    assert same.stdout == ""
+    assert f"#{own.id}" in context_of(other, "UserPromptSubmit")
+
+
+async def test_prompt_hook_keeps_to_the_character_budget(
+    service: MemoryService, settings: Settings
+) -> None:
+    detail = "The limiter keys each request by its x-api-key header, else by client IP. "
+    for n in range(6):
+        await remember(service, f"{RATE_LIMIT} (note {n}) {detail * 20}")
+    tight = replace(settings, recall_max_chars=1_000, recall_max_hits=3)
+
+    async with serving(create_app(tight, service)) as url:
+        run = await run_hook("user-prompt-submit", payload("UserPromptSubmit"), url)
+
+    context = context_of(run, "UserPromptSubmit")
+    assert len(context) <= 1_000
+    assert context.count("\n- ") == 3
+
+
+async def test_session_end_imports_the_transcript_incrementally(
+    app_url: str, service: MemoryService, tmp_path: Path
+) -> None:
+    source = FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    lines = source.read_bytes().splitlines(keepends=True)
+    transcript.write_bytes(b"".join(lines[: len(lines) // 2]))
+
+    stop = await run_hook("stop", payload("Stop", transcript_path=str(transcript)), app_url)
+    first = await wait_for_turns(service, 1)
+    with transcript.open("ab") as out:
+        out.write(b"".join(lines[len(lines) // 2 :]))
+    end = await run_hook(
+        "session-end", payload("SessionEnd", transcript_path=str(transcript)), app_url
+    )
+    second = await wait_for_turns(service, first + 1)
+
+    assert (stop.returncode, stop.stdout, end.returncode, end.stdout) == (0, "", 0, "")
+    assert second > first
+    state = await service.import_state()
+    assert state.offsets[str(transcript)][0] > len(b"".join(lines[: len(lines) // 2]))
+
+
+async def wait_for_turns(service: MemoryService, at_least: int, timeout: float = 60) -> int:
+    """Poll until the session has `at_least` raw turns stored; their number."""
+    deadline = time.monotonic() + timeout
+    while True:
+        service.invalidate_cache()
+        page = await service.list_memories(MemoryFilter(session_id=S3), limit=1)
+        if page.total >= at_least:
+            return page.total
+        assert time.monotonic() < deadline, f"only {page.total} turns imported"
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/etc/passwd", "relative/projects/x/s.jsonl", "/tmp/not-projects/x/s.jsonl"],
+)
+async def test_session_end_route_refuses_files_that_are_not_transcripts(
+    app_url: str, path: str
+) -> None:
+    async with httpx.AsyncClient(base_url=app_url, timeout=10) as http:
+        response = await http.post("/api/hooks/session-end", json={"transcript_path": path})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_input"
+
+
+@pytest.mark.parametrize(
+    ("event", "fixture"),
+    [
+        ("session-start", "SessionStart"),
+        ("user-prompt-submit", "UserPromptSubmit"),
+        ("stop", "Stop"),
+        ("session-end", "SessionEnd"),
+    ],
+)
+async def test_hooks_exit_0_silently_and_fast_when_the_server_is_down(
+    event: str, fixture: str
+) -> None:
+    run = await run_hook(event, payload(fixture), f"http://127.0.0.1:{free_port()}")
+
+    assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
+    assert run.seconds < 1.0
+
+
+async def test_hooks_exit_0_silently_on_input_that_is_not_json(app_url: str) -> None:
+    process = await asyncio.create_subprocess_shell(
+        hook_command("user-prompt-submit", app_url),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await process.communicate(b"{not json")
+
+    assert (process.returncode, out, err) == (0, b"", b"")
+
+
+@pytest.fixture
+async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
+    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
+    async with serving(create_app(guarded, service)) as url:
+        yield url
+
+
+async def test_hooks_send_the_token_from_the_environment(
+    guarded_url: str, facts: dict[str, int]
+) -> None:
+    without = await run_hook("user-prompt-submit", payload("UserPromptSubmit"), guarded_url)
+    with_token = await run_hook(
+        "user-prompt-submit",
+        payload("UserPromptSubmit"),
+        guarded_url,
+        env={"CLAUDE_MEMORY_TOKEN": TOKEN},
+    )
+
+    assert (without.returncode, without.stdout) == (0, "")
+    assert f"#{facts['rate_limit']}" in context_of(with_token, "UserPromptSubmit")
+
+
+async def test_cli_hook_command_runs_the_same_client(
+    app_url: str, facts: dict[str, int], tmp_path: Path
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.cli",
+        "hook",
+        "user-prompt-submit",
+        "--url",
+        app_url,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    out, _ = await asyncio.wait_for(
+        process.communicate(json.dumps(payload("UserPromptSubmit")).encode()), 60
+    )
+
+    run = HookRun(process.returncode or 0, out.decode(), "", 0.0)
+    assert f"#{facts['rate_limit']}" in context_of(run, "UserPromptSubmit")
