@@ -159,6 +159,7 @@ async def test_a_second_run_has_nothing_to_do_until_the_session_grows(
     assert "this repo uses pnpm" not in llm.requests[-1]["messages"][-1]["content"]
 
 
+@pytest.mark.reliability  # LLM faults (issue #10)
 async def test_invalid_output_is_retried_once_then_counted_with_its_reason(
     service: MemoryService, llm: ScriptedLLM, imported: Path
 ) -> None:
@@ -178,6 +179,7 @@ async def test_invalid_output_is_retried_once_then_counted_with_its_reason(
     assert all(m.archived_at is None for m in await raw_turns(service) if m.session_id == S1)
 
 
+@pytest.mark.reliability  # LLM faults (issue #10)
 async def test_three_failures_park_a_session_until_reset(
     service: MemoryService, llm: ScriptedLLM, imported: Path
 ) -> None:
@@ -199,6 +201,7 @@ async def test_three_failures_park_a_session_until_reset(
     assert retried.distilled == 1
 
 
+@pytest.mark.reliability  # LLM faults (issue #10)
 async def test_an_llm_that_is_down_stops_the_run_without_charging_sessions(
     service: MemoryService, llm: ScriptedLLM, imported: Path
 ) -> None:
@@ -213,6 +216,7 @@ async def test_an_llm_that_is_down_stops_the_run_without_charging_sessions(
     assert all(m.archived_at is None for m in await raw_turns(service))
 
 
+@pytest.mark.reliability  # LLM faults (issue #10)
 async def test_a_timeout_stops_the_run_and_names_the_endpoint(
     service: MemoryService, llm: ScriptedLLM, imported: Path
 ) -> None:
@@ -224,6 +228,7 @@ async def test_a_timeout_stops_the_run_and_names_the_endpoint(
     assert "127.0.0.1" in summary.stopped
 
 
+@pytest.mark.reliability  # LLM faults (issue #10)
 async def test_injected_instructions_in_a_reply_are_not_stored(
     service: MemoryService, llm: ScriptedLLM, imported: Path
 ) -> None:
