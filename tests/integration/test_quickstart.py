@@ -25,7 +25,7 @@ async def test_quickstart_native_detach_serves_everything_and_stop_stops_it(
         "HOME": str(tmp_path / "home"),
     }
     env.pop("DATABASE_URL", None)
-    (tmp_path / "home").mkdir()
+    (tmp_path / "home").mkdir(exist_ok=True)
     stop = [str(ROOT / ".venv" / "bin" / "claude-memory"), "stop"]
 
     try:
