@@ -361,7 +361,12 @@ def read_transcript(
             if not isinstance(record, dict):
                 malformed += 1
                 continue
-            reader.take(record, line_number)
+            try:
+                reader.take(record, line_number)
+            except (TypeError, ValueError, AttributeError, KeyError):
+                # A record whose fields have shapes no Claude Code version writes: counted
+                # and skipped like a line that is not JSON, so one odd record never stops a file.
+                malformed += 1
     return TranscriptChunk(
         turns=reader.turns(),
         events=reader.tool_events(),

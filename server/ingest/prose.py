@@ -121,7 +121,7 @@ def assistant_prose(record: Mapping[str, Any]) -> Prose:
     text = "\n\n".join(part.strip() for part in _texts(blocks) if part.strip())
     if text:
         return Prose(clean(text), None)
-    kinds = {block.get("type") for block in blocks}
+    kinds = {kind for block in blocks if isinstance(kind := block.get("type"), str)}
     if "tool_use" in kinds:
         return _skip("tool_use")
     if kinds & {"thinking", "redacted_thinking"}:

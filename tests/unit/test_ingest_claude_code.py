@@ -534,3 +534,18 @@ def assistant_line(
         "message": {"id": message_id, "role": "assistant", "content": content},
     }
     return json.dumps(record).encode() + b"\n"
+
+
+def test_records_with_odd_field_shapes_are_counted_not_fatal(tmp_path: Path) -> None:
+    odd = [
+        {"type": "assistant", "uuid": "a1", "message": {"content": [{"type": ["tool_use"]}]}},
+        {"type": "user", "uuid": "u1", "message": {"content": {"nested": True}}, "cwd": 5},
+        {"type": "assistant", "uuid": "a2", "message": "not an object"},
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in odd) + "\n")
+
+    chunk = read_transcript(path)
+
+    assert chunk.turns == []
+    assert chunk.lines_read == 3
