@@ -12,14 +12,27 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from server.config import Settings
 from server.errors import ServiceError, StartupError
 
 if TYPE_CHECKING:
     from server.ingest.importer import ImportSummary
+    from server.learn.llm import ChatClient
+    from server.memory import MemoryService
+
+
+class JobSummary(Protocol):
+    def as_json(self) -> dict[str, object]: ...
+
+
+class LlmJob(Protocol):
+    """Distiller or BehaviorReader, as the CLI drives them."""
+
+    async def run(self, *, project: str | None, session: str | None) -> JobSummary: ...
 
 
 def add_job_commands(commands: Any) -> None:
@@ -229,8 +242,13 @@ def _print_summary(title: str, summary: dict[str, Any], as_json: bool) -> None:
     print("\n".join(lines))  # noqa: T201
 
 
-def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
-    from server.learn.distill import Distiller
+def _run_llm_job(
+    args: argparse.Namespace,
+    settings: Settings,
+    name: str,
+    build: Callable[[MemoryService, ChatClient, int, Callable[[int, int], None]], LlmJob],
+) -> int:
+    """Open the service and the LLM client, run one job, print its summary; 1 if it stopped."""
     from server.learn.llm import ChatClient
     from server.progress import ProgressLine
     from server.runtime import open_service
@@ -238,78 +256,66 @@ def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
     workers = args.workers or settings.distill_workers
     if workers < 1:
         raise StartupError("--workers must be 1 or more")
-    model = args.model or settings.distill_model
 
-    async def run() -> dict[str, Any]:
+    async def run() -> dict[str, object]:
         async with open_service(settings) as service:
-            if args.reset_failures is not None:
-                changed = await service.reset_distill_failures(args.reset_failures or None)
-                return {"reset": changed}
+            if name == "distill" and args.reset_failures is not None:
+                return {"reset": await service.reset_distill_failures(args.reset_failures or None)}
             api_key = settings.llm_api_key.reveal() if settings.llm_api_key else None
             async with ChatClient(
                 settings.ollama_url, api_key=api_key, timeout=settings.llm_timeout_seconds
             ) as client:
-                with ProgressLine("distilling", sys.stderr) as progress:
-                    distiller = Distiller(
-                        service,
-                        client,
-                        model=model,
-                        workers=workers,
-                        dry_run=args.dry_run,
-                        progress=progress.update,
-                    )
-                    summary = await distiller.run(project=args.project, session=args.session)
+                with ProgressLine(name, sys.stderr) as progress:
+                    job = build(service, client, workers, progress.update)
+                    summary = await job.run(project=args.project, session=args.session)
         return summary.as_json()
 
     try:
         result = asyncio.run(run())
     except ServiceError as exc:
         raise StartupError(exc.message) from None
-    _print_summary("distill:", result, args.json)
+    _print_summary(f"{name}:", result, args.json)
     if result.get("stopped"):
-        print(f"claude-memory: distill stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
+        print(f"claude-memory: {name} stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
         return 1
     return 0
+
+
+def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.distill import Distiller
+
+    return _run_llm_job(
+        args,
+        settings,
+        "distill",
+        lambda service, client, workers, progress: Distiller(
+            service,
+            client,
+            model=args.model or settings.distill_model,
+            workers=workers,
+            dry_run=args.dry_run,
+            progress=progress,
+        ),
+    )
 
 
 def cmd_behavior(args: argparse.Namespace, settings: Settings) -> int:
     from server.learn.behavior import BehaviorReader
-    from server.learn.llm import ChatClient
-    from server.progress import ProgressLine
-    from server.runtime import open_service
 
-    workers = args.workers or settings.distill_workers
-    if workers < 1:
-        raise StartupError("--workers must be 1 or more")
-
-    async def run() -> dict[str, Any]:
-        async with open_service(settings) as service:
-            api_key = settings.llm_api_key.reveal() if settings.llm_api_key else None
-            async with ChatClient(
-                settings.ollama_url, api_key=api_key, timeout=settings.llm_timeout_seconds
-            ) as client:
-                with ProgressLine("reading behaviour", sys.stderr) as progress:
-                    reader = BehaviorReader(
-                        service,
-                        client,
-                        model=args.model or settings.distill_model,
-                        workers=workers,
-                        force=args.force,
-                        dry_run=args.dry_run,
-                        progress=progress.update,
-                    )
-                    summary = await reader.run(project=args.project, session=args.session)
-        return summary.as_json()
-
-    try:
-        result = asyncio.run(run())
-    except ServiceError as exc:
-        raise StartupError(exc.message) from None
-    _print_summary("behavior:", result, args.json)
-    if result.get("stopped"):
-        print(f"claude-memory: behavior stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
-        return 1
-    return 0
+    return _run_llm_job(
+        args,
+        settings,
+        "behavior",
+        lambda service, client, workers, progress: BehaviorReader(
+            service,
+            client,
+            model=args.model or settings.distill_model,
+            workers=workers,
+            force=args.force,
+            dry_run=args.dry_run,
+            progress=progress,
+        ),
+    )
 
 
 def cmd_signals(args: argparse.Namespace, settings: Settings) -> int:

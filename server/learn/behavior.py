@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from server.learn.distill_core import (
@@ -25,11 +24,10 @@ from server.learn.distill_core import (
     merge_items,
     transcript_windows,
 )
+from server.learn.jobs import Progress, run_sessions
 from server.learn.llm import ChatClient, LlmError
 from server.memory import MemoryService
 from server.models import MemoryDraft, PendingSession, SessionTurnRow
-
-Progress = Callable[[int, int], None]
 
 ASPECTS = ("workflow", "communication", "decisions", "quality")
 QUOTE_CHARS = 200
@@ -109,7 +107,6 @@ class BehaviorReader:
         self.progress = progress
         self.summary = BehaviorSummary(dry_run=dry_run, model=model)
         self._stop = asyncio.Event()
-        self._done = 0
 
     async def run(
         self, *, project: str | None = None, session: str | None = None
@@ -119,21 +116,15 @@ class BehaviorReader:
             project=project, session=session, force=self.force
         )
         self.summary.sessions = len(queue)
-        slots = asyncio.Semaphore(self.workers)
-
-        async def one(pending: PendingSession) -> None:
-            async with slots:
-                if not self._stop.is_set() and not self.dry_run:
-                    await self._session(pending)
-                self._done += 1
-                if self.progress is not None:
-                    self.progress(self._done, len(queue))
-
-        await asyncio.gather(*(one(pending) for pending in queue))
+        await run_sessions(
+            queue, self._session, workers=self.workers, stop=self._stop, progress=self.progress
+        )
         self.summary.seconds = time.monotonic() - started
         return self.summary
 
     async def _session(self, pending: PendingSession) -> None:
+        if self.dry_run:
+            return
         turns = await self.service.session_turns(pending.session_id)
         try:
             windows = transcript_windows(

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from server.learn.distill_core import (
@@ -27,13 +26,13 @@ from server.learn.distill_core import (
     merge_items,
     transcript_windows,
 )
+from server.learn.jobs import Progress, run_sessions
 from server.learn.llm import ChatClient, LlmError
 from server.memory import MemoryService
 from server.models import MemoryDraft, PendingSession, StoredTurn
 
 logger = logging.getLogger(__name__)
 
-Progress = Callable[[int, int], None]
 
 # Distilled kinds that are memory kinds of their own; the rest are `distilled`, tagged.
 OWN_KINDS = ("preference", "pattern", "behavior")
@@ -92,7 +91,6 @@ class Distiller:
         self.progress = progress
         self.summary = DistillSummary(dry_run=dry_run, model=model)
         self._stop = asyncio.Event()
-        self._done = 0
 
     async def run(
         self, *, project: str | None = None, session: str | None = None
@@ -100,17 +98,9 @@ class Distiller:
         started = time.monotonic()
         queue = await self.service.distill_queue(project=project, session=session)
         self.summary.sessions = len(queue)
-        slots = asyncio.Semaphore(self.workers)
-
-        async def one(pending: PendingSession) -> None:
-            async with slots:
-                if not self._stop.is_set():
-                    await self._session(pending)
-                self._done += 1
-                if self.progress is not None:
-                    self.progress(self._done, len(queue))
-
-        await asyncio.gather(*(one(pending) for pending in queue))
+        await run_sessions(
+            queue, self._session, workers=self.workers, stop=self._stop, progress=self.progress
+        )
         self.summary.seconds = time.monotonic() - started
         return self.summary
 
