@@ -29,6 +29,7 @@ from server.errors import ServiceError
 from server.http_guard import HostOriginGuard, allowed_hosts_for
 from server.mcp_tools import bind_service, build_mcp
 from server.memory import MemoryService
+from server.recall import HookRecall
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ def create_app(
     sse_app = mcp.http_app(transport="sse", host_origin_protection="auto")
     http_app = mcp.http_app(transport="http", path="/mcp", host_origin_protection="auto")
 
+    hook_recall = HookRecall(memory_service, settings)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         bind_service(memory_service)
@@ -54,6 +57,7 @@ def create_app(
             async with sse_app.lifespan(app), http_app.lifespan(app):
                 yield
         finally:
+            await hook_recall.imports.close()
             bind_service(None)
 
     async def health(request: Request) -> JSONResponse:
@@ -81,7 +85,7 @@ def create_app(
         Route("/health", health, methods=["GET"]),
         Route("/cache/invalidate", invalidate_cache, methods=["POST"]),
         *api.routes(memory_service),
-        *hooks_api.routes(memory_service, settings),
+        *hooks_api.routes(hook_recall),
         Route("/ui", root),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.

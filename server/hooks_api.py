@@ -16,14 +16,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from server.api import _field, _json_body
-from server.config import Settings
-from server.memory import MemoryService
 from server.recall import HookRecall
 
 
-def routes(service: MemoryService, settings: Settings) -> list[BaseRoute]:
-    """The /api/hooks routes over `service`."""
-    recall = HookRecall(service, settings)
+def routes(recall: HookRecall) -> list[BaseRoute]:
+    """The /api/hooks routes over `recall` (the app owns it and closes it when stopping)."""
 
     async def session_start(request: Request) -> JSONResponse:
         body = await _json_body(request)

@@ -45,6 +45,7 @@ CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can b
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 PROJECT_TTL_SECONDS = 60.0  # cwd -> project; a new project is found within a minute
+SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the app stops
 RECALL_TITLE = "# Memory recall for this prompt"
 
 
@@ -194,8 +195,28 @@ class TranscriptImports:
         self._lock = asyncio.Lock()
         self._again: dict[Path, bool] = {}  # files queued or importing -> asked again since
         self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def close(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
+        """Refuse new imports, let running ones finish for `grace_seconds`, then cancel them.
+
+        Called when the app stops, so no import outlives the app and holds on to the pool.
+        A cancelled import loses nothing: each file's turns and read position are written in
+        one transaction, and the next import resumes from the last committed position.
+        """
+        self._closed = True
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=grace_seconds)
+        for task in pending:
+            task.cancel()
+        if pending:
+            logger.warning("stopping: %d session import(s) cancelled", len(pending))
+            await asyncio.gather(*pending, return_exceptions=True)
 
     def request(self, transcript: Path) -> bool:
+        if self._closed:
+            raise InvalidInput("the server is shutting down; the next import run will catch up")
         if transcript in self._again:
             self._again[transcript] = True
             return False

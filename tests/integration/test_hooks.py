@@ -25,10 +25,12 @@ import pytest
 from server.app import create_app
 from server.config import Secret, Settings
 from server.context import HEADER
+from server.errors import InvalidInput
 from server.hook_install import hook_command
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.memory import MemoryService
 from server.models import MemoryFilter
+from server.recall import TranscriptImports, import_session
 from tests.integration.conftest import free_port, serving
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -253,6 +255,33 @@ async def test_session_end_imports_the_transcript_incrementally(
     assert second > first
     state = await service.import_state()
     assert state.offsets[str(transcript)][0] > len(b"".join(lines[: len(lines) // 2]))
+
+
+async def test_stopping_the_app_cancels_or_finishes_session_imports_without_loss(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    source = FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(source.read_bytes())
+
+    cancelled = TranscriptImports(service)
+    assert cancelled.request(transcript)
+    await cancelled.close(grace_seconds=0)
+    with pytest.raises(InvalidInput, match="shutting down"):
+        cancelled.request(transcript)
+    finished = TranscriptImports(service)
+    assert finished.request(transcript)
+    await finished.close(grace_seconds=60)
+
+    service.invalidate_cache()
+    page = await service.list_memories(MemoryFilter(session_id=S3), limit=1)
+    state = await service.import_state()
+    assert page.total > 0
+    # Read up to the end of the last complete line (the fixture ends in a half-written one).
+    assert state.offsets[str(transcript)][0] == transcript.read_bytes().rindex(b"\n") + 1
+    fresh = await import_session(service, transcript)
+    assert fresh.turns_imported == 0
 
 
 async def wait_for_turns(service: MemoryService, at_least: int, timeout: float = 60) -> int:
