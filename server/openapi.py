@@ -1,8 +1,12 @@
 """The OpenAPI 3.1 document for the REST API, served at /api/openapi.json.
 
 Written by hand next to the routes in server/api.py (and /health, /cache/invalidate in
-server/app.py): the routes parse their own input, so there is no framework to derive it from.
-The test suite runs schemathesis against this document, so a route that drifts from it fails.
+server/app.py, the hook routes in server/hooks_api.py): the routes parse their own input, so
+there is no framework to derive it from. The test suite runs schemathesis against this document,
+so a route that drifts from it fails. Responses that carry a memory id (or a project, tag or
+session id) have OpenAPI links to the operations that take it, which schemathesis' stateful phase
+follows to chain real calls. A link from a list names its first item; an empty list leaves the
+link unused (schemathesis reports it under "Failed to extract data", which is not a failure).
 """
 
 from __future__ import annotations
@@ -281,6 +285,27 @@ HEALTH = _object(
     }
 )
 ERROR = _object({"error": _object({"code": {"type": "string"}, "message": {"type": "string"}})})
+SESSION_START_CONTEXT = _object(
+    {
+        "additionalContext": {"type": "string", "description": 'Markdown; "" when empty'},
+        "project": _nullable("string"),
+    }
+)
+PROMPT_CONTEXT = _object(
+    {
+        "additionalContext": {"type": "string", "description": 'Markdown; "" when nothing fits'},
+        "memory_ids": {"type": "array", "items": {"type": "integer"}},
+    }
+)
+IMPORT_STARTED = _object(
+    {
+        "status": {
+            "type": "string",
+            "enum": ["importing", "queued"],
+            "description": "queued: that transcript is being imported and will be read once more",
+        }
+    }
+)
 
 NEW_MEMORY_FIELDS: Schema = {
     "content": {
@@ -376,6 +401,36 @@ SCHEMAS: Schema = {
     "SearchRequest": SEARCH_REQUEST,
     "LockRequest": _object({"locked": {"type": "boolean", "default": True}}, []),
     "ResetFailures": _object({"session": {"type": "string"}}, []),
+    "SessionStartHook": _object(
+        {
+            "session_id": {"type": "string"},
+            "cwd": {"type": "string", "description": "the session's folder; finds its project"},
+            "source": {
+                "type": "string",
+                "default": "startup",
+                "description": "clear and compact let earlier recalls be injected again",
+            },
+        },
+        [],
+    ),
+    "PromptHook": _object(
+        {"session_id": {"type": "string"}, "cwd": {"type": "string"}, "prompt": {"type": "string"}},
+        [],
+    ),
+    "SessionEndHook": _object(
+        {
+            "session_id": {"type": "string"},
+            "cwd": {"type": "string"},
+            "transcript_path": {
+                "type": "string",
+                "description": "absolute path of <config dir>/projects/<project>/<session>.jsonl",
+            },
+        },
+        [],
+    ),
+    "SessionStartContext": SESSION_START_CONTEXT,
+    "PromptContext": PROMPT_CONTEXT,
+    "ImportStarted": IMPORT_STARTED,
 }
 
 
@@ -409,11 +464,18 @@ FILTER_PARAMS = [
 ]
 
 
-def _json(schema: Schema, description: str) -> Schema:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
+def _json(schema: Schema, description: str, links: Schema | None = None) -> Schema:
+    response: Schema = {
+        "description": description,
+        "content": {"application/json": {"schema": schema}},
+    }
+    if links:
+        response["links"] = links
+    return response
 
 
 def _operation(
+    operation_id: str,
     summary: str,
     responses: Schema,
     *,
@@ -421,6 +483,7 @@ def _operation(
     body: str | None = None,
 ) -> Schema:
     operation: Schema = {
+        "operationId": operation_id,
         "summary": summary,
         "responses": {**responses, "default": _json(_ref("Error"), "an error")},
     }
@@ -434,15 +497,46 @@ def _operation(
     return operation
 
 
+def _memory_links(pointer: str, *targets: str) -> Schema:
+    """Links passing the memory id at `pointer` in the response body to operations on it.
+
+    A target is an operationId, or "purgeMemory": deleteMemory with purge=true.
+    """
+    links: Schema = {}
+    for target in targets:
+        parameters: Schema = {"path.memory_id": f"$response.body#{pointer}"}
+        if target == "purgeMemory":
+            parameters["query.purge"] = True
+        links[target] = {
+            "operationId": "deleteMemory" if target == "purgeMemory" else target,
+            "parameters": parameters,
+        }
+    return links
+
+
+def _query_links(value: str, targets: dict[str, str]) -> Schema:
+    """Links passing `value` (a runtime expression) as the named query parameter of each target."""
+    return {
+        f"{operation_id}By{parameter.title().replace('_', '')}": {
+            "operationId": operation_id,
+            "parameters": {f"query.{parameter}": value},
+        }
+        for operation_id, parameter in targets.items()
+    }
+
+
 def _paths() -> Schema:
     ok = "OK"
     page = [
         _query("limit", {"type": "integer", "minimum": 1, "maximum": 500, "default": 50}),
         _query("offset", {"type": "integer", "minimum": 0, "maximum": 2**63 - 1, "default": 0}),
     ]
+    first_memory = _memory_links("/memories/0/id", "getMemory", "updateMemory", "deleteMemory")
+    first_hit = _memory_links("/results/0/id", "getMemory", "relatedMemories")
     return {
         "/health": {
             "get": _operation(
+                "health",
                 "Liveness, database state, model and version",
                 {
                     "200": _json(_ref("Health"), "healthy"),
@@ -452,42 +546,88 @@ def _paths() -> Schema:
         },
         "/cache/invalidate": {
             "post": _operation(
+                "invalidateCache",
                 "Drop the read cache (batch jobs call this after writing)",
                 {"200": _json(_object({"status": {"type": "string"}}), ok)},
             )
         },
         "/api/openapi.json": {
-            "get": _operation("This document", {"200": _json({"type": "object"}, ok)})
+            "get": _operation("openapi", "This document", {"200": _json({"type": "object"}, ok)})
         },
         "/api/stats": {
-            "get": _operation("Counts, storage sizes, sessions", {"200": _json(_ref("Stats"), ok)})
+            "get": _operation(
+                "stats", "Counts, storage sizes, sessions", {"200": _json(_ref("Stats"), ok)}
+            )
         },
         "/api/projects": {
             "get": _operation(
+                "projects",
                 "Projects with live memories",
-                {"200": _json({"type": "array", "items": _ref("ProjectSummary")}, ok)},
+                {
+                    "200": _json(
+                        {"type": "array", "items": _ref("ProjectSummary")},
+                        ok,
+                        _query_links(
+                            "$response.body#/0/project",
+                            {
+                                "listMemories": "project",
+                                "timeline": "project",
+                                "preferences": "project",
+                                "listSessions": "project",
+                            },
+                        ),
+                    )
+                },
             )
         },
         "/api/tags": {
             "get": _operation(
-                "Tags with counts", {"200": _json({"type": "array", "items": _ref("TagCount")}, ok)}
+                "tags",
+                "Tags with counts",
+                {
+                    "200": _json(
+                        {"type": "array", "items": _ref("TagCount")},
+                        ok,
+                        _query_links("$response.body#/0/tag", {"listMemories": "tag"}),
+                    )
+                },
             )
         },
         "/api/memories": {
             "get": _operation(
+                "listMemories",
                 "List memories, newest first",
-                {"200": _json(_ref("MemoryPage"), ok)},
+                {"200": _json(_ref("MemoryPage"), ok, first_memory)},
                 parameters=[*FILTER_PARAMS, *page],
             ),
             "post": _operation(
+                "createMemory",
                 "Create a memory (through the write guard)",
                 {
-                    "201": _json(_ref("SavedMemory"), "saved"),
-                    "200": _json(_ref("NotSaved"), "not saved: already there or too close"),
+                    "201": _json(
+                        _ref("SavedMemory"),
+                        "saved",
+                        _memory_links(
+                            "/id",
+                            "getMemory",
+                            "updateMemory",
+                            "deleteMemory",
+                            "relatedMemories",
+                            "lockMemory",
+                        ),
+                    ),
+                    "200": _json(
+                        _ref("NotSaved"),
+                        "not saved: already there or too close",
+                        _memory_links(
+                            "/id", "getMemory", "updateMemory", "deleteMemory", "restoreMemory"
+                        ),
+                    ),
                 },
                 body="CreateMemory",
             ),
             "delete": _operation(
+                "bulkDeleteMemories",
                 "Soft-delete every memory matching project, tag and/or source",
                 {"200": _json(_ref("BulkDeleteResult"), ok)},
                 parameters=[
@@ -501,22 +641,53 @@ def _paths() -> Schema:
         },
         "/api/memories/bulk": {
             "post": _operation(
+                "createMemories",
                 "Create up to 1,000 memories in one transaction",
-                {"200": _json(_ref("BulkSaveResult"), "per-item outcomes")},
+                {
+                    "200": _json(
+                        _ref("BulkSaveResult"),
+                        "per-item outcomes",
+                        _memory_links("/items/0/id", "getMemory", "updateMemory", "deleteMemory"),
+                    )
+                },
                 body="BulkCreate",
             )
         },
         "/api/memories/{memory_id}": {
             "get": _operation(
-                "One memory", {"200": _json(_ref("Memory"), ok)}, parameters=[MEMORY_ID]
+                "getMemory",
+                "One memory",
+                {
+                    "200": _json(
+                        _ref("Memory"),
+                        ok,
+                        _memory_links(
+                            "/id",
+                            "updateMemory",
+                            "deleteMemory",
+                            "restoreMemory",
+                            "relatedMemories",
+                            "lockMemory",
+                        ),
+                    )
+                },
+                parameters=[MEMORY_ID],
             ),
             "patch": _operation(
+                "updateMemory",
                 "Change content, tags, project or kind",
-                {"200": _json(_ref("UpdateOutcome"), ok)},
+                {
+                    "200": _json(
+                        _ref("UpdateOutcome"),
+                        ok,
+                        _memory_links("/memory/id", "getMemory", "deleteMemory", "lockMemory"),
+                    )
+                },
                 parameters=[MEMORY_ID],
                 body="UpdateMemory",
             ),
             "delete": _operation(
+                "deleteMemory",
                 "Soft delete; with purge=true, erase a soft-deleted memory",
                 {
                     "200": _json(
@@ -526,7 +697,8 @@ def _paths() -> Schema:
                                 _object({"purged_id": {"type": "integer"}}),
                             ]
                         },
-                        ok,
+                        "the soft-deleted memory, or the id of the purged one",
+                        _memory_links("/id", "restoreMemory", "purgeMemory", "getMemory"),
                     )
                 },
                 parameters=[MEMORY_ID, _query("purge", {"type": "boolean", "default": False})],
@@ -534,13 +706,29 @@ def _paths() -> Schema:
         },
         "/api/memories/{memory_id}/restore": {
             "post": _operation(
-                "Undo a soft delete", {"200": _json(_ref("Memory"), ok)}, parameters=[MEMORY_ID]
+                "restoreMemory",
+                "Undo a soft delete",
+                {
+                    "200": _json(
+                        _ref("Memory"),
+                        ok,
+                        _memory_links("/id", "getMemory", "updateMemory", "deleteMemory"),
+                    )
+                },
+                parameters=[MEMORY_ID],
             )
         },
         "/api/memories/{memory_id}/related": {
             "get": _operation(
+                "relatedMemories",
                 "Nearest neighbours of a memory",
-                {"200": _json({"type": "array", "items": _ref("RelatedMemory")}, ok)},
+                {
+                    "200": _json(
+                        {"type": "array", "items": _ref("RelatedMemory")},
+                        ok,
+                        _memory_links("/0/id", "getMemory"),
+                    )
+                },
                 parameters=[
                     MEMORY_ID,
                     _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
@@ -549,20 +737,23 @@ def _paths() -> Schema:
         },
         "/api/recall": {
             "post": _operation(
+                "recall",
                 "Semantic search with a threshold (kept for compatibility)",
-                {"200": _json(_ref("SearchResponse"), ok)},
+                {"200": _json(_ref("SearchResponse"), ok, first_hit)},
                 body="RecallRequest",
             )
         },
         "/api/search": {
             "post": _operation(
+                "search",
                 "Semantic, keyword or hybrid search, with every score",
-                {"200": _json(_ref("SearchResponse"), ok)},
+                {"200": _json(_ref("SearchResponse"), ok, first_hit)},
                 body="SearchRequest",
             )
         },
         "/api/export": {
             "get": _operation(
+                "export",
                 "Download matching memories (streamed)",
                 {
                     "200": {
@@ -582,8 +773,9 @@ def _paths() -> Schema:
         },
         "/api/timeline": {
             "get": _operation(
+                "timeline",
                 "Newest memories as points, and per-day counts per project",
-                {"200": _json(_ref("Timeline"), ok)},
+                {"200": _json(_ref("Timeline"), ok, _memory_links("/points/0/id", "getMemory"))},
                 parameters=[
                     _query("project", TEXT),
                     _query("kind", {"type": "string", "enum": list(MEMORY_KINDS)}),
@@ -595,6 +787,7 @@ def _paths() -> Schema:
         },
         "/api/preferences": {
             "get": _operation(
+                "preferences",
                 "Learned preferences: explicit, signals, inferred",
                 {"200": _json(_ref("PreferenceTiers"), ok)},
                 parameters=[_query("project", TEXT)],
@@ -602,14 +795,22 @@ def _paths() -> Schema:
         },
         "/api/memories/{memory_id}/lock": {
             "post": _operation(
+                "lockMemory",
                 "Lock a learned preference (explicit tier), or unlock it with locked=false",
-                {"200": _json(_ref("Memory"), ok)},
+                {
+                    "200": _json(
+                        _ref("Memory"),
+                        ok,
+                        _memory_links("/id", "getMemory", "updateMemory", "deleteMemory"),
+                    )
+                },
                 parameters=[MEMORY_ID],
                 body="LockRequest",
             )
         },
         "/api/sessions/reset-failures": {
             "post": _operation(
+                "resetDistillFailures",
                 "Make failed sessions (all, or one by id or prefix) pending for distill again",
                 {"200": _json(_object({"reset": COUNT}), ok)},
                 body="ResetFailures",
@@ -617,9 +818,64 @@ def _paths() -> Schema:
         },
         "/api/sessions": {
             "get": _operation(
+                "listSessions",
                 "Imported sessions with import and learning state",
-                {"200": _json(_ref("SessionPage"), ok)},
+                {
+                    "200": _json(
+                        _ref("SessionPage"),
+                        ok,
+                        {
+                            "resetDistillFailures": {
+                                "operationId": "resetDistillFailures",
+                                "requestBody": {"session": "$response.body#/sessions/0/session_id"},
+                            },
+                            **_query_links(
+                                "$response.body#/sessions/0/session_id",
+                                {"listMemories": "session_id"},
+                            ),
+                        },
+                    )
+                },
                 parameters=[_query("project", TEXT), _query("source", TEXT), *page],
+            )
+        },
+        "/api/hooks/session-start": {
+            "post": _operation(
+                "hookSessionStart",
+                "Claude Code SessionStart hook: the startup context of the session's project",
+                {
+                    "200": _json(
+                        _ref("SessionStartContext"),
+                        "context for the session; project is null outside known projects",
+                        _query_links("$response.body#/project", {"listMemories": "project"}),
+                    )
+                },
+                body="SessionStartHook",
+            )
+        },
+        "/api/hooks/prompt": {
+            "post": _operation(
+                "hookPrompt",
+                "Claude Code UserPromptSubmit hook: memories relevant to the prompt, each once",
+                {"200": _json(_ref("PromptContext"), ok)},
+                body="PromptHook",
+            )
+        },
+        "/api/hooks/session-end": {
+            "post": _operation(
+                "hookSessionEnd",
+                "Claude Code Stop/SessionEnd hook: import the transcript in the background",
+                {
+                    "202": _json(
+                        _ref("ImportStarted"), "accepted; the import runs after the answer"
+                    ),
+                    "400": _json(
+                        _ref("Error"),
+                        "transcript_path is not an existing <config dir>/projects/<project>/"
+                        "<session>.jsonl file",
+                    ),
+                },
+                body="SessionEndHook",
             )
         },
     }
