@@ -182,7 +182,11 @@ def checked_transcript(raw: str) -> Path:
             "transcript_path must be a Claude Code transcript: <config dir>/projects/"
             "<project>/<session>.jsonl"
         )
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as exc:  # a name longer than the system allows, say
+        raise InvalidInput(f"transcript_path cannot be read: {exc.strerror}") from exc
+    if not is_file:
         raise InvalidInput(f"no transcript at {path}")
     return path
 

@@ -298,7 +298,12 @@ async def wait_for_turns(service: MemoryService, at_least: int, timeout: float =
 
 @pytest.mark.parametrize(
     "path",
-    ["/etc/passwd", "relative/projects/x/s.jsonl", "/tmp/not-projects/x/s.jsonl"],
+    [
+        "/etc/passwd",
+        "relative/projects/x/s.jsonl",
+        "/tmp/not-projects/x/s.jsonl",
+        "/tmp/projects/x/" + "s" * 5_000 + ".jsonl",  # longer than any file name may be
+    ],
 )
 async def test_session_end_route_refuses_files_that_are_not_transcripts(
     app_url: str, path: str

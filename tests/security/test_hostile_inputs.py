@@ -108,16 +108,13 @@ BASELINE_BODIES: dict[str, dict[str, Any]] = {
     "SearchRequest": {"query": "orders service port"},
     "LockRequest": {},
     "ResetFailures": {"session": "0000-no-such-session"},
-}
-# The hook routes (server/hooks_api.py) are not in the OpenAPI document.
-HOOK_BODIES: dict[str, dict[str, str]] = {
-    "/api/hooks/session-start": {"session_id": SESSION, "cwd": "/home/dev/acme-vault"},
-    "/api/hooks/prompt": {
+    "SessionStartHook": {"session_id": SESSION, "cwd": "/home/dev/acme-vault"},
+    "PromptHook": {
         "session_id": SESSION,
         "cwd": "/home/dev/acme-vault",
         "prompt": "which port does the orders service use?",
     },
-    "/api/hooks/session-end": {"session_id": SESSION, "transcript_path": "/nonexistent.jsonl"},
+    "SessionEndHook": {"session_id": SESSION, "transcript_path": "/nonexistent.jsonl"},
 }
 SKIPPED_PATHS = {"/health", "/api/openapi.json"}  # no parameters
 
@@ -154,9 +151,6 @@ def rest_cases(payload: str, target: int) -> list[RestCase]:
                     RestCase(f"{route} {label}", method, path, {}, hostile_body)
                     for label, hostile_body in _bodies_with(body, schema, payload)
                 )
-    for path, body in HOOK_BODIES.items():
-        for name in body:
-            cases.append(RestCase(f"POST {path} {name}", "POST", path, {}, {**body, name: payload}))
     return cases
 
 
