@@ -10,9 +10,12 @@ Each mode's base score is scaled by the ranking prior (kind weight, recency) unl
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from cachetools import TTLCache
 
@@ -27,6 +30,7 @@ from server.models import (
     SearchResult,
     preview,
 )
+from server.query_dates import Period, mentioned_period
 from server.ranking import NO_PRIOR, RankingPrior, reciprocal_rank_fusion, term_weights
 from server.store import memories as memory_store
 from server.store import search as search_store
@@ -37,8 +41,21 @@ from server.validation import check_limit, check_query, check_unit
 # either list, items that merely appear in both get lifted above good single-list hits
 # (LoCoMo conversations 0-4: recall@10 0.671 at depth 10, 0.666 at 20, 0.639 at 40).
 HYBRID_MIN_DEPTH = 10
+# When a query names a date, the best matches from that period join hybrid's fusion as two more
+# lists, each weighted this many times its mode's weight (LoCoMo conversations 0-4: 1x, 2x and
+# 3x lift recall@10 of the dated questions, 2x the most; see docs/BENCHMARKS.md).
+DATED_LIST_WEIGHT = 2.0
 # Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
 _FREQUENCY_TTL_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    """A query's searchable terms with their IDF weights."""
+
+    lexemes: list[str]
+    weights: list[float]
+    average_length: float  # BM25's average memory length, in distinct terms
 
 
 class Searcher:
@@ -82,9 +99,14 @@ class Searcher:
         text = check_query(query)
         check_limit(limit)
         async with transaction(self.pool) as conn:
-            terms, weights, average = await self._terms(conn, text)
+            terms = await self._terms(conn, text)
             candidates = await search_store.keyword_candidates(
-                conn, terms, weights, average, where, _candidate_count(limit)
+                conn,
+                terms.lexemes,
+                terms.weights,
+                terms.average_length,
+                where,
+                _candidate_count(limit),
             )
             rows = await memory_store.get_many(conn, [i for i, _ in candidates])
         keyword = dict(candidates)
@@ -114,35 +136,61 @@ class Searcher:
                 raise InvalidInput(f"{name} must be between 0 and 10, got {weight}")
         if keyword_weight == 0 and semantic_weight == 0:
             raise InvalidInput("keyword_weight and semantic_weight cannot both be 0")
-        [vector] = await self.embedder.encode_async([text])
         count = max(HYBRID_MIN_DEPTH, limit)
-        async with transaction(self.pool) as conn:
-            terms, weights, average = await self._terms(conn, text)
-            semantic = await search_store.semantic_candidates(
-                conn, vector, where, count, min_similarity
-            )
-            keyword = await search_store.keyword_candidates(
-                conn, terms, weights, average, where, count
-            )
-            fused = reciprocal_rank_fusion(
-                {"semantic": [i for i, _ in semantic], "keyword": [i for i, _ in keyword]},
-                {"semantic": semantic_weight, "keyword": keyword_weight},
-            )
-            ids = list(fused)
-            # Each list scored its own candidates; only the other list's finds need a score.
-            similarity = dict(semantic)
-            similarity.update(
-                await search_store.similarities(
-                    conn, vector, [i for i in ids if i not in similarity]
+        # The query is embedded in a worker thread while the database runs the keyword leg,
+        # so hybrid costs about max(embedding, keyword) + semantic instead of their sum.
+        embedding = asyncio.ensure_future(self.embedder.encode_async([text]))
+        try:
+            async with transaction(self.pool) as conn:
+                terms = await self._terms(conn, text)
+                keyword = await search_store.keyword_candidates(
+                    conn, terms.lexemes, terms.weights, terms.average_length, where, count
                 )
-            )
-            keyword_score = dict(keyword)
-            keyword_score.update(
-                await search_store.keyword_scores(
-                    conn, terms, weights, average, [i for i in ids if i not in keyword_score]
+                [vector] = await embedding
+                semantic = await search_store.semantic_candidates(
+                    conn, vector, where, count, min_similarity
                 )
-            )
-            rows = await memory_store.get_many(conn, ids)
+                lists = {"semantic": semantic, "keyword": keyword}
+                dated = _within(where, mentioned_period(text)) if use_prior else None
+                if dated is not None:
+                    # A question naming a date is about that period: its best matches from
+                    # then join the fusion as two more lists.
+                    lists["semantic_dated"] = await search_store.semantic_candidates(
+                        conn, vector, dated, count, min_similarity
+                    )
+                    lists["keyword_dated"] = await search_store.keyword_candidates(
+                        conn, terms.lexemes, terms.weights, terms.average_length, dated, count
+                    )
+                fused = reciprocal_rank_fusion(
+                    {name: [i for i, _ in found] for name, found in lists.items()},
+                    {
+                        "semantic": semantic_weight,
+                        "keyword": keyword_weight,
+                        "semantic_dated": DATED_LIST_WEIGHT * semantic_weight,
+                        "keyword_dated": DATED_LIST_WEIGHT * keyword_weight,
+                    },
+                )
+                ids = list(fused)
+                # Each list scored its own candidates; only the other list's finds need a score.
+                similarity = dict(semantic) | dict(lists.get("semantic_dated", []))
+                similarity.update(
+                    await search_store.similarities(
+                        conn, vector, [i for i in ids if i not in similarity]
+                    )
+                )
+                keyword_score = dict(keyword) | dict(lists.get("keyword_dated", []))
+                keyword_score.update(
+                    await search_store.keyword_scores(
+                        conn,
+                        terms.lexemes,
+                        terms.weights,
+                        terms.average_length,
+                        [i for i in ids if i not in keyword_score],
+                    )
+                )
+                rows = await memory_store.get_many(conn, ids)
+        finally:
+            _discard(embedding)
         hits = self._rank(
             rows,
             lambda m: fused[m.id],
@@ -193,7 +241,7 @@ class Searcher:
             if a in rows and b in rows
         ]
 
-    async def _terms(self, conn: Conn, text: str) -> tuple[list[str], list[float], float]:
+    async def _terms(self, conn: Conn, text: str) -> QueryTerms:
         """The query's terms with IDF weights, and the average memory length in terms."""
         lexemes = await search_store.query_lexemes(conn, text)
         if "live" not in self._totals:
@@ -210,7 +258,11 @@ class Searcher:
                 self._frequencies.update(found)
             frequencies = {lexeme: self._frequencies.get(lexeme, 0) for lexeme in lexemes}
         terms, weights = term_weights(frequencies, total)
-        return terms, weights, self._totals["average_terms"]
+        return QueryTerms(
+            lexemes=terms,
+            weights=weights,
+            average_length=self._totals["average_terms"],
+        )
 
     async def _refresh_statistics(self, conn: Conn) -> None:
         """Row count, mean length and term shares, refreshed every few minutes.
@@ -220,7 +272,7 @@ class Searcher:
         """
         self._totals["live"] = await search_store.live_count(conn)
         self._totals["average_terms"] = await search_store.average_term_count(conn)
-        self._term_shares = await search_store.term_statistics(conn)
+        self._term_shares = await search_store.term_statistics(conn, int(self._totals["live"]))
         self._frequencies.clear()
 
     def _rank(
@@ -256,6 +308,25 @@ class Searcher:
         ]
         hits.sort(key=lambda hit: (-hit.score, -hit.id))
         return hits
+
+
+def _within(where: MemoryFilter, period: Period | None) -> MemoryFilter | None:
+    """`where` narrowed to `period`; None when there is no period or nothing is left of it."""
+    if period is None:
+        return None
+    since = max(period.start, where.since) if where.since else period.start
+    before = min(period.end, where.before) if where.before else period.end
+    if since >= before:
+        return None
+    return replace(where, since=since, before=before)
+
+
+def _discard(task: asyncio.Future[Any]) -> None:
+    """Cancel `task` if it still runs, or take its exception, so none is reported as lost."""
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
 
 
 def _candidate_count(limit: int) -> int:

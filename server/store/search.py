@@ -95,18 +95,24 @@ async def document_frequencies(conn: Conn, lexemes: Sequence[str]) -> dict[str, 
     return {str(row[0]): int(row[1]) for row in await cur.fetchall()}
 
 
-async def term_statistics(conn: Conn) -> tuple[dict[str, float], float] | None:
+async def term_statistics(conn: Conn, live_rows: int) -> tuple[dict[str, float], float] | None:
     """Lexeme frequencies ANALYZE recorded for memories.tsv, as shares of rows.
 
     Returns (share per tracked lexeme, the smallest tracked share), or None when the table has
-    not been analysed yet.
+    not been analysed yet, or when it has since changed size by more than half (after a large
+    import or a wipe the recorded shares describe other memories).
     """
     cur = await conn.execute(
-        "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
-        " WHERE schemaname = current_schema() AND tablename = 'memories' AND attname = 'tsv'"
+        "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples"
+        " FROM pg_stats s JOIN pg_class c ON c.oid = 'memories'::regclass"
+        " WHERE s.schemaname = current_schema() AND s.tablename = 'memories'"
+        " AND s.attname = 'tsv'"
     )
     row = await cur.fetchone()
     if row is None or row[0] is None or row[1] is None:
+        return None
+    analysed_rows = float(row[2])
+    if not 0.5 * live_rows <= analysed_rows <= 2.0 * live_rows:
         return None
     lexemes, shares = list(row[0]), [float(s) for s in row[1]]
     tracked = dict(zip(lexemes, shares[: len(lexemes)], strict=True))

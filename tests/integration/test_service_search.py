@@ -274,6 +274,32 @@ async def test_long_memory_is_found_by_text_near_its_end(service: MemoryService)
     assert row is not None and row[0] > 5
 
 
+async def test_hybrid_lifts_matches_from_the_date_a_question_names(
+    service: MemoryService,
+) -> None:
+    on_topic = [
+        f"Database migration review {i}: we renamed the invoice columns and added an index."
+        for i in range(12)
+    ]
+    for i, text in enumerate(on_topic):
+        await bulk_insert(service, [text], created_at=datetime(2024, 1 + i % 6, 2, tzinfo=UTC))
+    that_day = "Schema change for invoices settled: the old column stays until April."
+    [dated_id] = (
+        await bulk_insert(service, [that_day], created_at=datetime(2024, 3, 14, 15, tzinfo=UTC))
+    ).values()
+    await bulk_insert(service, filler(200, seed=8), created_at=datetime(2025, 3, 14, tzinfo=UTC))
+    query = "What did we decide about the invoice database migration on 14 March 2024?"
+
+    hinted = await service.search_hybrid(query, limit=5)
+    plain = await service.search_hybrid(query, limit=5, use_prior=False)
+    undated = await service.search_hybrid(query.replace(" on 14 March 2024", ""), limit=5)
+
+    assert hinted.hits[0].id == dated_id
+    assert dated_id not in [hit.id for hit in plain.hits[:1]]
+    assert dated_id not in [hit.id for hit in undated.hits[:1]]
+    assert_ordered_by_score(hinted)
+
+
 async def test_deleted_memories_are_not_found(service: MemoryService) -> None:
     saved = await service.save("The staging database is rebuilt from a snapshot every night.")
     await service.soft_delete(saved.id)

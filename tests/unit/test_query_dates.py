@@ -1,0 +1,50 @@
+"""Which period a search query names."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from server.query_dates import mentioned_period
+
+
+def day(year: int, month: int, number: int) -> datetime:
+    return datetime(year, month, number, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("What did Tim say on 16 November, 2023?", day(2023, 11, 15), day(2023, 11, 18)),
+        ("what did we ship on 8th December 2023", day(2023, 12, 7), day(2023, 12, 10)),
+        ("the 3rd of March, 2024 outage", day(2024, 3, 2), day(2024, 3, 5)),
+        ("painting shown on October 13, 2023", day(2023, 10, 12), day(2023, 10, 15)),
+        ("notes from Sept. 1 2025", day(2025, 8, 31), day(2025, 9, 3)),
+        ("the deploy on 2026-01-31 failed", day(2026, 1, 30), day(2026, 2, 2)),
+        ("what did we decide in March 2024?", day(2024, 3, 1), day(2024, 4, 4)),
+        ("December, 2023 workout class", day(2023, 12, 1), day(2024, 1, 4)),
+        ("bugs fixed in jan 2025", day(2025, 1, 1), day(2025, 2, 4)),
+    ],
+)
+def test_absolute_dates_name_a_period(query: str, start: datetime, end: datetime) -> None:
+    period = mentioned_period(query)
+
+    assert period is not None
+    assert (period.start, period.end) == (start, end)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what did we decide about pagination cursors?",
+        "what changed last week",  # relative: depends on when it is asked
+        "in March we moved to pnpm",  # no year
+        "the 2023 roadmap",  # a bare year is too broad to be a hint
+        "error 31 February 2023 in the parser",  # not a date
+        "May I ask about the migration?",
+        "ERR_POOL_TIMEOUT at 12 2023",
+    ],
+)
+def test_queries_without_an_absolute_date_name_none(query: str) -> None:
+    assert mentioned_period(query) is None
