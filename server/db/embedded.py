@@ -59,12 +59,18 @@ def start_embedded(pgdata: Path) -> EmbeddedPostgres:
         ) from exc
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(pgdata)
+    already_running = (pgdata / "postmaster.pid").exists()
     try:
         # start() also when pgserver hands back a handle it cached earlier in this process:
         # that handle may describe a server another process has stopped since.
         server = get_server(pgdata, cleanup_mode="stop", start=False)
         server.start()
         admin_url = server.get_uri()
+        if _set_memory(admin_url) and not already_running:
+            # shared_buffers only changes with a restart; a server other processes use is
+            # left alone and picks the value up when it next starts.
+            server.stop()
+            server.start()
     except Exception as exc:
         raise DatabaseSetupError(
             f"could not start the embedded PostgreSQL in {pgdata}: {exc} "
@@ -74,6 +80,37 @@ def start_embedded(pgdata: Path) -> EmbeddedPostgres:
     url = server.get_uri(database=DATABASE_NAME)
     logger.info("embedded PostgreSQL ready in %s", pgdata)
     return EmbeddedPostgres(pgdata=pgdata, url=url, _server=server)
+
+
+def shared_buffers_mb(physical_memory_bytes: int) -> int:
+    """The embedded server's buffer cache: an eighth of the machine's memory, 128 MB to 1 GB.
+
+    PostgreSQL's default of 128 MB holds the vector index and the table of only about 30,000
+    memories; past that every keyword search reads thousands of pages from the OS cache one
+    system call at a time (at 100,000 memories 512 MB made keyword search 1.6x faster,
+    docs/BENCHMARKS.md). The memory is only touched as data is cached.
+    """
+    eighth = physical_memory_bytes // 8 // (1024 * 1024)
+    return max(128, min(1024, eighth))
+
+
+def _set_memory(admin_url: str) -> bool:
+    """Record the wanted shared_buffers; True when the running server has another value."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not known here: keep the default
+        memory = 0
+    wanted = shared_buffers_mb(memory)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT setting::bigint * pg_size_bytes(unit) / (1024 * 1024) FROM pg_settings"
+            " WHERE name = 'shared_buffers'"
+        ).fetchone()
+        if row is not None and int(row[0]) == wanted:
+            return False
+        conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(f"{wanted}MB"))
+    logger.info("embedded PostgreSQL: shared_buffers set to %d MB", wanted)
+    return True
 
 
 def _ensure_database(admin_url: str) -> None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from server.db.embedded import shared_buffers_mb
 from server.errors import Conflict, InvalidInput, NotFound
 from server.memory import MemoryService
+from server.store.tx import Pool
 from server.validation import content_hash
 
 DECISION = (
@@ -273,3 +277,24 @@ async def test_connections_dropped_by_the_server_are_replaced(service: MemorySer
     memory = await service.get(saved.id)
 
     assert memory.content == DECISION
+
+
+async def test_the_embedded_server_gets_a_buffer_cache_sized_to_the_machine(pool: Pool) -> None:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT setting::bigint * pg_size_bytes(unit) / (1024 * 1024) FROM pg_settings"
+            " WHERE name = 'shared_buffers'"
+        )
+        row = await cur.fetchone()
+
+    assert row is not None and int(row[0]) == shared_buffers_mb(memory)
+
+
+@pytest.mark.parametrize(
+    ("gib", "megabytes"), [(0.5, 128), (2, 256), (4, 512), (8, 1024), (64, 1024)]
+)
+def test_buffer_cache_is_an_eighth_of_memory_between_128_mb_and_1_gb(
+    gib: float, megabytes: int
+) -> None:
+    assert shared_buffers_mb(int(gib * 1024**3)) == megabytes
