@@ -204,9 +204,8 @@ async def search(service: MemoryService, mode: str, question: Question) -> list[
     return [hit.id for hit in result.hits]
 
 
-async def run(data: Path, conversations_limit: int | None) -> dict[str, Any]:
+async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[str, Any]:
     conversations = load(data, conversations_limit)
-    home = Path(tempfile.mkdtemp(prefix="locomo-bench-"))
     settings = Settings(claude_memory_home=home, cache_max_size=0)
     per_split: dict[str, dict[str, list[dict[str, float]]]] = {}
     latencies: dict[str, dict[str, list[float]]] = {}
@@ -259,7 +258,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None, help="first N only")
     args = parser.parse_args()
-    print(json.dumps(asyncio.run(run(args.data, args.conversations)), indent=2))  # noqa: T201
+    with tempfile.TemporaryDirectory(prefix="locomo-bench-", ignore_cleanup_errors=True) as home:
+        report = asyncio.run(run(args.data, args.conversations, Path(home)))
+    print(json.dumps(report, indent=2))  # noqa: T201
 
 
 if __name__ == "__main__":

@@ -181,13 +181,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def run(sizes: list[int], query_count: int) -> dict[str, Any]:
+async def run(sizes: list[int], query_count: int, home: Path) -> dict[str, Any]:
     rng = random.Random(42)
     pool = sentences()
     queries = questions(query_count, rng)
-    settings = Settings(
-        claude_memory_home=Path(tempfile.mkdtemp(prefix="latency-")), cache_max_size=0
-    )
+    settings = Settings(claude_memory_home=home, cache_max_size=0)
     report: dict[str, Any] = {"benchmark": "search-latency", "queries": len(queries), "sizes": {}}
     started = time.monotonic()
     async with open_service(settings) as service:
@@ -255,7 +253,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    print(json.dumps(asyncio.run(run(sizes, args.queries)), indent=2))  # noqa: T201
+    # The database (about 1 GB at 100,000 memories) goes when the run ends.
+    with tempfile.TemporaryDirectory(prefix="latency-", ignore_cleanup_errors=True) as home:
+        report = asyncio.run(run(sizes, args.queries, Path(home)))
+    print(json.dumps(report, indent=2))  # noqa: T201
 
 
 if __name__ == "__main__":
