@@ -35,6 +35,17 @@ _NEAREST_SQL = (
 )
 
 
+async def prefer_indexes(conn: Conn) -> None:
+    """Keep the planner off whole-table scans for the rest of this transaction.
+
+    With `hnsw.ef_search` 200 the planner prices the HNSW look-up above an exact scan of a
+    table of ~10,000 memories and scans it all (14 ms p50 there against 3.4 ms through the
+    index). Filters keep their own indexes (project, kind, tags), so a selective filter is
+    still answered exactly.
+    """
+    await conn.execute("SET LOCAL enable_seqscan = off")
+
+
 async def semantic_candidates(
     conn: Conn,
     embedding: np.ndarray,
@@ -43,6 +54,7 @@ async def semantic_candidates(
     min_similarity: float = -1.0,
 ) -> list[tuple[int, float]]:
     """(memory id, cosine similarity) of the closest memories, best first."""
+    await prefer_indexes(conn)
     cur = await conn.execute(
         _NEAREST_SQL,
         {
@@ -279,6 +291,7 @@ async def nearest_live_many(
 
 async def related(conn: Conn, memory_id: int, limit: int) -> list[tuple[int, float]]:
     """Live memories nearest to a memory's stored vector (no re-embedding), itself excluded."""
+    await prefer_indexes(conn)
     cur = await conn.execute(
         "WITH source AS (SELECT embedding FROM memories WHERE id = %(id)s)"
         " SELECT m.id, 1 - (m.embedding <=> source.embedding) AS similarity"
