@@ -59,7 +59,10 @@ def add_job_commands(commands: Any) -> None:
     importer.add_argument("--project", help="only this project (display name or path)")
     importer.add_argument("--since", help="only turns from this time on (ISO 8601 or 7d / 12h)")
     importer.add_argument(
-        "--min-length", type=int, default=50, help="skip turns shorter than this (default 50)"
+        "--min-length",
+        type=int,
+        default=50,
+        help="skip turns shorter than this (default 50); short corrections are kept",
     )
     importer.add_argument("--dry-run", action="store_true", help="report, write nothing")
     importer.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -28,6 +28,7 @@ from server.ingest.claude_code import (
     project_display_names,
     read_transcript,
 )
+from server.learn.corrections import correction_cue
 from server.memory import MemoryService
 from server.models import FileImport, FileProgress, MemoryDraft, SessionEvent
 
@@ -219,8 +220,10 @@ class ClaudeCodeImporter:
         drafts: list[MemoryDraft] = []
         filtered = False
         fallback_time = _modified_at(transcript.path)
+        reply = ""  # the assistant's last words before the turn at hand
         for turn in chunk.turns:
-            if len(turn.text) < self.filters.min_length:
+            answered, reply = reply, turn.text if turn.role == "assistant" else reply
+            if len(turn.text) < self.filters.min_length and not _short_correction(turn, answered):
                 self.summary.turns_skipped["too_short"] += 1
                 continue
             created_at = turn.timestamp or fallback_time
@@ -291,3 +294,12 @@ def _modified_at(path: Path) -> datetime:
         return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
     except OSError:
         return datetime.now(tz=UTC)
+
+
+def _short_correction(turn: Turn, answered: str) -> bool:
+    """Whether a user turn below --min-length reads as a correction ("no, use pnpm").
+
+    Such turns are kept whatever their length: they are what the signals job learns
+    preferences from, and they are rarely long.
+    """
+    return turn.role == "user" and correction_cue(turn.text, answered) is not None

@@ -291,6 +291,33 @@ async def test_appended_lines_are_imported_and_a_half_line_waits(
     assert (await run_import(service, projects)).turns_imported == 0
 
 
+async def test_short_corrections_are_kept_below_the_minimum_length(
+    service: MemoryService, projects: Path
+) -> None:
+    await run_import(service, projects)
+    session_file = projects / "-home-dev-acme-api" / f"{S1}.jsonl"
+    lines = [
+        record(
+            "c0000000-0000-4000-8000-000000000001",
+            S1,
+            "Installing with npm install now.",
+            role="assistant",
+        ),
+        record("c0000000-0000-4000-8000-000000000002", S1, "no, use pnpm"),
+        record("c0000000-0000-4000-8000-000000000003", S1, "Switching to pnpm.", role="assistant"),
+        record("c0000000-0000-4000-8000-000000000004", S1, "thanks!"),
+    ]
+    with session_file.open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+    summary = await run_import(service, projects)
+
+    contents = [t["content"] for t in await stored_turns(service)]
+    assert "no, use pnpm" in contents
+    assert summary.turns_imported == 1
+    assert summary.turns_skipped["too_short"] == 3
+
+
 async def test_a_forked_session_repeating_records_adds_only_its_new_turns(
     service: MemoryService, projects: Path
 ) -> None:
