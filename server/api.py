@@ -35,9 +35,32 @@ def _reject_constant(name: str) -> Any:
     raise InvalidInput(f"the request body is not valid JSON: {name} is not a number in JSON")
 
 
+class UnsupportedMediaType(ServiceError):
+    """A request body that is not declared as JSON (415)."""
+
+    code = "unsupported_media_type"
+    status = 415
+
+
+def _declared_json(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
 async def _json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object; a body must be declared `Content-Type: application/json`.
+
+    A web page can send another site a text/plain or form body without asking first; a JSON
+    content type makes the browser ask (a CORS preflight), and this server never says yes. So
+    a page from any origin, another port on this machine included, cannot write here.
+    """
+    raw = await request.body()
+    if raw and not _declared_json(request.headers.get("content-type", "")):
+        raise UnsupportedMediaType(
+            "send the request body as JSON with Content-Type: application/json"
+        )
     try:
-        body = json.loads(await request.body() or b"{}", parse_constant=_reject_constant)
+        body = json.loads(raw or b"{}", parse_constant=_reject_constant)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         raise InvalidInput("the request body is not valid JSON") from None
     if not isinstance(body, dict):
