@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import psycopg
@@ -44,13 +45,28 @@ async def open_pool(
         )
         await conn.commit()
 
+    checks: set[asyncio.Task[None]] = set()
+
+    async def check(conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+        try:
+            await AsyncConnectionPool.check_connection(conn)
+        except Exception:
+            # One dropped connection usually means the server dropped them all (a restart,
+            # terminated backends). The pool would find the others one request at a time,
+            # pausing 1, 2, 4, 8 s after each, past its 10 s wait; check every idle one now.
+            if not checks:
+                task = asyncio.create_task(pool.check())
+                checks.add(task)
+                task.add_done_callback(checks.discard)
+            raise
+
     pool: AsyncConnectionPool[psycopg.AsyncConnection[tuple[object, ...]]] = AsyncConnectionPool(
         url,
         min_size=min_size,
         max_size=max_size,
         open=False,
         configure=configure,
-        check=AsyncConnectionPool.check_connection,
+        check=check,
         timeout=10.0,
         reconnect_timeout=60.0,
         name="claude-memory",

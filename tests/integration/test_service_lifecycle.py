@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -267,8 +268,16 @@ async def test_bulk_delete_requires_a_filter(service: MemoryService) -> None:
 
 
 async def test_connections_dropped_by_the_server_are_replaced(service: MemoryService) -> None:
+    # A full pool whose every idle connection the server has dropped (a restart, a proxy's idle
+    # timeout): the pool used to check them one at a time with a growing pause after each dead
+    # one (1 + 2 + 4 + 8 s for seven), past its 10 s wait, and the request failed.
     saved = await service.save(DECISION)
-    async with service.pool.connection() as admin:
+    pool = service.pool
+    async with contextlib.AsyncExitStack() as held:
+        for _ in range(pool.max_size):
+            await held.enter_async_context(pool.connection())
+    assert pool.get_stats()["pool_size"] == pool.max_size
+    async with pool.connection() as admin:
         await admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE datname = current_database() AND pid <> pg_backend_pid()"
