@@ -59,14 +59,13 @@ def start_embedded(pgdata: Path) -> EmbeddedPostgres:
         ) from exc
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(pgdata)
-    already_running = (pgdata / "postmaster.pid").exists()
     try:
         # start() also when pgserver hands back a handle it cached earlier in this process:
         # that handle may describe a server another process has stopped since.
         server = get_server(pgdata, cleanup_mode="stop", start=False)
         server.start()
         admin_url = server.get_uri()
-        if _set_memory(admin_url) and not already_running:
+        if _set_memory(admin_url) and _only_user(pgdata):
             # shared_buffers only changes with a restart; a server other processes use is
             # left alone and picks the value up when it next starts.
             server.stop()
@@ -111,6 +110,14 @@ def _set_memory(admin_url: str) -> bool:
         conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(f"{wanted}MB"))
     logger.info("embedded PostgreSQL: shared_buffers set to %d MB", wanted)
     return True
+
+
+def _only_user(pgdata: Path) -> bool:
+    """Whether this process is the only one registered as using the server in `pgdata`."""
+    try:
+        return _read_pids(pgdata / _HANDLE_FILE) == [str(os.getpid())]
+    except OSError:
+        return False
 
 
 def _ensure_database(admin_url: str) -> None:
