@@ -38,6 +38,24 @@ def term_weights(
     return terms, [idf(total_documents, useful[term]) for term in terms]
 
 
+def seed_terms(frequencies: Mapping[str, int], row_budget: int) -> list[str]:
+    """The rarest terms whose matches, counted together, stay within `row_budget` rows.
+
+    Only memories holding a seed term become keyword candidates; every term still scores
+    them. A memory holding none of the seeds has only common terms, so it scores low; reading
+    the tens of thousands of rows a common term matches costs most of a query's time at
+    100,000 memories. The rarest term is always a seed, and all terms are when they fit.
+    """
+    seeds: list[str] = []
+    rows = 0
+    for term in sorted(frequencies, key=lambda t: (frequencies[t], t)):
+        if seeds and rows + frequencies[term] > row_budget:
+            break
+        seeds.append(term)
+        rows += frequencies[term]
+    return sorted(seeds)
+
+
 def reciprocal_rank_fusion(
     ranked_lists: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = RRF_K
 ) -> dict[int, float]:

@@ -2,9 +2,11 @@
 
 - semantic: cosine similarity over the HNSW indexes (memories and their passages).
 - keyword: the query's English stems and whole identifiers, any of which may match, ranked
-  by BM25 with IDF from the planner's term statistics; cover density breaks ties.
+  by BM25 with IDF from the planner's term statistics; cover density breaks ties. Candidates
+  are the memories holding one of the rarer terms (seeds), so common words stay cheap.
 - hybrid: Reciprocal Rank Fusion (k = 60) of the two candidate lists, each list's term
-  weighted; every hit then gets its exact similarity and keyword score, whichever list found it.
+  weighted, the two legs running side by side on their own connections; every hit then gets
+  its exact similarity and keyword score, whichever list found it.
   A date named in the query adds the two lists again, limited to that period.
 Each mode's base score is scaled by the ranking prior (kind weight, recency) unless switched off.
 """
@@ -14,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from cachetools import TTLCache
 
 from server.embeddings import Embedder
@@ -32,9 +35,16 @@ from server.models import (
     preview,
 )
 from server.query_dates import Period, mentioned_period
-from server.ranking import NO_PRIOR, RankingPrior, reciprocal_rank_fusion, term_weights
+from server.ranking import (
+    NO_PRIOR,
+    RankingPrior,
+    reciprocal_rank_fusion,
+    seed_terms,
+    term_weights,
+)
 from server.store import memories as memory_store
 from server.store import search as search_store
+from server.store.search import KeywordQuery
 from server.store.tx import Conn, Pool, transaction
 from server.validation import check_limit, check_query, check_unit
 
@@ -46,17 +56,14 @@ HYBRID_MIN_DEPTH = 10
 # lists, each weighted this many times its mode's weight (LoCoMo conversations 0-4, replayed:
 # recall@10 0.661 without them, 0.668 / 0.674 / 0.678 at 0.5x / 1x / 2x; docs/BENCHMARKS.md).
 DATED_LIST_WEIGHT = 2.0
+# Keyword candidates come from the rarest query terms matching this many memories together
+# (ranking.seed_terms). At 100,000 memories a question's terms match 5,000 (median) to 13,000
+# rows; with 2,000 seed rows (and store/search.BM25_MAX_ROWS) the keyword SQL takes 9 / 13 ms
+# p50 / p95 instead of 31 / 56 ms, and 98% of its top 10 is exact BM25's over every match
+# (docs/BENCHMARKS.md). Below ~2,000 memories every term is a seed.
+KEYWORD_SEED_ROWS = 2000
 # Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
 _FREQUENCY_TTL_SECONDS = 300.0
-
-
-@dataclass(frozen=True, slots=True)
-class QueryTerms:
-    """A query's searchable terms with their IDF weights."""
-
-    lexemes: list[str]
-    weights: list[float]
-    average_length: float  # BM25's average memory length, in distinct terms
 
 
 class Searcher:
@@ -102,12 +109,7 @@ class Searcher:
         async with transaction(self.pool) as conn:
             terms = await self._terms(conn, text)
             candidates = await search_store.keyword_candidates(
-                conn,
-                terms.lexemes,
-                terms.weights,
-                terms.average_length,
-                where,
-                _candidate_count(limit),
+                conn, terms, where, _candidate_count(limit)
             )
             rows = await memory_store.get_many(conn, [i for i, _ in candidates])
         keyword = dict(candidates)
@@ -138,60 +140,45 @@ class Searcher:
         if keyword_weight == 0 and semantic_weight == 0:
             raise InvalidInput("keyword_weight and semantic_weight cannot both be 0")
         count = max(HYBRID_MIN_DEPTH, limit)
-        # The query is embedded in a worker thread while the database runs the keyword leg,
-        # so hybrid costs about max(embedding, keyword) + semantic instead of their sum.
-        embedding = asyncio.ensure_future(self.embedder.encode_async([text]))
+        # A question naming a date is about that period: its best matches from then join the
+        # fusion as two more lists.
+        dated = _within(where, mentioned_period(text)) if use_prior else None
+        # The keyword leg runs on its own connection while the query is embedded and the
+        # semantic leg runs on another, so hybrid costs about the slower of the two legs.
+        # Neither waits for the other while holding a connection, so the pool cannot deadlock.
+        keyword_leg = asyncio.ensure_future(self._keyword_lists(text, where, dated, count))
         try:
-            async with transaction(self.pool) as conn:
-                terms = await self._terms(conn, text)
-                keyword = await search_store.keyword_candidates(
-                    conn, terms.lexemes, terms.weights, terms.average_length, where, count
-                )
-                [vector] = await embedding
-                semantic = await search_store.semantic_candidates(
-                    conn, vector, where, count, min_similarity
-                )
-                lists = {"semantic": semantic, "keyword": keyword}
-                dated = _within(where, mentioned_period(text)) if use_prior else None
-                if dated is not None:
-                    # A question naming a date is about that period: its best matches from
-                    # then join the fusion as two more lists.
-                    lists["semantic_dated"] = await search_store.semantic_candidates(
-                        conn, vector, dated, count, min_similarity
-                    )
-                    lists["keyword_dated"] = await search_store.keyword_candidates(
-                        conn, terms.lexemes, terms.weights, terms.average_length, dated, count
-                    )
-                fused = reciprocal_rank_fusion(
-                    {name: [i for i, _ in found] for name, found in lists.items()},
-                    {
-                        "semantic": semantic_weight,
-                        "keyword": keyword_weight,
-                        "semantic_dated": DATED_LIST_WEIGHT * semantic_weight,
-                        "keyword_dated": DATED_LIST_WEIGHT * keyword_weight,
-                    },
-                )
-                ids = list(fused)
-                # Each list scored its own candidates; only the other list's finds need a score.
-                similarity = dict(semantic) | dict(lists.get("semantic_dated", []))
-                similarity.update(
-                    await search_store.similarities(
-                        conn, vector, [i for i in ids if i not in similarity]
-                    )
-                )
-                keyword_score = dict(keyword) | dict(lists.get("keyword_dated", []))
-                keyword_score.update(
-                    await search_store.keyword_scores(
-                        conn,
-                        terms.lexemes,
-                        terms.weights,
-                        terms.average_length,
-                        [i for i in ids if i not in keyword_score],
-                    )
-                )
-                rows = await memory_store.get_many(conn, ids)
+            [vector] = await self.embedder.encode_async([text])
+            lists = await self._semantic_lists(vector, where, dated, count, min_similarity)
+            terms, keyword_lists = await keyword_leg
         finally:
-            _discard(embedding)
+            _discard(keyword_leg)
+        lists.update(keyword_lists)
+        fused = reciprocal_rank_fusion(
+            {name: [i for i, _ in found] for name, found in lists.items()},
+            {
+                "semantic": semantic_weight,
+                "keyword": keyword_weight,
+                "semantic_dated": DATED_LIST_WEIGHT * semantic_weight,
+                "keyword_dated": DATED_LIST_WEIGHT * keyword_weight,
+            },
+        )
+        ids = list(fused)
+        # Each list scored its own candidates; only the other lists' finds need a score.
+        similarity = dict(lists["semantic"]) | dict(lists.get("semantic_dated", []))
+        keyword_score = dict(lists["keyword"]) | dict(lists.get("keyword_dated", []))
+        async with transaction(self.pool) as conn:
+            similarity.update(
+                await search_store.similarities(
+                    conn, vector, [i for i in ids if i not in similarity]
+                )
+            )
+            keyword_score.update(
+                await search_store.keyword_scores(
+                    conn, terms, [i for i in ids if i not in keyword_score]
+                )
+            )
+            rows = await memory_store.get_many(conn, ids)
         hits = self._rank(
             rows,
             lambda m: fused[m.id],
@@ -201,6 +188,40 @@ class Searcher:
             fused=fused,
         )
         return _result("hybrid", text, hits[:limit], started)
+
+    async def _keyword_lists(
+        self, text: str, where: MemoryFilter, dated: MemoryFilter | None, count: int
+    ) -> tuple[KeywordQuery, dict[str, list[tuple[int, float]]]]:
+        """Hybrid's keyword candidates (and the dated period's), in one transaction."""
+        async with transaction(self.pool) as conn:
+            terms = await self._terms(conn, text)
+            lists = {"keyword": await search_store.keyword_candidates(conn, terms, where, count)}
+            if dated is not None:
+                lists["keyword_dated"] = await search_store.keyword_candidates(
+                    conn, terms, dated, count
+                )
+        return terms, lists
+
+    async def _semantic_lists(
+        self,
+        vector: np.ndarray,
+        where: MemoryFilter,
+        dated: MemoryFilter | None,
+        count: int,
+        min_similarity: float,
+    ) -> dict[str, list[tuple[int, float]]]:
+        """Hybrid's semantic candidates (and the dated period's), in one transaction."""
+        async with transaction(self.pool) as conn:
+            lists = {
+                "semantic": await search_store.semantic_candidates(
+                    conn, vector, where, count, min_similarity
+                )
+            }
+            if dated is not None:
+                lists["semantic_dated"] = await search_store.semantic_candidates(
+                    conn, vector, dated, count, min_similarity
+                )
+        return lists
 
     async def related(self, memory_id: int, limit: int) -> list[RelatedMemory]:
         check_limit(limit)
@@ -242,7 +263,7 @@ class Searcher:
             if a in rows and b in rows
         ]
 
-    async def _terms(self, conn: Conn, text: str) -> QueryTerms:
+    async def _terms(self, conn: Conn, text: str) -> KeywordQuery:
         """The query's terms with IDF weights, and the average memory length in terms."""
         lexemes = await search_store.query_lexemes(conn, text)
         if "live" not in self._totals:
@@ -259,10 +280,11 @@ class Searcher:
                 self._frequencies.update(found)
             frequencies = {lexeme: self._frequencies.get(lexeme, 0) for lexeme in lexemes}
         terms, weights = term_weights(frequencies, total)
-        return QueryTerms(
+        return KeywordQuery(
             lexemes=terms,
             weights=weights,
             average_length=self._totals["average_terms"],
+            seeds=seed_terms({t: frequencies[t] for t in terms}, KEYWORD_SEED_ROWS),
         )
 
     async def _refresh_statistics(self, conn: Conn) -> None:

@@ -12,6 +12,8 @@ import pytest
 from server.errors import InvalidInput, NotFound
 from server.memory import MemoryService
 from server.models import MemoryFilter, SearchResult
+from server.store import search as search_store
+from server.store.tx import transaction
 from server.validation import content_hash
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "projects"
@@ -423,3 +425,27 @@ async def test_find_duplicates_returns_close_pairs_most_similar_first(
     assert frozenset((ids[texts[2]], ids[texts[3]])) in found
     assert all(p.first_id < p.second_id for p in pairs)
     assert [p.similarity for p in pairs] == sorted((p.similarity for p in pairs), reverse=True)
+
+
+async def test_keyword_candidates_fall_back_to_every_term_when_seeds_miss_the_filter(
+    service: MemoryService,
+) -> None:
+    """A filter can hold none of the rare seed term's memories: the common terms still match."""
+    await bulk_insert(service, [f"zebrafish {text}" for text in filler(20, seed=4)], project="a")
+    in_b = await bulk_insert(
+        service, [f"deploy pipeline step {i} of the release" for i in range(5)], project="b"
+    )
+    query = search_store.KeywordQuery(
+        lexemes=["deploy", "zebrafish"],
+        weights=[0.5, 3.0],
+        average_length=10.0,
+        seeds=["zebrafish"],
+    )
+
+    async with transaction(service.pool) as conn:
+        seeded = await search_store.keyword_candidates(conn, query, MemoryFilter(project="a"), 5)
+        fallback = await search_store.keyword_candidates(conn, query, MemoryFilter(project="b"), 5)
+
+    assert len(seeded) == 5
+    assert {memory_id for memory_id, _ in fallback} == set(in_b.values())
+    assert all(score > 0 for _, score in fallback)

@@ -11,6 +11,7 @@ from server.ranking import (
     idf,
     parse_kind_weights,
     reciprocal_rank_fusion,
+    seed_terms,
     term_weights,
 )
 from server.store.search import any_term_query
@@ -34,6 +35,18 @@ def test_term_weights_keep_rarest_when_every_term_is_common() -> None:
     terms, _ = term_weights({"alpha": 600, "beta": 400}, 1000)
 
     assert terms == ["beta"]
+
+
+def test_seed_terms_take_the_rarest_within_the_row_budget() -> None:
+    frequencies = {"redis": 40, "cache": 900, "timeout": 300, "go": 5000}
+
+    assert seed_terms(frequencies, 1000) == ["redis", "timeout"]
+    assert seed_terms(frequencies, 10_000) == sorted(frequencies)
+
+
+def test_seed_terms_always_keep_the_rarest_term() -> None:
+    assert seed_terms({"deploy": 5000, "go": 9000}, 1000) == ["deploy"]
+    assert seed_terms({}, 1000) == []
 
 
 def test_rrf_adds_weighted_reciprocal_ranks() -> None:
