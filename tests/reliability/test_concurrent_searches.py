@@ -1,0 +1,62 @@
+"""Hybrid search runs its keyword and semantic legs side by side, each on a pooled connection:
+many more concurrent searches than connections (even a pool of one) must all finish, with the
+same answers as when run one at a time."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from server.config import Settings
+from server.db.pool import open_pool
+from server.embeddings import Embedder
+from server.memory import MemoryService
+from server.models import MemoryFilter
+from tests.integration.test_service_search import bulk_insert, filler
+
+pytestmark = pytest.mark.reliability
+
+QUERIES = [
+    "worker queue retry backoff",
+    "billing invoice customer report",
+    "schema migration index query",
+    "deploy release branch review",
+    "session token route handler",
+    "cache timeout connection pool",
+]
+
+
+async def test_more_hybrid_searches_than_connections_all_finish(
+    service: MemoryService, pg_url: str, embedder: Embedder, settings: Settings
+) -> None:
+    await bulk_insert(service, filler(300, seed=7))
+    await bulk_insert(service, filler(40, seed=8), project="narrow")
+    searches = [
+        (query, where)
+        for query in QUERIES
+        for where in (MemoryFilter(), MemoryFilter(project="narrow"))
+    ] * 4  # 48 searches against 1 connection
+    expected = {
+        (query, where.project): [
+            hit.id for hit in (await service.search_hybrid(query, limit=10, where=where)).hits
+        ]
+        for query, where in searches[: len(QUERIES) * 2]
+    }
+
+    small_pool = await open_pool(pg_url, min_size=1, max_size=1)
+    try:
+        small = MemoryService(small_pool, embedder, replace(settings, cache_max_size=0))
+        results = await asyncio.wait_for(
+            asyncio.gather(
+                *(small.search_hybrid(query, limit=10, where=where) for query, where in searches)
+            ),
+            timeout=120,
+        )
+    finally:
+        await small_pool.close()
+
+    for (query, where), result in zip(searches, results, strict=True):
+        assert [hit.id for hit in result.hits] == expected[(query, where.project)]
+        assert len(result.hits) == 10
