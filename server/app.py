@@ -91,7 +91,8 @@ def create_app(
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.
         Mount("/", app=_McpRouter(sse_app, http_app)),
     ]
-    middleware = [Middleware(HostOriginGuard, allowed_hosts=allowed_hosts_for(settings.host))]
+    allowed_hosts = allowed_hosts_for(settings.host, settings.allowed_hosts)
+    middleware = [Middleware(HostOriginGuard, allowed_hosts=allowed_hosts)]
     if settings.claude_memory_token is not None:
         middleware.append(Middleware(BearerTokenGuard, token=settings.claude_memory_token.reveal()))
     middleware.append(Middleware(BodySizeLimit))

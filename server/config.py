@@ -8,6 +8,7 @@ default, in the README's configuration table.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -68,6 +69,9 @@ class Settings:
     claude_memory_home: Path = field(default_factory=default_home)
     host: str = "127.0.0.1"
     port: int = 3333
+    # Names besides loopback and the bound address that requests may be addressed to (Host and
+    # Origin), for a server reached as `mybox.lan` or as a compose service name.
+    allowed_hosts: tuple[str, ...] = ()
     claude_memory_token: Secret | None = None
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_batch_size: int = 64
@@ -165,6 +169,23 @@ def _parse_url(name: str, raw: str) -> str:
     return url
 
 
+_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?|[0-9a-f:]+")
+
+
+def _parse_host_names(name: str, raw: str) -> tuple[str, ...]:
+    """Comma-separated host names or IP addresses, without ports or schemes."""
+    names = tuple(part.strip().lower().strip("[]") for part in raw.split(",") if part.strip())
+    for host in names:
+        if not _HOST_NAME.fullmatch(host):
+            raise ConfigError(
+                f"{name} must list host names or IP addresses separated by commas (no port, "
+                f"no scheme), got {host!r}"
+            )
+        if host in ("0.0.0.0", "::", "*"):
+            raise ConfigError(f"{name} cannot allow every address ({host!r})")
+    return names
+
+
 def _parse_nonempty(name: str, raw: str) -> str:
     if not raw.strip():
         raise ConfigError(f"{name} must not be empty")
@@ -176,6 +197,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "CLAUDE_MEMORY_HOME": lambda n, r: Path(_parse_nonempty(n, r)).expanduser(),
     "HOST": _parse_nonempty,
     "PORT": lambda n, r: _parse_int(n, r, 1, 65535),
+    "ALLOWED_HOSTS": _parse_host_names,
     "CLAUDE_MEMORY_TOKEN": lambda n, r: Secret(_parse_token(n, r)),
     "EMBEDDING_MODEL": _parse_nonempty,
     "EMBEDDING_BATCH_SIZE": lambda n, r: _parse_int(n, r, 1, 4096),

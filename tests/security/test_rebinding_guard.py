@@ -10,6 +10,7 @@ requests with loopback names get past the guard.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -18,6 +19,7 @@ from starlette.routing import Route
 from server.app import create_app
 from server.config import Settings
 from server.memory import MemoryService
+from tests.db_fixtures import serving
 from tests.security.surface import every_route, route_id, send
 
 pytestmark = pytest.mark.security
@@ -134,3 +136,27 @@ async def test_every_app_route_is_walked(
     }
 
     assert served - set(ROUTES) == set()
+
+
+async def test_names_in_allowed_hosts_pass_and_others_still_do_not(
+    module_service: MemoryService, module_settings: Settings
+) -> None:
+    """A server bound to every address and reached as `mybox.lan` (ALLOWED_HOSTS=mybox.lan)."""
+    settings = replace(module_settings, host="0.0.0.0", allowed_hosts=("mybox.lan",))
+    async with (
+        serving(create_app(settings, module_service)) as url,
+        httpx.AsyncClient(base_url=url, timeout=10) as client,
+    ):
+        named = await send(
+            client, "GET", "/api/stats", {"host": "mybox.lan:3333", "origin": "http://mybox.lan"}
+        )
+        other_host = await send(client, "GET", "/api/stats", {"host": "otherbox.lan:3333"})
+        other_origin = await send(
+            client, "GET", "/api/stats", {"origin": "http://mybox.lan.attacker.example"}
+        )
+        bind_all = await send(client, "GET", "/api/stats", {"host": "0.0.0.0:3333"})
+
+    assert named[0] == 200
+    assert other_host[0] == 403 and b'"forbidden_host"' in other_host[1]
+    assert other_origin[0] == 403 and b'"forbidden_origin"' in other_origin[1]
+    assert bind_all[0] == 403

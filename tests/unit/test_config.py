@@ -69,11 +69,21 @@ def test_home_path_expands_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         ("CACHE_TTL_SECONDS", "x", "CACHE_TTL_SECONDS must be a number"),
         ("LOG_LEVEL", "chatty", "LOG_LEVEL must be one of"),
         ("HOST", "   ", "HOST must not be empty"),
+        ("ALLOWED_HOSTS", "mybox.lan:3333", "ALLOWED_HOSTS must list host names"),
+        ("ALLOWED_HOSTS", "http://mybox.lan", "ALLOWED_HOSTS must list host names"),
+        ("ALLOWED_HOSTS", "mybox.lan,0.0.0.0", "ALLOWED_HOSTS cannot allow every address"),
+        ("ALLOWED_HOSTS", "*", "ALLOWED_HOSTS must list host names"),
     ],
 )
 def test_bad_values_name_the_variable(variable: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_settings({variable: value}, env_file=None)
+
+
+def test_allowed_hosts_are_lower_cased_names_without_brackets() -> None:
+    settings = load_settings({"ALLOWED_HOSTS": " MyBox.LAN , server,[fd00::5] ,"}, env_file=None)
+
+    assert settings.allowed_hosts == ("mybox.lan", "server", "fd00::5")
 
 
 def test_update_threshold_above_noop_threshold_is_refused() -> None:

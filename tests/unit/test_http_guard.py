@@ -28,3 +28,10 @@ def test_loopback_names_are_always_allowed() -> None:
 def test_concrete_bind_address_is_allowed_but_wildcard_is_not() -> None:
     assert "192.168.1.20" in allowed_hosts_for("192.168.1.20")
     assert "0.0.0.0" not in allowed_hosts_for("0.0.0.0")
+
+
+def test_extra_names_are_allowed_lower_cased() -> None:
+    allowed = allowed_hosts_for("0.0.0.0", ("MyBox.lan", "server"))
+
+    assert {"mybox.lan", "server", "localhost"} <= allowed
+    assert "0.0.0.0" not in allowed
