@@ -160,7 +160,8 @@ _SCORE_SQL = (
 # the answer, not just more words (tuned on LoCoMo conversations 0-4, see docs/BENCHMARKS.md).
 BM25_K1 = 1.2
 BM25_B = 0.3
-# BM25 runs in SQL per row (unnesting the tsvector), so it scores at most this many rows:
+# BM25 runs in SQL per row (unnesting the tsvector), so it scores at most this many rows (or
+# as many as asked for, when more):
 # those holding the most IDF weight of query terms, shortest first (presence only: one index
 # probe per term, inline). At 100,000 memories: the exact BM25 top 10 in 98% of places with
 # 2,000 seed rows, 99% with 3,000 seed rows and 200 scored (13 / 17 ms p95), against 95.5%
@@ -231,7 +232,7 @@ async def keyword_candidates(
         **filter_params(where),
         **_bm25_params(query),
         "seed_term": any_term_query(query.seeds or query.lexemes),
-        "max_rows": BM25_MAX_ROWS,
+        "max_rows": max(BM25_MAX_ROWS, limit),
         "k": limit,
     }
     for i, (lexeme, weight) in enumerate(zip(query.lexemes, query.weights, strict=True)):

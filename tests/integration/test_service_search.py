@@ -449,3 +449,20 @@ async def test_keyword_candidates_fall_back_to_every_term_when_seeds_miss_the_fi
     assert len(seeded) == 5
     assert {memory_id for memory_id, _ in fallback} == set(in_b.values())
     assert all(score > 0 for _, score in fallback)
+
+
+async def test_keyword_candidates_fill_a_list_longer_than_the_scoring_cut(
+    service: MemoryService,
+) -> None:
+    """Keyword mode fetches 3x its limit to let the prior reorder: more than BM25_MAX_ROWS."""
+    await bulk_insert(service, [f"deploy step {i}: {text}" for i, text in enumerate(filler(200))])
+    query = search_store.KeywordQuery(
+        lexemes=["deploy"], weights=[1.0], average_length=10.0, seeds=["deploy"]
+    )
+    wanted = search_store.BM25_MAX_ROWS + 50
+
+    async with transaction(service.pool) as conn:
+        found = await search_store.keyword_candidates(conn, query, MemoryFilter(), wanted)
+
+    assert len(found) == wanted
+    assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
