@@ -63,22 +63,64 @@ def prepare_content(content: str, max_chars: int) -> PreparedContent:
 
 
 def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
-    """A draft checked, cleaned and redacted into the row to insert, with its redaction count."""
+    """A draft checked, cleaned and redacted into the row to insert, with its redaction count.
+
+    Content, tags and metadata values are free text a caller may paste a secret into, so all
+    three are redacted; source, project and session fields are names and ids.
+    """
     prepared = prepare_content(draft.content, max_chars)
+    tags, tag_redactions = redact_tags(draft.tags)
+    metadata, metadata_redactions = redact_metadata(clean_metadata(draft.metadata))
     memory = NewMemory(
         content=prepared.content,
         content_hash=prepared.content_hash,
         kind=check_kind(draft.kind),
-        tags=clean_tags(draft.tags),
+        tags=tags,
         source=clean_field(draft.source, "source"),
         project=clean_field(draft.project, "project"),
         project_path=clean_field(draft.project_path, "project_path"),
         session_id=blank_to_none(clean_field(draft.session_id or "", "session_id")),
         role=blank_to_none(clean_field(draft.role or "", "role")),
         created_at=draft.created_at,
-        metadata=clean_metadata(draft.metadata),
+        metadata=metadata,
     )
-    return memory, prepared.redacted
+    return memory, prepared.redacted + tag_redactions + metadata_redactions
+
+
+def redact_tags(tags: Sequence[str]) -> tuple[list[str], int]:
+    """Cleaned tags with secrets replaced, and how many were replaced.
+
+    Redaction comes first, so a tag refused as too long is not quoted with a secret in it.
+    """
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    redacted: list[str] = []
+    count = 0
+    for tag in tags:
+        if isinstance(tag, str):
+            result = redact(tag)
+            tag, count = result.text, count + result.count
+        redacted.append(tag)
+    return clean_tags(redacted), count
+
+
+def redact_metadata(value: Any) -> tuple[Any, int]:
+    """Metadata with every string (keys and values, at any depth) redacted, and the count."""
+    if isinstance(value, str):
+        result = redact(value)
+        return result.text, result.count
+    if isinstance(value, dict):
+        cleaned: dict[str, Any] = {}
+        total = 0
+        for key, item in value.items():
+            new_key, key_count = redact_metadata(str(key))
+            cleaned[new_key], item_count = redact_metadata(item)
+            total += key_count + item_count
+        return cleaned, total
+    if isinstance(value, list):
+        pairs = [redact_metadata(item) for item in value]
+        return [item for item, _ in pairs], sum(count for _, count in pairs)
+    return value, 0
 
 
 def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -407,3 +407,32 @@ async def test_tool_calls_and_titles_from_transcripts_are_redacted_before_storag
 
     assert summary.events == 3
     assert not (found := leaks(await stored_strings(service.pool))), found
+
+
+async def test_secrets_in_tags_and_metadata_are_redacted_on_create_and_update(
+    service: MemoryService, app_url: str
+) -> None:
+    """Tags and REST metadata are free text too: a key pasted there is not stored either."""
+    async with httpx.AsyncClient(base_url=app_url, timeout=60) as http:
+        created = await http.post(
+            "/api/memories",
+            json={
+                "content": "The deploy script reads its credentials from the vault.",
+                "tags": ["deploy", f"token {GITHUB_CLASSIC}"],
+                "metadata": {
+                    "ticket": "OPS-12",
+                    "notes": [f"Authorization: Bearer {BEARER}", {"key": ANTHROPIC}],
+                },
+            },
+        )
+        memory_id = created.json()["id"]
+        updated = await http.patch(
+            f"/api/memories/{memory_id}", json={"tags": ["ops", f"key {ANTHROPIC}"]}
+        )
+
+    assert created.status_code == 201 and created.json()["redacted"] == 3
+    assert updated.status_code == 200
+    assert not (found := leaks(await stored_strings(service.pool))), found
+    memory = await service.get(memory_id)
+    assert memory.tags[0] == "ops" and memory.tags[1].startswith("key [REDACTED:")
+    assert memory.metadata["ticket"] == "OPS-12"
