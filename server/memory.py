@@ -57,9 +57,9 @@ from server.validation import (
     check_limit,
     check_page,
     clean_field,
+    clean_tags,
     prepare_content,
     prepare_draft,
-    redact_tags,
 )
 from server.views import Views
 
@@ -247,7 +247,7 @@ class MemoryService(BulkWrites, Learning, Views):
     ) -> UpdateOutcome:
         """Change a live memory; new content is re-embedded once and passes the write guard."""
         check_id(memory_id)
-        new_tags, tag_redactions = redact_tags(tags) if tags is not None else (None, 0)
+        new_tags, tag_redactions = clean_tags(tags) if tags is not None else (None, 0)
         new_project = clean_field(project, "project") if project is not None else None
         new_kind = check_kind(kind) if kind is not None else None
         current = await self.get(memory_id)

@@ -69,8 +69,8 @@ def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
     three are redacted; source, project and session fields are names and ids.
     """
     prepared = prepare_content(draft.content, max_chars)
-    tags, tag_redactions = redact_tags(draft.tags)
-    metadata, metadata_redactions = redact_metadata(clean_metadata(draft.metadata))
+    tags, tag_redactions = clean_tags(draft.tags)
+    metadata, metadata_redactions = clean_metadata(draft.metadata)
     memory = NewMemory(
         content=prepared.content,
         content_hash=prepared.content_hash,
@@ -87,60 +87,36 @@ def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
     return memory, prepared.redacted + tag_redactions + metadata_redactions
 
 
-def redact_tags(tags: Sequence[str]) -> tuple[list[str], int]:
-    """Cleaned tags with secrets replaced, and how many were replaced.
+def clean_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Metadata storable and redacted, within a size limit, with its redaction count.
 
-    Redaction comes first, so a tag refused as too long is not quoted with a secret in it.
+    Every string, keys and values at any depth, loses NUL characters (Postgres cannot store
+    them) and has its secrets replaced.
     """
-    if isinstance(tags, str):
-        tags = tags.split(",")
-    redacted: list[str] = []
-    count = 0
-    for tag in tags:
-        if isinstance(tag, str):
-            result = redact(tag)
-            tag, count = result.text, count + result.count
-        redacted.append(tag)
-    return clean_tags(redacted), count
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object")
+    cleaned, redacted = _clean_strings(metadata)
+    if len(repr(cleaned)) > MAX_METADATA_CHARS:
+        raise InvalidInput(f"metadata is larger than {MAX_METADATA_CHARS:,} characters")
+    return cleaned, redacted
 
 
-def redact_metadata(value: Any) -> tuple[Any, int]:
-    """Metadata with every string (keys and values, at any depth) redacted, and the count."""
+def _clean_strings(value: Any) -> tuple[Any, int]:
     if isinstance(value, str):
-        result = redact(value)
+        result = redact(clean_text(value))
         return result.text, result.count
     if isinstance(value, dict):
         cleaned: dict[str, Any] = {}
         total = 0
         for key, item in value.items():
-            new_key, key_count = redact_metadata(str(key))
-            cleaned[new_key], item_count = redact_metadata(item)
+            new_key, key_count = _clean_strings(str(key))
+            cleaned[new_key], item_count = _clean_strings(item)
             total += key_count + item_count
         return cleaned, total
     if isinstance(value, list):
-        pairs = [redact_metadata(item) for item in value]
+        pairs = [_clean_strings(item) for item in value]
         return [item for item, _ in pairs], sum(count for _, count in pairs)
     return value, 0
-
-
-def clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    """Metadata without NUL characters (Postgres cannot store them), within a size limit."""
-    if not isinstance(metadata, dict):
-        raise InvalidInput("metadata must be a JSON object")
-    cleaned = _without_nul(metadata)
-    if len(repr(cleaned)) > MAX_METADATA_CHARS:
-        raise InvalidInput(f"metadata is larger than {MAX_METADATA_CHARS:,} characters")
-    return cleaned  # type: ignore[no-any-return]
-
-
-def _without_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_text(str(key)): _without_nul(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_without_nul(item) for item in value]
-    return value
 
 
 def check_id(memory_id: int) -> None:
@@ -163,15 +139,22 @@ def clean_field(value: str, name: str) -> str:
     return text
 
 
-def clean_tags(tags: Sequence[str]) -> list[str]:
-    """Trimmed, de-duplicated tags in their given order; a comma-separated string works too."""
+def clean_tags(tags: Sequence[str]) -> tuple[list[str], int]:
+    """Trimmed, redacted, de-duplicated tags in their given order, and the redaction count.
+
+    A comma-separated string works too. Redaction comes before the length check, so a tag
+    refused as too long is never quoted with a secret in it.
+    """
     if isinstance(tags, str):
         tags = tags.split(",")
     cleaned: list[str] = []
+    redacted = 0
     for tag in tags:
         if not isinstance(tag, str):
             raise InvalidInput("tags must be a list of text labels")
-        text = clean_text(tag).strip()
+        result = redact(clean_text(tag))
+        redacted += result.count
+        text = result.text.strip()
         if not text or text in cleaned:
             continue
         if len(text) > MAX_TAG_CHARS:
@@ -179,7 +162,7 @@ def clean_tags(tags: Sequence[str]) -> list[str]:
         cleaned.append(text)
     if len(cleaned) > MAX_TAGS:
         raise InvalidInput(f"at most {MAX_TAGS} tags per memory, got {len(cleaned)}")
-    return cleaned
+    return cleaned, redacted
 
 
 def check_filter(where: MemoryFilter) -> MemoryFilter:

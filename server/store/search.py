@@ -161,11 +161,11 @@ _SCORE_SQL = (
 BM25_K1 = 1.2
 BM25_B = 0.3
 # BM25 runs in SQL per row (unnesting the tsvector), so it scores at most this many rows (or
-# as many as asked for, when more):
-# those holding the most IDF weight of query terms, shortest first (presence only: one index
-# probe per term, inline). At 100,000 memories: the exact BM25 top 10 in 98% of places with
-# 2,000 seed rows, 99% with 3,000 seed rows and 200 scored (13 / 17 ms p95), against 95.5%
-# for the 1,000 rows `ts_rank` used to pick from every match (56 ms p95; docs/BENCHMARKS.md).
+# as many as asked for, when more): those holding the most IDF weight of query terms,
+# shortest first (presence only: one index probe per term, inline). At 100,000 memories: the
+# exact BM25 top 10 in 98% of places with 2,000 seed rows, 99% with 3,000 seed rows and 200
+# scored (13 / 17 ms p95), against 95.5% for the 1,000 rows `ts_rank` used to pick from every
+# match (56 ms p95; docs/BENCHMARKS.md).
 BM25_MAX_ROWS = 100
 
 
