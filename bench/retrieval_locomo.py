@@ -2,7 +2,8 @@
 
 Each of LoCoMo's 10 conversations is loaded into a fresh embedded database, one memory per
 dialog turn (`speaker: text`, timestamped with its session's date, project = the conversation
-id). Every question of categories 1-4 is asked within its conversation in each mode
+id, one session id per LoCoMo session, so turns are embedded with the two before them as the
+importers do). Every question of categories 1-4 is asked within its conversation in each mode
 (semantic, keyword, hybrid); a BM25 baseline (k1 1.2, b 0.75, computed here in Python) ranks
 the same turns for comparison. Figures per split: conversations 0-4 (tuning), 5-9 (held
 back: not used for tuning), and all ten.
@@ -41,6 +42,7 @@ from server.models import MemoryFilter, NewMemory  # noqa: E402
 from server.runtime import open_service  # noqa: E402
 from server.store import memories as memory_store  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
+from server.turn_context import place_of_new, with_turn_context  # noqa: E402
 from server.validation import content_hash  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
@@ -106,20 +108,33 @@ def load(path: Path, limit: int | None) -> list[tuple[str, list[Turn], list[Ques
 
 
 async def store_turns(service: MemoryService, name: str, turns: list[Turn]) -> dict[int, set[str]]:
-    """Insert every turn (bypassing the write guard, so near-identical turns all stay)."""
-    documents = await service.embedder.embed_documents_async([t.content for t in turns])
+    """Insert every turn (bypassing the write guard, so near-identical turns all stay).
+
+    Each LoCoMo session is a session of raw turns, so every turn is embedded with the turns
+    before it by the importers' own code (server/turn_context.py).
+    """
+    memories = [
+        NewMemory(
+            content=turn.content,
+            content_hash=content_hash(f"{name}\n{turn.dialog_id}\n{turn.content}"),
+            kind="raw",
+            source="locomo",
+            project=name,
+            session_id=f"{name}/{session_of(turn.dialog_id)}",
+            created_at=turn.created_at,
+            metadata={"dialog_id": turn.dialog_id},
+        )
+        for turn in turns
+    ]
+    documents = await with_turn_context(
+        service.pool,
+        service.embedder,
+        [place_of_new(memory) for memory in memories],
+        await service.embedder.embed_documents_async([t.content for t in turns]),
+    )
     dialog_ids: dict[int, set[str]] = {}
     async with transaction(service.pool) as conn:
-        for turn, vectors in zip(turns, documents, strict=True):
-            memory = NewMemory(
-                content=turn.content,
-                content_hash=content_hash(f"{name}\n{turn.dialog_id}\n{turn.content}"),
-                kind="raw",
-                source="locomo",
-                project=name,
-                created_at=turn.created_at,
-                metadata={"dialog_id": turn.dialog_id},
-            )
+        for turn, memory, vectors in zip(turns, memories, documents, strict=True):
             inserted = await memory_store.insert(conn, memory, vectors)
             if inserted is not None:
                 dialog_ids.setdefault(inserted.id, set()).add(turn.dialog_id)

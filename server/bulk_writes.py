@@ -38,6 +38,7 @@ from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import sessions as session_store
 from server.store.tx import Conn, Pool, transaction
+from server.turn_context import place_of_new, with_turn_context
 from server.validation import prepare_draft
 
 logger = logging.getLogger(__name__)
@@ -94,7 +95,12 @@ class BulkWrites:
             stored = await memory_store.get_by_hashes(conn, list(first_with_hash))
         stored_by_hash = {memory.content_hash: memory for memory in stored}
         fresh = [c for c in candidates if c.memory.content_hash not in stored_by_hash]
-        vectors = await self.embedder.embed_documents_async([c.memory.content for c in fresh])
+        vectors = await with_turn_context(
+            self.pool,
+            self.embedder,
+            [place_of_new(c.memory) for c in fresh],
+            await self.embedder.embed_documents_async([c.memory.content for c in fresh]),
+        )
 
         async with transaction(self.pool) as conn:
             to_restore = [m.id for m in stored if m.deleted_at is not None]
@@ -238,9 +244,13 @@ class BulkWrites:
                 seen.add(candidate.memory.content_hash)
                 keep.append(candidate)
             fresh.append(keep)
+        kept = [c.memory for keep in fresh for c in keep]
         vectors = iter(
-            await self.embedder.embed_documents_async(
-                [c.memory.content for keep in fresh for c in keep]
+            await with_turn_context(
+                self.pool,
+                self.embedder,
+                [place_of_new(memory) for memory in kept],
+                await self.embedder.embed_documents_async([memory.content for memory in kept]),
             )
         )
 

@@ -48,6 +48,7 @@ from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import stats as stats_store
 from server.store.tx import Pool, ping, transaction
+from server.turn_context import place_of_new, turn_place, with_turn_context
 from server.validation import (
     PreparedContent,
     blank_to_none,
@@ -128,7 +129,12 @@ class MemoryService(BulkWrites, Learning, Views):
         if existing is not None:
             return await self._exact_match(existing, redacted)
 
-        [vectors] = await self.embedder.embed_documents_async([new.content])
+        [vectors] = await with_turn_context(
+            self.pool,
+            self.embedder,
+            [place_of_new(new)],
+            await self.embedder.embed_documents_async([new.content]),
+        )
         async with transaction(self.pool) as conn:
             if not force:
                 nearest = await search_store.nearest_live(conn, vectors.vector)
@@ -266,7 +272,20 @@ class MemoryService(BulkWrites, Learning, Views):
             collision = await self._update_collision(memory_id, prepared, force)
             if collision is not None:
                 return UpdateOutcome("duplicate", current, collision, redacted)
-            [vectors] = await self.embedder.embed_documents_async([prepared.content])
+            [vectors] = await with_turn_context(
+                self.pool,
+                self.embedder,
+                [
+                    turn_place(
+                        new_kind or current.kind,
+                        current.session_id,
+                        current.metadata,
+                        current.created_at,
+                        current.id,
+                    )
+                ],
+                await self.embedder.embed_documents_async([prepared.content]),
+            )
             if not force:
                 async with transaction(self.pool) as conn:
                     nearest = await search_store.nearest_live(

@@ -257,11 +257,31 @@ class Window:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnPlace:
+    """Where a conversation turn sits: its session and subagent, its time, its id if stored.
+
+    Turns are ordered by (created_at, id) within a (session_id, agent_id) pair; a turn not
+    stored yet (`memory_id` None) comes after every stored turn of the same time.
+    """
+
+    session_id: str
+    agent_id: str
+    created_at: datetime
+    memory_id: int | None = None
+
+    @property
+    def order_id(self) -> int:
+        """The id the turn sorts by: past every stored id while it is not stored."""
+        return self.memory_id if self.memory_id is not None else 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
 class DocumentVectors:
     """A text's vector, and its windows' vectors when it is longer than the model reads.
 
     `vector` is the text's own embedding for short texts, and the normalised mean of its
-    window vectors for long ones (what the write guard and related-memory look-ups compare).
+    window vectors for long ones (what the write guard and related-memory look-ups compare);
+    a conversation turn's is then blended with the turns before it (server/turn_context.py).
     """
 
     vector: np.ndarray

@@ -18,6 +18,7 @@ from server.errors import EmbeddingModelMismatch
 from server.store import embedding_model as model_store
 from server.store import memories as memory_store
 from server.store.tx import Conn, Pool, transaction
+from server.turn_context import place_of_stored, with_turn_context
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +72,10 @@ async def _type_new_vector_columns(conn: Conn, dimension: int) -> None:
 async def reembed(
     pool: Pool, embedder: Embedder, *, batch_size: int = 256, progress: Progress | None = None
 ) -> ReembedResult:
-    """Re-encode every memory (deleted ones too: they may be restored) with `embedder`."""
+    """Re-encode every memory (deleted ones too: they may be restored) with `embedder`.
+
+    Conversation turns are blended with the turns before them again (server/turn_context.py).
+    """
     started = time.monotonic()
     async with transaction(pool) as conn:
         await model_store.lock_model_record(conn)
@@ -95,11 +99,14 @@ async def reembed(
             batch = await model_store.memories_missing_vectors(conn, batch_size)
         if not batch:
             break
-        documents = await embedder.embed_documents_async([content for _, content in batch])
+        documents = await with_turn_context(
+            pool,
+            embedder,
+            [place_of_stored(memory) for memory in batch],
+            await embedder.embed_documents_async([memory.content for memory in batch]),
+        )
         async with transaction(pool) as conn:
-            await memory_store.set_embeddings(
-                conn, [memory_id for memory_id, _ in batch], documents
-            )
+            await memory_store.set_embeddings(conn, [memory.id for memory in batch], documents)
         done += len(batch)
         if progress:
             progress(done, total)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from psycopg import sql
 from psycopg.rows import class_row
 
-from server.models import EmbeddingModelRecord
+from server.models import EmbeddingModelRecord, Memory
+from server.store.memories import COLUMNS
 from server.store.tx import Conn
 
 _ADOPT_LOCK_KEY = 0x636C6D656E
@@ -94,10 +95,11 @@ async def count_missing_vectors(conn: Conn) -> int:
     return int(row[0]) if row else 0
 
 
-async def memories_missing_vectors(conn: Conn, limit: int) -> list[tuple[int, str]]:
-    """A batch of (id, content) still waiting for a vector, lowest ids first."""
-    cur = await conn.execute(
-        "SELECT id, content FROM memories WHERE embedding IS NULL ORDER BY id LIMIT %(limit)s",
-        {"limit": limit},
-    )
-    return [(int(row[0]), str(row[1])) for row in await cur.fetchall()]
+async def memories_missing_vectors(conn: Conn, limit: int) -> list[Memory]:
+    """A batch of memories still waiting for a vector, lowest ids first."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE embedding IS NULL ORDER BY id LIMIT %(limit)s",
+            {"limit": limit},
+        )
+        return await cur.fetchall()

@@ -21,6 +21,7 @@ from server.models import (
     NewMemory,
     ProjectSummary,
     TagCount,
+    TurnPlace,
 )
 from server.store.tx import Conn
 
@@ -196,6 +197,41 @@ async def get_many(conn: Conn, memory_ids: Sequence[int]) -> list[Memory]:
             {"ids": list(memory_ids)},
         )
         return await cur.fetchall()
+
+
+# For each place, the raw turns of its session and subagent just before it, nearest first;
+# deleted and archived turns count (forgetting a turn does not change what was said).
+_TURNS_BEFORE_SQL = (
+    "SELECT place.ord, turn.content"
+    " FROM unnest(%(sessions)s::text[], %(agents)s::text[], %(times)s::timestamptz[],"
+    " %(ids)s::bigint[]) WITH ORDINALITY AS place(session_id, agent_id, created_at, id, ord)"
+    " CROSS JOIN LATERAL (SELECT m.content, m.created_at, m.id FROM memories m"
+    " WHERE m.session_id = place.session_id AND m.kind = 'raw'"
+    " AND coalesce(m.metadata->>'agent_id', '') = place.agent_id"
+    " AND (m.created_at, m.id) < (place.created_at, place.id)"
+    " ORDER BY m.created_at DESC, m.id DESC LIMIT %(count)s) AS turn"
+    " ORDER BY place.ord, turn.created_at DESC, turn.id DESC"
+)
+
+
+async def turns_before(conn: Conn, places: Sequence[TurnPlace], count: int) -> list[list[str]]:
+    """The contents of up to `count` turns said just before each place, nearest first."""
+    if not places:
+        return []
+    cur = await conn.execute(
+        _TURNS_BEFORE_SQL,
+        {
+            "sessions": [p.session_id for p in places],
+            "agents": [p.agent_id for p in places],
+            "times": [p.created_at for p in places],
+            "ids": [p.order_id for p in places],
+            "count": count,
+        },
+    )
+    found: list[list[str]] = [[] for _ in places]
+    for ordinal, content in await cur.fetchall():
+        found[int(ordinal) - 1].append(str(content))
+    return found
 
 
 async def update_content(
