@@ -256,6 +256,11 @@ class Window:
     end: int
 
 
+# How much the turn before a conversation turn, and the one before that, count towards it: in
+# its vector (server/turn_context.py) and in its keyword score (server/store/search.py).
+TURN_CONTEXT_WEIGHTS = (0.5, 0.25)
+
+
 @dataclass(frozen=True, slots=True)
 class TurnPlace:
     """Where a conversation turn sits: its session and subagent, its time, its id if stored.

@@ -16,6 +16,9 @@ itself a blend. Only the whole-text vector blends; a long turn's window vectors 
 
 A turn edited later, or imported after turns that follow it, leaves the turns after it
 blended with what was there before; `claude-memory reembed` rebuilds every blend.
+
+Keyword search has the same idea in the database: `memories.context_tsv` holds the terms of
+the two turns before, kept by triggers (migrations/006_turn_context_terms.sql).
 """
 
 from __future__ import annotations
@@ -28,12 +31,9 @@ from typing import Any
 import numpy as np
 
 from server.embeddings import Embedder
-from server.models import DocumentVectors, Memory, NewMemory, TurnPlace
+from server.models import TURN_CONTEXT_WEIGHTS, DocumentVectors, Memory, NewMemory, TurnPlace
 from server.store import memories as memory_store
 from server.store.tx import Pool, transaction
-
-# The weight of the turn just before, and of the one before that.
-CONTEXT_WEIGHTS = (0.5, 0.25)
 
 
 def turn_place(
@@ -63,9 +63,9 @@ def place_of_stored(memory: Memory) -> TurnPlace | None:
 
 
 def blend(own: np.ndarray, earlier: Sequence[np.ndarray]) -> np.ndarray:
-    """`own` plus the earlier turns' vectors (nearest first) at CONTEXT_WEIGHTS, unit length."""
+    """`own` plus the earlier turns' vectors (nearest first), weighted, at unit length."""
     mixed = own.astype(np.float32, copy=True)
-    for weight, vector in zip(CONTEXT_WEIGHTS, earlier, strict=False):
+    for weight, vector in zip(TURN_CONTEXT_WEIGHTS, earlier, strict=False):
         mixed += np.float32(weight) * vector
     norm = float(np.linalg.norm(mixed))
     return mixed / norm if norm > 0 else own
@@ -93,7 +93,7 @@ async def with_turn_context(
         sessions.setdefault((place.session_id, place.agent_id), []).append((index, place))
     async with transaction(pool) as conn:
         stored_before = await memory_store.turns_before(
-            conn, [members[0][1] for members in sessions.values()], len(CONTEXT_WEIGHTS)
+            conn, [members[0][1] for members in sessions.values()], len(TURN_CONTEXT_WEIGHTS)
         )
     encoded = await embedder.embed_documents_async(
         [text for texts in stored_before for text in texts]
@@ -104,5 +104,5 @@ async def with_turn_context(
         for index, _ in members:
             own = documents[index].vector
             result[index] = dataclasses.replace(documents[index], vector=blend(own, history))
-            history = [own, *history][: len(CONTEXT_WEIGHTS)]
+            history = [own, *history][: len(TURN_CONTEXT_WEIGHTS)]
     return result

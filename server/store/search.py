@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from server.models import MemoryFilter, Neighbour
+from server.models import TURN_CONTEXT_WEIGHTS, MemoryFilter, Neighbour
 from server.store.memories import FILTER_SQL, filter_params
 from server.store.tx import Conn
 
@@ -142,8 +142,9 @@ async def live_count(conn: Conn) -> int:
 
 # BM25 over the tsvector: each query term found in a memory adds its IDF weight, scaled by
 # how often it occurs there (saturating, k1) and by the memory's length in distinct terms
-# against the average (b). ts_rank_cd (cover density: how close together the terms stand)
-# breaks ties.
+# against the average (b). A conversation turn's occurrences count the two turns before it
+# too (`context_tsv`, migration 006): weight B (the turn before) at TURN_CONTEXT_WEIGHTS[0],
+# C at [1]. ts_rank_cd (cover density: how close together the terms stand) breaks ties.
 _TERMS_SQL = (
     "WITH terms AS (SELECT lexeme, weight"
     "  FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS t(lexeme, weight))"
@@ -151,8 +152,14 @@ _TERMS_SQL = (
 _SCORE_SQL = (
     "coalesce((SELECT sum(terms.weight * tf * (%(k1)s + 1)"
     "   / (tf + %(k1)s * (1 - %(b)s + %(b)s * length(m.tsv) / %(avg_length)s)))"
-    "  FROM (SELECT u.lexeme, greatest(coalesce(array_length(u.positions, 1), 1), 1) AS tf"
-    "        FROM unnest(m.tsv) AS u) AS found"
+    "  FROM (SELECT lexeme, sum(tf) AS tf FROM ("
+    "     SELECT u.lexeme, greatest(coalesce(array_length(u.positions, 1), 1), 1)::float8 AS tf"
+    "     FROM unnest(m.tsv) AS u WHERE u.lexeme = ANY(%(lexemes)s::text[])"
+    "     UNION ALL"
+    "     SELECT c.lexeme, coalesce((SELECT sum(CASE w WHEN 'B' THEN %(context_before)s"
+    "       ELSE %(context_earlier)s END) FROM unnest(c.weights) AS w), %(context_earlier)s)"
+    "     FROM unnest(m.context_tsv) AS c WHERE c.lexeme = ANY(%(lexemes)s::text[])"
+    "     ) AS counted GROUP BY lexeme) AS found"
     "  JOIN terms ON terms.lexeme = found.lexeme), 0)"
     " + 0.01 * ts_rank_cd(m.tsv, %(any_term)s::tsquery)"
 )
@@ -199,6 +206,8 @@ def _bm25_params(query: KeywordQuery) -> dict[str, object]:
         "k1": BM25_K1,
         "b": BM25_B,
         "avg_length": max(query.average_length, 1.0),
+        "context_before": TURN_CONTEXT_WEIGHTS[0],
+        "context_earlier": TURN_CONTEXT_WEIGHTS[1],
     }
 
 
@@ -210,7 +219,7 @@ def _candidates_sql(term_count: int) -> str:
     )
     return (
         f"{_TERMS_SQL}, matches AS MATERIALIZED ("
-        "  SELECT id, tsv FROM memories"
+        "  SELECT id, tsv, context_tsv FROM memories"
         f"  WHERE tsv @@ %(seed_term)s::tsquery AND {FILTER_SQL}"
         f"  ORDER BY {presence} DESC, length(tsv), id DESC LIMIT %(max_rows)s)"
         f" SELECT m.id, {_SCORE_SQL} AS score FROM matches m"

@@ -44,6 +44,34 @@ async def test_concurrent_runs_apply_each_migration_once(
     assert applied_versions(url) == [m.version for m in discover_migrations()]
 
 
+async def test_turns_stored_before_migration_6_get_the_words_of_the_turns_before_them(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    for path in MIGRATIONS_DIR.glob("00[1-5]_*.sql"):
+        shutil.copy(path, folder)
+    url = fresh_database()
+    await apply_migrations(url, folder)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO memories (content, content_hash, kind, session_id, created_at) VALUES"
+            " ('Which package manager?', 'h1', 'raw', 's1', '2026-10-01T10:00Z'),"
+            " ('A deploy note', 'h2', 'note', 's1', '2026-10-01T10:00:30Z'),"
+            " ('pnpm, frozen lockfile.', 'h3', 'raw', 's1', '2026-10-01T10:01Z'),"
+            " ('Pin node too.', 'h4', 'raw', 's1', '2026-10-01T10:02Z'),"
+            " ('Unrelated session.', 'h5', 'raw', 's2', '2026-10-01T10:03Z')"
+        )
+
+    await apply_migrations(url)
+
+    with psycopg.connect(url) as conn:
+        rows = dict(conn.execute("SELECT content_hash, context_tsv::text FROM memories").fetchall())
+    assert rows["h1"] is None and rows["h2"] is None and rows["h5"] is None
+    assert rows["h3"] == "'manag':3B 'packag':2B"
+    assert rows["h4"] == "'frozen':2B 'lockfil':3B 'manag':6C 'packag':5C 'pnpm':1B"
+
+
 async def test_failing_migration_rolls_back_and_is_not_recorded(
     fresh_database: Callable[[], str], tmp_path: Path
 ) -> None:

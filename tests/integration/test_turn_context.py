@@ -175,3 +175,95 @@ async def test_reembed_rebuilds_every_blend(
     assert before.keys() == after.keys()
     for text, vector in before.items():
         assert_close(after[text], vector)
+
+
+async def context_terms(service: MemoryService, content: str) -> dict[str, set[str]]:
+    """The context terms stored for the memory holding `content`, by weight label."""
+    async with service.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT c.lexeme, w FROM memories m, unnest(m.context_tsv) AS c,"
+            " unnest(c.weights) AS w WHERE m.content = %(content)s",
+            {"content": content},
+        )
+        rows = await cur.fetchall()
+    found: dict[str, set[str]] = {}
+    for lexeme, weight in rows:
+        found.setdefault(str(weight), set()).add(str(lexeme))
+    return found
+
+
+async def test_a_turn_keeps_the_words_of_the_two_turns_before_it_for_keyword_search(
+    service: MemoryService,
+) -> None:
+    await service.import_files([FileImport(drafts("s1", range(4)))])
+
+    third = await context_terms(service, TURNS[2][1])
+    first = await context_terms(service, TURNS[0][1])
+
+    assert {"pnpm", "lockfil", "rewritten"} <= third["B"]  # the turn before
+    assert {"packag", "manag", "pipelin"} <= third["C"]  # the one before that
+    assert "pipelin" not in third["B"]
+    assert first == {}
+
+
+# As many lockfile mentions as the reply and shorter: only the reply's context can lift it.
+CONTROL = "Rebase so the lockfile matches main, then commit the lockfile."
+OTHER_NOTES = [
+    "The staging database is restored from the nightly snapshot every Monday.",
+    "Feature flags are read from the config service at start-up.",
+    "The API rate limit is 100 requests per minute per token.",
+    "Release notes are written in the CHANGELOG before tagging.",
+    "Integration tests run against a real PostgreSQL started by the test script.",
+    "The web UI is built with Vite and served from /ui by the same process.",
+    "Backups are written nightly to the data folder and kept for two weeks.",
+    "Secrets are redacted before anything is stored.",
+]
+
+
+async def test_keyword_search_ranks_a_reply_by_the_question_before_it(
+    service: MemoryService,
+) -> None:
+    for note in OTHER_NOTES:  # a term in over a quarter of all memories is not searched for
+        await service.save(note, kind="note")
+    await service.import_files(
+        [
+            FileImport(drafts("s1", range(2))),
+            FileImport(
+                [
+                    MemoryDraft(
+                        content=CONTROL,
+                        kind="raw",
+                        session_id="s2",
+                        role="assistant",
+                        created_at=START,
+                        metadata={"record_uuid": "s2-0"},
+                    )
+                ]
+            ),
+        ]
+    )
+
+    result = await service.search_keyword("package manager lockfile", limit=5, use_prior=False)
+
+    order = [hit.content for hit in result.hits]
+    assert order.index(TURNS[1][1]) < order.index(CONTROL)
+
+
+async def test_editing_or_purging_a_turn_refreshes_the_words_of_the_turns_after_it(
+    service: MemoryService,
+) -> None:
+    await service.import_files([FileImport(drafts("s1", range(4)))])
+    memories = {m.content: m.id for m in (await service.list_memories(limit=10)).memories}
+    edited = "yarn, with the immutable flag so the lockfile is never rewritten."
+
+    await service.update(memories[TURNS[1][1]], content=edited, force=True)
+    after_edit = await context_terms(service, TURNS[2][1])
+    await service.soft_delete(memories[TURNS[1][1]])
+    after_delete = await context_terms(service, TURNS[2][1])
+    await service.purge(memories[TURNS[1][1]])
+    after_purge = [await context_terms(service, TURNS[n][1]) for n in (2, 3)]
+
+    assert "yarn" in after_edit["B"] and "pnpm" not in after_edit["B"]
+    assert "yarn" in after_delete["B"]  # a deleted turn was still said
+    assert all("yarn" not in terms.get(w, set()) for terms in after_purge for w in ("B", "C"))
+    assert "packag" in after_purge[0]["B"]  # the question is now the turn before

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from server.models import NewMemory
-from server.turn_context import CONTEXT_WEIGHTS, blend, place_of_new, turn_place
+from server.models import TURN_CONTEXT_WEIGHTS, NewMemory
+from server.turn_context import blend, place_of_new, turn_place
 
 WHEN = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -28,8 +28,8 @@ def test_the_turns_before_count_at_half_and_a_quarter_nearest_first() -> None:
 
     mixed = blend(own, [previous, before_that])
 
-    expected = unit(1, CONTEXT_WEIGHTS[0], CONTEXT_WEIGHTS[1])
-    assert CONTEXT_WEIGHTS == (0.5, 0.25)
+    expected = unit(1, TURN_CONTEXT_WEIGHTS[0], TURN_CONTEXT_WEIGHTS[1])
+    assert TURN_CONTEXT_WEIGHTS == (0.5, 0.25)
     assert np.allclose(mixed, expected)
     assert abs(float(np.linalg.norm(mixed)) - 1.0) < 1e-6
 
