@@ -18,12 +18,11 @@ from server.cache import ReadCache
 from server.config import Settings
 from server.context import startup_markdown
 from server.embeddings import Embedder
-from server.errors import InvalidInput, NotFound
+from server.errors import InvalidInput
 from server.learning import Learning
 from server.models import (
     EXPORT_FORMATS,
     DuplicatePair,
-    Memory,
     MemoryFilter,
     MemoryPage,
     ProjectSummary,
@@ -158,15 +157,6 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
         )
 
     # ----- reads --------------------------------------------------------------------------
-
-    async def get(self, memory_id: int) -> Memory:
-        """One memory by id, deleted or not."""
-        check_id(memory_id)
-        async with transaction(self.pool) as conn:
-            memory = await memory_store.get(conn, memory_id)
-        if memory is None:
-            raise NotFound(f"no memory with id {memory_id}")
-        return memory
 
     async def list_memories(
         self, where: MemoryFilter | None = None, *, limit: int = 20, offset: int = 0

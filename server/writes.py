@@ -1,4 +1,4 @@
-"""One memory at a time: save (with the write guard), check, update, delete, restore, purge.
+"""One memory at a time: save (with the write guard), check, get, update, delete, restore, purge.
 
 A mixin of MemoryService (server/memory.py), beside BulkWrites for batches. Saves and content
 updates pass the write guard: an exact copy is a duplicate (or restored when soft-deleted), a
@@ -225,10 +225,7 @@ class Writes:
         new_tags, tag_redactions = clean_tags(tags) if tags is not None else (None, 0)
         new_project = clean_field(project, "project") if project is not None else None
         new_kind = check_kind(kind) if kind is not None else None
-        async with transaction(self.pool) as conn:
-            current = await memory_store.get(conn, memory_id)
-        if current is None:
-            raise NotFound(f"no memory with id {memory_id}")
+        current = await self.get(memory_id)
         if current.deleted_at is not None:
             raise Conflict(f"memory {memory_id} is deleted; call restore_memory({memory_id}) first")
         prepared = (
@@ -306,6 +303,15 @@ class Writes:
                 " or purge it first"
             )
         return similar_memory(other, 1.0)
+
+    async def get(self, memory_id: int) -> Memory:
+        """One memory by id, deleted or not (here because `update` starts from it)."""
+        check_id(memory_id)
+        async with transaction(self.pool) as conn:
+            memory = await memory_store.get(conn, memory_id)
+        if memory is None:
+            raise NotFound(f"no memory with id {memory_id}")
+        return memory
 
     async def soft_delete(self, memory_id: int) -> Memory:
         """Mark a memory deleted; it stays restorable until purged."""
