@@ -42,7 +42,7 @@ from server.models import MemoryFilter, NewMemory  # noqa: E402
 from server.runtime import open_service  # noqa: E402
 from server.store import memories as memory_store  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
-from server.turn_context import place_of_new, with_turn_context  # noqa: E402
+from server.turn_context import embed_in_context, place_of_new  # noqa: E402
 from server.validation import content_hash  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
@@ -126,11 +126,11 @@ async def store_turns(service: MemoryService, name: str, turns: list[Turn]) -> d
         )
         for turn in turns
     ]
-    documents = await with_turn_context(
+    documents = await embed_in_context(
         service.pool,
         service.embedder,
+        [memory.content for memory in memories],
         [place_of_new(memory) for memory in memories],
-        await service.embedder.embed_documents_async([t.content for t in turns]),
     )
     dialog_ids: dict[int, set[str]] = {}
     async with transaction(service.pool) as conn:

@@ -38,7 +38,7 @@ from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import sessions as session_store
 from server.store.tx import Conn, Pool, transaction
-from server.turn_context import place_of_new, with_turn_context
+from server.turn_context import embed_in_context, place_of_new
 from server.validation import prepare_draft
 
 logger = logging.getLogger(__name__)
@@ -95,11 +95,11 @@ class BulkWrites:
             stored = await memory_store.get_by_hashes(conn, list(first_with_hash))
         stored_by_hash = {memory.content_hash: memory for memory in stored}
         fresh = [c for c in candidates if c.memory.content_hash not in stored_by_hash]
-        vectors = await with_turn_context(
+        vectors = await embed_in_context(
             self.pool,
             self.embedder,
+            [c.memory.content for c in fresh],
             [place_of_new(c.memory) for c in fresh],
-            await self.embedder.embed_documents_async([c.memory.content for c in fresh]),
         )
 
         async with transaction(self.pool) as conn:
@@ -246,11 +246,11 @@ class BulkWrites:
             fresh.append(keep)
         kept = [c.memory for keep in fresh for c in keep]
         vectors = iter(
-            await with_turn_context(
+            await embed_in_context(
                 self.pool,
                 self.embedder,
+                [memory.content for memory in kept],
                 [place_of_new(memory) for memory in kept],
-                await self.embedder.embed_documents_async([memory.content for memory in kept]),
             )
         )
 

@@ -18,7 +18,7 @@ from server.errors import EmbeddingModelMismatch
 from server.store import embedding_model as model_store
 from server.store import memories as memory_store
 from server.store.tx import Conn, Pool, transaction
-from server.turn_context import place_of_stored, with_turn_context
+from server.turn_context import embed_in_context, place_of_stored
 
 logger = logging.getLogger(__name__)
 
@@ -99,11 +99,11 @@ async def reembed(
             batch = await model_store.memories_missing_vectors(conn, batch_size)
         if not batch:
             break
-        documents = await with_turn_context(
+        documents = await embed_in_context(
             pool,
             embedder,
+            [memory.content for memory in batch],
             [place_of_stored(memory) for memory in batch],
-            await embedder.embed_documents_async([memory.content for memory in batch]),
         )
         async with transaction(pool) as conn:
             await memory_store.set_embeddings(conn, [memory.id for memory in batch], documents)

@@ -71,38 +71,42 @@ def blend(own: np.ndarray, earlier: Sequence[np.ndarray]) -> np.ndarray:
     return mixed / norm if norm > 0 else own
 
 
-async def with_turn_context(
+async def embed_in_context(
     pool: Pool,
     embedder: Embedder,
+    texts: Sequence[str],
     places: Sequence[TurnPlace | None],
-    documents: Sequence[DocumentVectors],
 ) -> list[DocumentVectors]:
-    """`documents` with each conversation turn's vector blended with the turns before it.
+    """Vectors for `texts`, each conversation turn's blended with the turns before it.
 
-    `places[i]` says where `documents[i]` sits (None: not a turn, left as it is). Turns of
-    one session in the batch are each other's context, in (created_at, id, position) order;
-    the turns before the first of them are read from the store and encoded in one call.
+    `places[i]` says where `texts[i]` sits (None: not a turn, its own vector). Turns of one
+    session in the batch are each other's context, in (created_at, id, position) order; the
+    turns before the first of them are read from the store and encoded in the same call as
+    the batch.
     """
-    result = list(documents)
     turns = [(i, place) for i, place in enumerate(places) if place is not None]
-    if not turns:
-        return result
     turns.sort(key=lambda turn: (turn[1].created_at, turn[1].order_id, turn[0]))
-    sessions: dict[tuple[str, str], list[tuple[int, TurnPlace]]] = {}
+    sessions: dict[tuple[str, str], list[int]] = {}
+    firsts: list[TurnPlace] = []
     for index, place in turns:
-        sessions.setdefault((place.session_id, place.agent_id), []).append((index, place))
-    async with transaction(pool) as conn:
-        stored_before = await memory_store.turns_before(
-            conn, [members[0][1] for members in sessions.values()], len(TURN_CONTEXT_WEIGHTS)
-        )
+        key = (place.session_id, place.agent_id)
+        if key not in sessions:
+            sessions[key] = []
+            firsts.append(place)
+        sessions[key].append(index)
+    stored_before: list[list[str]] = []
+    if firsts:
+        async with transaction(pool) as conn:
+            stored_before = await memory_store.turns_before(conn, firsts, len(TURN_CONTEXT_WEIGHTS))
     encoded = await embedder.embed_documents_async(
-        [text for texts in stored_before for text in texts]
+        [*texts, *(text for earlier in stored_before for text in earlier)]
     )
-    earlier_vectors = iter(document.vector for document in encoded)
-    for members, texts in zip(sessions.values(), stored_before, strict=True):
-        history = [next(earlier_vectors) for _ in texts]  # nearest first
-        for index, _ in members:
-            own = documents[index].vector
-            result[index] = dataclasses.replace(documents[index], vector=blend(own, history))
+    result = encoded[: len(texts)]
+    earlier_vectors = iter(document.vector for document in encoded[len(texts) :])
+    for members, earlier in zip(sessions.values(), stored_before, strict=True):
+        history = [next(earlier_vectors) for _ in earlier]  # nearest first
+        for index in members:
+            own = result[index].vector
+            result[index] = dataclasses.replace(result[index], vector=blend(own, history))
             history = [own, *history][: len(TURN_CONTEXT_WEIGHTS)]
     return result

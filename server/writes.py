@@ -32,7 +32,7 @@ from server.models import (
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.tx import Pool, transaction
-from server.turn_context import place_of_new, turn_place, with_turn_context
+from server.turn_context import embed_in_context, place_of_new, turn_place
 from server.validation import (
     PreparedContent,
     blank_to_none,
@@ -98,11 +98,8 @@ class Writes:
         if existing is not None:
             return await self._exact_match(existing, redacted)
 
-        [vectors] = await with_turn_context(
-            self.pool,
-            self.embedder,
-            [place_of_new(new)],
-            await self.embedder.embed_documents_async([new.content]),
+        [vectors] = await embed_in_context(
+            self.pool, self.embedder, [new.content], [place_of_new(new)]
         )
         async with transaction(self.pool) as conn:
             if not force:
@@ -241,19 +238,15 @@ class Writes:
             collision = await self._update_collision(memory_id, prepared, force)
             if collision is not None:
                 return UpdateOutcome("duplicate", current, collision, redacted)
-            [vectors] = await with_turn_context(
-                self.pool,
-                self.embedder,
-                [
-                    turn_place(
-                        new_kind or current.kind,
-                        current.session_id,
-                        current.metadata,
-                        current.created_at,
-                        current.id,
-                    )
-                ],
-                await self.embedder.embed_documents_async([prepared.content]),
+            place = turn_place(
+                new_kind or current.kind,
+                current.session_id,
+                current.metadata,
+                current.created_at,
+                current.id,
+            )
+            [vectors] = await embed_in_context(
+                self.pool, self.embedder, [prepared.content], [place]
             )
             if not force:
                 async with transaction(self.pool) as conn:
