@@ -199,17 +199,15 @@ async def get_many(conn: Conn, memory_ids: Sequence[int]) -> list[Memory]:
         return await cur.fetchall()
 
 
-# For each place, the raw turns of its session and subagent just before it, nearest first;
-# deleted and archived turns count (forgetting a turn does not change what was said).
+# For each place, the raw turns of its session and subagent just before it, nearest first,
+# through the SQL function turns_before (migration 007): the one definition of "before", which
+# the trigger giving each turn the words of the turns before it reads too.
 _TURNS_BEFORE_SQL = (
     "SELECT place.ord, turn.content"
     " FROM unnest(%(sessions)s::text[], %(agents)s::text[], %(times)s::timestamptz[],"
     " %(ids)s::bigint[]) WITH ORDINALITY AS place(session_id, agent_id, created_at, id, ord)"
-    " CROSS JOIN LATERAL (SELECT m.content, m.created_at, m.id FROM memories m"
-    " WHERE m.session_id = place.session_id AND m.kind = 'raw'"
-    " AND coalesce(m.metadata->>'agent_id', '') = place.agent_id"
-    " AND (m.created_at, m.id) < (place.created_at, place.id)"
-    " ORDER BY m.created_at DESC, m.id DESC LIMIT %(count)s) AS turn"
+    " CROSS JOIN LATERAL turns_before(place.session_id, place.agent_id, place.created_at,"
+    " place.id, %(count)s) AS turn"
     " ORDER BY place.ord, turn.created_at DESC, turn.id DESC"
 )
 
