@@ -19,13 +19,12 @@ import time
 from dataclasses import dataclass, field
 
 from server.learn.distill_core import (
-    DistilledItem,
     DistillFailed,
     SessionTurn,
     distill_window,
-    merge_items,
     transcript_windows,
 )
+from server.learn.distill_reply import DistilledItem, merge_items
 from server.learn.jobs import Progress, run_sessions
 from server.learn.llm import ChatClient, LlmError
 from server.memory import MemoryService
