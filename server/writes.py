@@ -308,30 +308,26 @@ class Writes:
 
     async def soft_delete(self, memory_id: int) -> Memory:
         """Mark a memory deleted; it stays restorable until purged."""
-        check_id(memory_id)
-        async with transaction(self.pool) as conn:
-            changed = await memory_store.soft_delete(conn, memory_id)
-            memory = await memory_store.get(conn, memory_id)
-        if memory is None:
-            raise NotFound(f"no memory with id {memory_id}")
-        if not changed:
-            raise Conflict(f"memory {memory_id} is already deleted")
-        self.cache.invalidate()
-        logger.info("soft-deleted memory %d", memory_id)
-        return memory
+        return await self._mark_deleted(memory_id, deleted=True)
 
     async def restore(self, memory_id: int) -> Memory:
         """Undo a soft delete."""
+        return await self._mark_deleted(memory_id, deleted=False)
+
+    async def _mark_deleted(self, memory_id: int, *, deleted: bool) -> Memory:
+        """Soft-delete or restore one memory; NotFound if missing, Conflict if already so."""
         check_id(memory_id)
+        change = memory_store.soft_delete if deleted else memory_store.restore
         async with transaction(self.pool) as conn:
-            changed = await memory_store.restore(conn, memory_id)
+            changed = await change(conn, memory_id)
             memory = await memory_store.get(conn, memory_id)
         if memory is None:
             raise NotFound(f"no memory with id {memory_id}")
         if not changed:
-            raise Conflict(f"memory {memory_id} is not deleted; there is nothing to restore")
+            already = "already deleted" if deleted else "not deleted; there is nothing to restore"
+            raise Conflict(f"memory {memory_id} is {already}")
         self.cache.invalidate()
-        logger.info("restored memory %d", memory_id)
+        logger.info("%s memory %d", "soft-deleted" if deleted else "restored", memory_id)
         return memory
 
     async def purge(self, memory_id: int) -> Memory:
