@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from server.models import Memory, Preference, PreferenceTiers
+from server.percent import percent_label
 
 MAX_CONTEXT_CHARS = 4_000
 MAX_ITEM_CHARS = 280
@@ -24,7 +25,7 @@ def _line(memory: Memory, with_date: bool, confidence: float | None = None) -> s
     if len(text) > MAX_ITEM_CHARS:
         text = text[: MAX_ITEM_CHARS - 1].rstrip() + "…"
     prefix = f"{memory.created_at.date().isoformat()} " if with_date else ""
-    score = f", confidence {confidence:.2f}" if confidence is not None else ""
+    score = f", confidence {percent_label(confidence)}" if confidence is not None else ""
     return f"- {prefix}[{memory.kind} #{memory.id}{score}] {text}"
 
 

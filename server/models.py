@@ -494,13 +494,15 @@ class Preference:
     """A learned preference with the evidence behind it.
 
     `confidence` (0-1) grows with the number of sessions that support it and with recent
-    support, and is highest when the user stated or confirmed it. `superseded_by` names a newer
-    preference on the same subject that replaces this one.
+    support, and is highest when the user stated or confirmed it; `confidence_percent` is the
+    same as the whole percent every view shows (server/percent.py). `superseded_by` names a
+    newer preference on the same subject that replaces this one.
     """
 
     memory: Memory
     tier: PreferenceTier
     confidence: float
+    confidence_percent: int
     evidence_sessions: int
     last_seen: datetime
     confirmed: bool

@@ -264,6 +264,7 @@ PREFERENCE = _object(
         "memory": _ref("Memory"),
         "tier": {"type": "string", "enum": ["explicit", "signals", "inferred"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "confidence_percent": {"type": "integer", "minimum": 0, "maximum": 100},
         "evidence_sessions": COUNT,
         "last_seen": TIME,
         "confirmed": {"type": "boolean"},

@@ -29,6 +29,7 @@ from datetime import datetime
 
 from server.errors import ServiceError
 from server.models import Memory, Preference, PreferenceTier, PreferenceTiers
+from server.percent import whole_percent
 from server.timeparse import parse_optional_time
 
 LEARNING_SOURCES = ("signals", "distill", "behavior")
@@ -105,11 +106,13 @@ def build_tiers(
         confirmed = (
             memory.metadata.get("locked") is True or memory.metadata.get("confirmed") is True
         )
+        score = confidence(tier, sessions, last_seen, confirmed, now)
         tiers[tier].append(
             Preference(
                 memory=memory,
                 tier=tier,
-                confidence=confidence(tier, sessions, last_seen, confirmed, now),
+                confidence=score,
+                confidence_percent=whole_percent(score),
                 evidence_sessions=sessions,
                 last_seen=last_seen,
                 confirmed=confirmed,

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
 
+from server.percent import percent_label
+
 TOP = 10  # commands and files kept per project
 MIN_SHARE_SHOWN = 0.05  # workflow categories under 5% of the calls are left out of the text
 MAX_CATEGORIES_SHOWN = 3
@@ -357,17 +359,13 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _percent(share: float) -> str:
-    return f"{int(share * 100 + 0.5)}%"
-
-
 def _join(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _workflow_text(name: str, patterns: ProjectPatterns) -> str:
     shown = [c for c in patterns.categories if c.share >= MIN_SHARE_SHOWN][:MAX_CATEGORIES_SHOWN]
-    mix = _join([f"{CATEGORY_PHRASES[c.category]} ({_percent(c.share)})" for c in shown])
+    mix = _join([f"{CATEGORY_PHRASES[c.category]} ({percent_label(c.share)})" for c in shown])
     delegated = next((c.sessions for c in patterns.categories if c.category == "delegate"), 0)
     agents = (
         f"it delegated to sub-agents in {delegated} of {_plural(patterns.sessions, 'session')}"

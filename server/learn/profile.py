@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from server.models import Preference, PreferenceTiers, ProjectSummary
+from server.percent import percent_label
 
 MAX_ITEMS = 12
 MAX_LINE_CHARS = 240
@@ -32,7 +33,7 @@ def _item(preference: Preference) -> str:
     text = " ".join(preference.memory.content.split())
     if len(text) > MAX_LINE_CHARS:
         text = text[: MAX_LINE_CHARS - 1].rstrip() + "…"
-    return f"- {text} _(confidence {preference.confidence:.2f})_"
+    return f"- {text} _(confidence {percent_label(preference.confidence)})_"
 
 
 def _live(preferences: Sequence[Preference], kinds: tuple[str, ...] | None = None) -> list[str]:

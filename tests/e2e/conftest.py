@@ -18,10 +18,11 @@ api (function)          an httpx client on ui_url, to check what the server now 
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -32,6 +33,8 @@ from server.app import create_app
 from server.config import Settings
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.memory import MemoryService
+from server.models import PreferenceTier
+from server.preferences import BASE_CONFIDENCE, FADE_FLOOR, FADE_HALF_LIFE_DAYS, SESSION_BONUS
 from tests.db_fixtures import serving
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,6 +66,11 @@ Run **pnpm lint** and `pnpm test` before tagging; see [the handbook](https://exa
 <img src=x onerror="window.__pwned = 1; alert('img onerror ran')">
 <script>window.__pwned = 2; alert('script ran')</script>
 """
+
+# The learned preference's confidence lands on half a percent (40.5%), where rounding rules
+# disagree (Python's round says 40, half up says 41); its last_seen is set from today so the
+# value does not drift with the date the suite runs.
+SIGNALS_CONFIDENCE = 0.405
 
 pytestmark = pytest.mark.e2e
 
@@ -123,6 +131,16 @@ async def chromium() -> AsyncIterator[Browser]:
         await browser.close()
 
 
+def last_seen_for(target: float, tier: PreferenceTier, sessions: int) -> datetime:
+    """When the last evidence must have been seen for a learned preference with `sessions`
+    supporting sessions to have `target` confidence now (server/preferences.py's fade, solved
+    for the age)."""
+    supported = BASE_CONFIDENCE[tier] + SESSION_BONUS * (sessions - 1)
+    fresh = (target / supported - FADE_FLOOR) / (1 - FADE_FLOOR)
+    age_days = FADE_HALF_LIFE_DAYS * math.log2(1 / fresh)
+    return datetime.now(UTC) - timedelta(days=age_days)
+
+
 async def _save(service: MemoryService, content: str, **fields: object) -> int:
     outcome = await service.save(content, **fields)  # type: ignore[arg-type]
     assert outcome.status == "saved", (outcome.status, content)
@@ -143,7 +161,10 @@ async def seeded(service: MemoryService, tmp_path: Path) -> Seeded:
         kind="preference",
         project="acme-api",
         source="signals",
-        metadata={"evidence_sessions": [S1, S3], "last_seen": "2026-04-22T10:00:00Z"},
+        metadata={
+            "evidence_sessions": [S1, S3],
+            "last_seen": last_seen_for(SIGNALS_CONFIDENCE, "signals", 2).isoformat(),
+        },
         force=True,
     )
     inferred_id = await _save(

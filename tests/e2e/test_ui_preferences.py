@@ -6,7 +6,8 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import Seeded, Ui
+from server.percent import whole_percent
+from tests.e2e.conftest import SIGNALS_CONFIDENCE, Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 
@@ -15,6 +16,7 @@ async def test_preferences_show_the_servers_three_tiers(
     ui: Ui, api: httpx.AsyncClient, seeded: Seeded
 ) -> None:
     tiers = (await api.get("/api/preferences")).json()
+    assert [item["confidence"] for item in tiers["signals"]] == [SIGNALS_CONFIDENCE]
     await ui.open("/ui/preferences")
 
     for tier, title in [("explicit", "Explicit"), ("signals", "Signals"), ("inferred", "Inferred")]:
@@ -27,8 +29,9 @@ async def test_preferences_show_the_servers_three_tiers(
                 item["memory"]["content"], exact=True
             )
             card = section.locator("li.preference").filter(has=text)
-            percent = f"{round(item['confidence'] * 100)}%"
-            await expect(card.locator(".meter-value")).to_have_text(percent)
+            percent = item["confidence_percent"]
+            assert percent == whole_percent(item["confidence"])
+            await expect(card.locator(".meter-value")).to_have_text(f"{percent}%")
 
     superseded = ui.page.locator("li.preference.is-superseded")
     await expect(superseded).to_have_count(1)

@@ -183,6 +183,8 @@ export type Preference = {
   memory: Memory;
   tier: PreferenceTier;
   confidence: number;
+  /** `confidence` as the whole percent to show, rounded by the server (server/percent.py). */
+  confidence_percent: number;
   evidence_sessions: number;
   last_seen: string;
   confirmed: boolean;

@@ -30,7 +30,7 @@ export function PreferenceCard({
       <div className="preference-facts">
         <MeterBar
           fraction={item.confidence}
-          label={confidenceLabel(item.confidence)}
+          label={confidenceLabel(item)}
           name="confidence"
         />
         <span>{evidenceLabel(item)}</span>

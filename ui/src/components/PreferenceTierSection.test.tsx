@@ -12,7 +12,8 @@ const newer = preference({ memory: memory({ id: 54, content: "Rate limits are pe
 const learned = preference({
   memory: memory({ id: 61, content: "Runs pnpm lint before commits." }),
   tier: "signals",
-  confidence: 0.406,
+  confidence: 0.415,
+  confidence_percent: 42,
   evidence_sessions: 2,
 });
 const tiers = { explicit: [older, newer], signals: [learned], inferred: [] };
@@ -28,11 +29,11 @@ function renderTier(
 }
 
 describe("PreferenceTierSection", () => {
-  it("shows each preference with its confidence bar and number", async () => {
+  it("shows each preference with its confidence bar and the server's percent", async () => {
     const { container } = await renderTier(signals);
     const meter = container.querySelector('[role="meter"]')!;
-    expect(meter.getAttribute("aria-valuenow")).toBe("0.406");
-    expect(container.querySelector(".meter-value")?.textContent).toBe("41%");
+    expect(meter.getAttribute("aria-valuenow")).toBe("0.415");
+    expect(container.querySelector(".meter-value")?.textContent).toBe("42%");
     expect(container.textContent).toContain("seen in 2 sessions");
     expect(container.querySelector("h2")?.textContent).toContain("Signals");
   });

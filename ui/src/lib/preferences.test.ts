@@ -19,7 +19,8 @@ describe("preferences", () => {
   const weak = preference({
     memory: memory({ id: 60 }),
     tier: "signals",
-    confidence: 0.41,
+    confidence: 0.405,
+    confidence_percent: 41,
     evidence_sessions: 2,
   });
   const tiers = { explicit: [older, newer], signals: [weak], inferred: [] };
@@ -39,8 +40,8 @@ describe("preferences", () => {
   });
 
   it("words confidence and evidence", () => {
-    expect(confidenceLabel(0.406)).toBe("41%");
-    expect(confidenceLabel(1.2)).toBe("100%");
+    expect(confidenceLabel(weak)).toBe("41%");
+    expect(confidenceLabel(preference({ confidence: 0.415, confidence_percent: 42 }))).toBe("42%");
     expect(evidenceLabel(weak)).toBe("seen in 2 sessions");
     expect(evidenceLabel(newer)).toBe("no session evidence yet");
   });

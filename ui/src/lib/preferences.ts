@@ -59,8 +59,9 @@ export function replacementOf(item: Preference, tiers: PreferenceTiers): Prefere
   return undefined;
 }
 
-export function confidenceLabel(confidence: number): string {
-  return `${Math.round(Math.min(1, Math.max(0, confidence)) * 100)}%`;
+/** The server's percent, shown as it is: rounding here could disagree with other views. */
+export function confidenceLabel(item: Preference): string {
+  return `${item.confidence_percent}%`;
 }
 
 export function evidenceLabel(item: Preference): string {

@@ -29,6 +29,7 @@ export function preference(overrides: Partial<Preference> = {}): Preference {
     memory: memory(),
     tier: "explicit",
     confidence: 0.9,
+    confidence_percent: 90,
     evidence_sessions: 0,
     last_seen: "2026-04-14T09:00:00+00:00",
     confirmed: false,
