@@ -11,6 +11,11 @@ the hybrid searches so both see the same machine. It also reports HNSW recall@10
 exact search. Each size is timed after VACUUM (ANALYZE) and a CHECKPOINT: the state a store
 reaches shortly after a bulk load, with no load-time work running beside the queries.
 
+The read cache's cost (#18): hybrid search through a service whose cache is keyed by the
+database's committed state (one query per read, as shipped) and through one whose cache
+never asks (the design before, which other processes' writes left stale), query by query,
+each query once as a miss and once more as a hit, the order of the two services alternating.
+
 Usage: .venv/bin/python bench/search_latency.py [--sizes 10000,100000] [--queries 200]
 """
 
@@ -25,6 +30,7 @@ import socket
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.app import create_app  # noqa: E402
+from server.cache import ReadCache  # noqa: E402
 from server.config import Settings  # noqa: E402
 from server.memory import MemoryService  # noqa: E402
 from server.models import MEMORY_KINDS, MemoryFilter, NewMemory  # noqa: E402
@@ -176,6 +183,31 @@ async def service_latency(
     return samples
 
 
+async def cache_cost(
+    service: MemoryService, settings: Settings, queries: list[str]
+) -> dict[str, dict[str, float]]:
+    """Hybrid p50/p95/p99 through a state-keyed cache and an unkeyed one, misses and hits."""
+    cached = replace(settings, cache_max_size=10_000, cache_ttl_seconds=3_600.0)
+    keyed = MemoryService(service.pool, service.embedder, cached)
+    unkeyed = MemoryService(service.pool, service.embedder, cached)
+
+    async def never_changes() -> str:
+        return ""
+
+    unkeyed.cache = ReadCache(cached.cache_max_size, cached.cache_ttl_seconds, never_changes)
+    samples: dict[str, list[float]] = {
+        f"{name}_{kind}": [] for name in ("keyed", "unkeyed") for kind in ("miss", "hit")
+    }
+    for index, query in enumerate(queries):
+        order = [("keyed", keyed), ("unkeyed", unkeyed)]
+        for name, each in order if index % 2 == 0 else order[::-1]:
+            for kind in ("miss", "hit"):
+                started = time.perf_counter()
+                await each.search_hybrid(query, limit=10)
+                samples[f"{name}_{kind}"].append((time.perf_counter() - started) * 1000.0)
+    return {name: percentiles(values) for name, values in samples.items()}
+
+
 async def http_latency(url: str, mode: str, queries: list[str]) -> list[float]:
     samples = []
     async with httpx.AsyncClient(timeout=30) as client:
@@ -264,6 +296,7 @@ async def run(sizes: list[int], query_count: int, home: Path) -> dict[str, Any]:
             figures["hybrid_p95_over_floor_p50"] = round(
                 figures["service_ms"]["hybrid"]["p95"] / floor_p50, 2
             )
+            figures["hybrid_read_cache_ms"] = await cache_cost(service, settings, queries)
             figures["hnsw_recall_at_10"] = await hnsw_recall(
                 service, np.vstack(all_vectors), ids, queries[:100]
             )

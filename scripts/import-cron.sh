@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The learning pipeline, meant to run every hour: import new Claude Code sessions, distill them
-# (LLM), mine corrections and habits, learn working style (LLM), rewrite the profile, then tell
-# a running server to drop its read cache.
+# (LLM), mine corrections and habits, learn working style (LLM), rewrite the profile. A running
+# server sees what the pipeline wrote at once (its read cache follows the database's commits).
 #
 # Usage: scripts/import-cron.sh [--compose]
 #
@@ -119,7 +119,6 @@ if [ "$COMPOSE" -eq 1 ]; then
     command -v docker > /dev/null 2>&1 || die "docker not found on PATH ($PATH)"
     compose() { docker compose --project-directory "$ROOT" -f "$ROOT/docker-compose.yml" "$@"; }
     cli() { compose run --rm -T server claude-memory "$@"; }
-    PORT_ON_HOST=3333
 else
     if [ -x "$ROOT/.venv/bin/claude-memory" ]; then
         CLI="$ROOT/.venv/bin/claude-memory"
@@ -129,8 +128,6 @@ else
         die "claude-memory not found: run ./quickstart.sh (or scripts/setup-venv.sh) first"
     fi
     cli() { "$CLI" "$@"; }
-    PORT_ON_HOST="$(setting PORT)"
-    PORT_ON_HOST="${PORT_ON_HOST:-3333}"
 fi
 
 CLAUDE_DIR="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
@@ -171,32 +168,6 @@ write_profile() {
     fi
 }
 
-# POST to a URL, with the bearer token when there is one. The header goes through stdin, so
-# the token never shows in the process list.
-post_with_token() {
-    local url="$1" token="$2"
-    if [ -z "$token" ]; then
-        curl -fsS -m 10 -o /dev/null -X POST "$url" 2> /dev/null
-    else
-        printf 'Authorization: Bearer %s\n' "$token" \
-            | curl -fsS -m 10 -o /dev/null -X POST -H @- "$url" 2> /dev/null
-    fi
-}
-
-invalidate_cache() {
-    if ! command -v curl > /dev/null 2>&1; then
-        say "curl not found: the server's cache expires on its own (CACHE_TTL_SECONDS)"
-        return 0
-    fi
-    local token url="http://127.0.0.1:$PORT_ON_HOST/cache/invalidate"
-    token="$(setting CLAUDE_MEMORY_TOKEN)"
-    if post_with_token "$url" "$token"; then
-        say "server cache cleared"
-    else
-        say "no server answered at $url (fine when it is not running)"
-    fi
-}
-
 # --- the steps -----------------------------------------------------------------------------
 FAILED=""
 run_step() {
@@ -218,7 +189,6 @@ run_step distill cli distill
 run_step signals cli signals
 run_step behavior cli behavior
 run_step profile write_profile
-invalidate_cache
 
 if [ -n "$FAILED" ]; then
     say "pipeline finished with failed steps:$FAILED (see above; docs/OPERATIONS.md has what to do)"

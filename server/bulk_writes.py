@@ -14,7 +14,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from server.cache import ReadCache
 from server.config import Settings
 from server.embeddings import Embedder
 from server.errors import InvalidInput, Unavailable
@@ -56,12 +55,11 @@ class _Candidate:
 
 
 class BulkWrites:
-    """`save_many`, for MemoryService; needs its pool, embedder, settings and cache."""
+    """`save_many`, for MemoryService; needs its pool, embedder and settings."""
 
     pool: Pool
     embedder: Embedder
     settings: Settings
-    cache: ReadCache
 
     async def save_many(
         self, drafts: Sequence[MemoryDraft], *, force: bool = False
@@ -182,8 +180,6 @@ class BulkWrites:
         items = [outcomes[index] for index in range(len(drafts))]
         saved = sum(1 for item in items if item.status in ("saved", "restored"))
         invalid = sum(1 for item in items if item.status == "invalid")
-        if saved:
-            self.cache.invalidate()
         logger.info("batch of %d: %d saved or restored, %d invalid", len(drafts), saved, invalid)
         return BulkSaveResult(
             saved=saved, skipped=len(items) - saved - invalid, invalid=invalid, items=items
@@ -287,8 +283,6 @@ class BulkWrites:
                     errors=problems,
                 )
             )
-        if any(outcome.saved for outcome in outcomes):
-            self.cache.invalidate()
         return outcomes
 
 

@@ -1,7 +1,13 @@
-"""A TTL read cache that every write clears.
+"""A read cache that cannot serve a read older than the last commit, from any process.
 
-A generation counter closes the race between a slow read and a write: a read that started
-before the latest invalidation does not put its (possibly stale) answer in the cache.
+Every entry belongs to one *database state*: the text of `pg_current_snapshot()`, which
+names the transactions committed so far and changes with every commit, by this process or
+any other (another `serve`, `mcp-stdio`, a batch job, psql). Each read asks the database for
+its state first (one short query); when the state differs from the one the entries were
+loaded in, they are all dropped. A load stores its answer only if the state it started in is
+still the current one, so a slow read that raced a commit never fills the cache with what it
+saw before. docs/ARCHITECTURE.md ("Reads from several processes") says why this and not
+LISTEN/NOTIFY.
 """
 
 from __future__ import annotations
@@ -15,24 +21,32 @@ from server.models import CacheStats
 
 T = TypeVar("T")
 
+DatabaseState = Callable[[], Awaitable[str]]
+
 
 class ReadCache:
-    def __init__(self, max_size: int, ttl_seconds: float) -> None:
+    def __init__(self, max_size: int, ttl_seconds: float, state: DatabaseState) -> None:
         self._max_size = max_size
         self._ttl = ttl_seconds
+        self._state = state
         self._entries: TTLCache[Hashable, Any] | None = (
             TTLCache(maxsize=max_size, ttl=ttl_seconds)
             if max_size > 0 and ttl_seconds > 0
             else None
         )
-        self._generation = 0
+        self._loaded_in: str | None = None
         self.hits = 0
         self.misses = 0
 
     async def get_or_load(self, key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
-        """The cached value for `key`, or `load()`'s result, cached if no write intervened."""
+        """The cached value for `key` if nothing was committed since it was loaded, else
+        `load()`'s result (cached when no newer state was seen while it ran)."""
         if self._entries is None:
             return await load()
+        state = await self._state()
+        if state != self._loaded_in:
+            self._entries.clear()
+            self._loaded_in = state
         try:
             value: T = self._entries[key]
         except KeyError:
@@ -41,15 +55,14 @@ class ReadCache:
             self.hits += 1
             return value
         self.misses += 1
-        generation = self._generation
         value = await load()
-        if generation == self._generation:
+        if state == self._loaded_in:
             self._entries[key] = value
         return value
 
     def invalidate(self) -> None:
-        """Forget everything; called after every write, from any path."""
-        self._generation += 1
+        """Forget everything now (POST /cache/invalidate); commits need no call."""
+        self._loaded_in = None
         if self._entries is not None:
             self._entries.clear()
 

@@ -149,7 +149,6 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         ImportFilters,
         default_projects_root,
     )
-    from server.ingest.notify import notify_server
     from server.progress import ProgressLine
     from server.runtime import open_service
     from server.timeparse import parse_optional_time
@@ -200,8 +199,6 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         return summaries
 
     summaries = asyncio.run(run())
-    if not args.dry_run and any(s.turns_imported for s in summaries):
-        notify_server(settings)
     if args.json:
         print(json.dumps([s.as_json() for s in summaries]))  # noqa: T201
     else:
@@ -387,7 +384,6 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     from dataclasses import asdict
 
     from server.backup import restore
-    from server.ingest.notify import notify_server
     from server.runtime import open_database
 
     file = Path(args.file).expanduser()
@@ -405,7 +401,6 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
         return asdict(result)
 
     result = asyncio.run(run())
-    notify_server(settings)
     _print_summary("restore:", result, args.json)
     return 0
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from server.cache import ReadCache
 from server.config import Settings
 from server.embeddings import Embedder
 from server.errors import InvalidInput, NotFound
@@ -44,7 +43,6 @@ class Learning:
     pool: Pool
     embedder: Embedder
     settings: Settings
-    cache: ReadCache
 
     async def resolve_session(self, id_or_prefix: str) -> str:
         """The full id of the one imported session starting with `id_or_prefix`."""
@@ -118,7 +116,6 @@ class Learning:
             saved = sum(1 for new_id in ids if new_id is not None)
             archived = await learning_store.archive(conn, turn_ids)
             await learning_store.mark_distilled(conn, session.session_id, len(turn_ids))
-        self.cache.invalidate()
         logger.info(
             "distilled session %s: %d memories, %d turns archived",
             session.session_id,
@@ -133,7 +130,6 @@ class Learning:
             failures = await learning_store.mark_distill_failed(
                 conn, session_id, redact(reason).text, MAX_DISTILL_FAILURES
             )
-        self.cache.invalidate()
         return failures
 
     async def reset_distill_failures(self, session: str | None = None) -> int:
@@ -141,7 +137,6 @@ class Learning:
         session_ids = [await self.resolve_session(session)] if session else None
         async with transaction(self.pool) as conn:
             changed = await learning_store.reset_failures(conn, session_ids)
-        self.cache.invalidate()
         return changed
 
     async def signals_input(self, project: str | None = None) -> SignalsInput:
@@ -213,8 +208,6 @@ class Learning:
             )
             created = sum(1 for new_id in ids if new_id is not None)
             await learning_store.mark_signals_done(conn, mined_sessions)
-        if created or updated or mined_sessions:
-            self.cache.invalidate()
         return SignalOutcome(
             created=created, updated=updated, unchanged=len(prepared) - created - updated
         )
@@ -277,7 +270,6 @@ class Learning:
             ids = await memory_store.insert_many(conn, [m for m, _ in fresh], [v for _, v in fresh])
             created = len(restored) + sum(1 for new_id in ids if new_id is not None)
             await learning_store.mark_behavior(conn, session.session_id)
-        self.cache.invalidate()
         return SignalOutcome(
             created=created, updated=supported, unchanged=len(prepared) - created - supported
         )
@@ -287,7 +279,6 @@ class Learning:
             failures = await learning_store.mark_behavior_failed(
                 conn, session_id, redact(reason).text, MAX_DISTILL_FAILURES
             )
-        self.cache.invalidate()
         return failures
 
     # ----- the user's verdicts ----------------------------------------------------------------
@@ -307,7 +298,6 @@ class Learning:
             metadata = {**memory.metadata, "locked": locked, "confirmed": locked}
             await learning_store.set_metadata(conn, memory_id, metadata)
             updated = await memory_store.get(conn, memory_id)
-        self.cache.invalidate()
         if updated is None:
             raise NotFound(f"memory {memory_id} was purged meanwhile")
         return updated

@@ -1,9 +1,10 @@
 """MemoryService: the one API that MCP tools, REST routes and batch jobs call.
 
 Each method validates its input, redacts secrets, embeds off the event loop, runs one
-transaction of store calls, clears the read cache after a write, and returns a dataclass.
-The write guard, redaction and cache invalidation live here and in the mixins it is made of
-(server/writes.py, bulk_writes.py, learning.py, views.py) and nowhere else.
+transaction of store calls, and returns a dataclass. The write guard and redaction live here
+and in the mixins it is made of (server/writes.py, bulk_writes.py, learning.py, views.py)
+and nowhere else. Reads go through a cache keyed by the database's committed state
+(server/cache.py), so a write needs no step to be seen, by this process or any other.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from server.models import (
 from server.search import Searcher
 from server.store import memories as memory_store
 from server.store import stats as stats_store
-from server.store.tx import Pool, ping, transaction
+from server.store.tx import Pool, committed_state, ping, transaction
 from server.validation import (
     blank_to_none,
     check_filter,
@@ -65,7 +66,9 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
         self.pool = pool
         self.embedder = embedder
         self.settings = settings
-        self.cache = ReadCache(settings.cache_max_size, settings.cache_ttl_seconds)
+        self.cache = ReadCache(
+            settings.cache_max_size, settings.cache_ttl_seconds, self._committed_state
+        )
         self.searcher = Searcher(pool, embedder, settings.ranking_prior)
 
     # ----- search -------------------------------------------------------------------------
@@ -313,8 +316,13 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
         return await ping(self.pool)
 
     def invalidate_cache(self) -> None:
-        """Drop cached reads; batch jobs in other processes ask for this after writing."""
+        """Drop cached reads now. Not needed after a write anywhere (the cache sees commits
+        itself); POST /cache/invalidate keeps calling it for scripts written for older versions."""
         self.cache.invalidate()
+
+    async def _committed_state(self) -> str:
+        async with transaction(self.pool) as conn:
+            return await committed_state(conn)
 
 
 def _fields(stats: Stats) -> dict[str, Any]:

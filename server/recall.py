@@ -44,7 +44,6 @@ MAX_QUERY_CHARS = 1_000  # the model reads ~256 word pieces; a pasted log adds o
 CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can be passed over
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
-PROJECT_TTL_SECONDS = 60.0  # cwd -> project; a new project is found within a minute
 SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the app stops
 RECALL_TITLE = "# Memory recall for this prompt"
 
@@ -75,7 +74,6 @@ class HookRecall:
         self.max_chars = settings.recall_max_chars
         self.injected = InjectedMemories()
         self.imports = TranscriptImports(service)
-        self._projects: TTLCache[str, str | None] = TTLCache(maxsize=1_000, ttl=PROJECT_TTL_SECONDS)
 
     async def session_start(self, session_id: str, cwd: str, source: str) -> StartupContext:
         """The startup context for the project of `cwd` (general context when unknown)."""
@@ -118,12 +116,14 @@ class HookRecall:
         return text, shown
 
     async def project_for(self, cwd: str) -> str | None:
-        """The known project whose path is `cwd` or a parent of it, longest path first."""
+        """The known project whose path is `cwd` or a parent of it, longest path first.
+
+        Read from the service's project list each time (cached there, and never older than the
+        last commit), so a project another process just imported is found at once.
+        """
         folder = cwd.strip().rstrip("/")
         if not folder:
             return None
-        if folder in self._projects:
-            return self._projects[folder]
         wanted = folder.lower()
         matches = [
             (len(path), summary.project)
@@ -131,9 +131,7 @@ class HookRecall:
             if (path := summary.project_path.rstrip("/").lower())
             and (wanted == path or wanted.startswith(path + "/"))
         ]
-        project = max(matches)[1] if matches else None
-        self._projects[folder] = project
-        return project
+        return max(matches)[1] if matches else None
 
     def request_import(self, transcript_path: str) -> bool:
         """Start importing a session's transcript; False if it was already being imported."""

@@ -1,7 +1,7 @@
 """Read-only views for the web UI and scripts: timeline, imported sessions, preferences.
 
 A mixin of MemoryService (server/memory.py); every view goes through the read cache, which
-every write clears.
+serves nothing older than the last commit (server/cache.py).
 """
 
 from __future__ import annotations

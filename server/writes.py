@@ -2,7 +2,7 @@
 
 A mixin of MemoryService (server/memory.py), beside BulkWrites for batches. Saves and content
 updates pass the write guard: an exact copy is a duplicate (or restored when soft-deleted), a
-near copy of a live memory is a noop unless forced. Every write clears the read cache.
+near copy of a live memory is a noop unless forced.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from server.cache import ReadCache
 from server.config import Settings
 from server.embeddings import Embedder
 from server.errors import Conflict, InvalidInput, NotFound
@@ -50,12 +49,11 @@ BULK_PREVIEW_ROWS = 10
 
 
 class Writes:
-    """Single-memory writes, for MemoryService; needs its pool, embedder, settings and cache."""
+    """Single-memory writes, for MemoryService; needs its pool, embedder and settings."""
 
     pool: Pool
     embedder: Embedder
     settings: Settings
-    cache: ReadCache
 
     async def save(
         self,
@@ -122,7 +120,6 @@ class Writes:
             if existing is None:
                 raise Conflict("the memory changed while it was being saved; try again")
             return await self._exact_match(existing, redacted)
-        self.cache.invalidate()
         logger.info("saved memory %d (kind %s, %d redactions)", inserted.id, new.kind, redacted)
         return SaveOutcome(
             status="saved",
@@ -144,7 +141,6 @@ class Writes:
         async with transaction(self.pool) as conn:
             await memory_store.restore(conn, existing.id)
             restored = await memory_store.get(conn, existing.id)
-        self.cache.invalidate()
         if restored is None:
             raise NotFound(f"memory {existing.id} was purged while it was being restored")
         logger.info("restored memory %d on an exact re-save", existing.id)
@@ -276,7 +272,6 @@ class Writes:
             updated = await memory_store.update_fields(
                 conn, memory_id, tags=new_tags, project=new_project, kind=new_kind
             )
-        self.cache.invalidate()
         if updated is None:
             raise Conflict(f"memory {memory_id} changed while it was being updated")
         logger.info("updated memory %d", memory_id)
@@ -326,7 +321,6 @@ class Writes:
         if not changed:
             already = "already deleted" if deleted else "not deleted; there is nothing to restore"
             raise Conflict(f"memory {memory_id} is {already}")
-        self.cache.invalidate()
         logger.info("%s memory %d", "soft-deleted" if deleted else "restored", memory_id)
         return memory
 
@@ -343,7 +337,6 @@ class Writes:
                     " then purge it"
                 )
             await memory_store.purge(conn, memory_id)
-        self.cache.invalidate()
         logger.info("purged memory %d", memory_id)
         return memory
 
@@ -377,8 +370,6 @@ class Writes:
             matched = await memory_store.count(conn, where)
             shown = await memory_store.preview_matching(conn, where, BULK_PREVIEW_ROWS)
             deleted = 0 if dry_run else await memory_store.soft_delete_matching(conn, where)
-        if deleted:
-            self.cache.invalidate()
             logger.info("bulk soft-deleted %d memories", deleted)
         previews = [type(p)(id=p.id, preview=preview(p.preview)) for p in shown]
         return BulkDeleteResult(dry_run=dry_run, matched=matched, deleted=deleted, preview=previews)

@@ -47,3 +47,19 @@ async def ping(pool: Pool, timeout: float = 2.0) -> bool:
     except (psycopg.Error, PoolTimeout, OSError):
         return False
     return True
+
+
+async def committed_state(conn: Conn) -> str:
+    """The set of transactions committed so far (`xmin:xmax:in-progress ids`) and the
+    database's oid, as text.
+
+    The snapshot changes with every commit in the cluster, whoever made it, and never returns
+    to an earlier value; the oid changes when `restore` swaps in another database. Two equal
+    answers therefore mean nothing was committed in between (the read cache relies on it).
+    """
+    cur = await conn.execute(
+        "SELECT pg_current_snapshot()::text || '/' || oid::text"
+        " FROM pg_database WHERE datname = current_database()"
+    )
+    row = await cur.fetchone()
+    return str(row[0]) if row else ""

@@ -317,7 +317,6 @@ async def insert_session(service: MemoryService, session_id: str, project: str, 
             " VALUES (%s, %s, %s, %s, 3, %s, %s)",
             (session_id, project, f"/home/dev/{project}", f"/tmp/{session_id}.jsonl", last, last),
         )
-    service.invalidate_cache()
 
 
 async def test_sessions_lists_import_and_learning_state(

@@ -274,7 +274,6 @@ async def test_stopping_the_app_cancels_or_finishes_session_imports_without_loss
     assert finished.request(transcript)
     await finished.close(grace_seconds=60)
 
-    service.invalidate_cache()
     page = await service.list_memories(MemoryFilter(session_id=S3), limit=1)
     state = await service.import_state()
     assert page.total > 0
@@ -288,7 +287,6 @@ async def wait_for_turns(service: MemoryService, at_least: int, timeout: float =
     """Poll until the session has `at_least` raw turns stored; their number."""
     deadline = time.monotonic() + timeout
     while True:
-        service.invalidate_cache()
         page = await service.list_memories(MemoryFilter(session_id=S3), limit=1)
         if page.total >= at_least:
             return page.total

@@ -161,7 +161,6 @@ async def test_export_then_import_memories_reproduces_the_same_content_hashes(
             handle.write(chunk)
     async with service.pool.connection() as conn:
         await conn.execute("TRUNCATE memories, imported_sessions RESTART IDENTITY CASCADE")
-    service.invalidate_cache()
 
     summary = await import_memories(service, exported)
 

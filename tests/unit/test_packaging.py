@@ -9,7 +9,6 @@ quickly; tests/integration covers the real commands they wrap.
 
 from __future__ import annotations
 
-import http.server
 import importlib.util
 import os
 import plistlib
@@ -18,13 +17,11 @@ import shutil
 import stat
 import subprocess
 import sys
-import threading
 import time
 import tomllib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -457,40 +454,10 @@ def calls(tmp_path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    requests: ClassVar[list[tuple[str, str, str | None]]] = []
-
-    def do_POST(self) -> None:
-        self.requests.append(("POST", self.path, self.headers.get("Authorization")))
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b'{"status": "ok"}')
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
-@pytest.fixture
-def fake_server() -> Iterator[tuple[int, list[tuple[str, str, str | None]]]]:
-    _Recorder.requests = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1], _Recorder.requests
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_pipeline_runs_every_step_in_order_and_goes_on_past_a_failure(
-    checkout: Path, tmp_path: Path, fake_server: tuple[int, list[tuple[str, str, str | None]]]
+    checkout: Path, tmp_path: Path
 ) -> None:
-    port, requests = fake_server
-    token = "t" * 24
-    # The token comes from the repository's .env, as the server would read it.
-    (checkout / ".env").write_text(f'export CLAUDE_MEMORY_TOKEN="{token}"\n')
-    env = script_env(tmp_path, FAKE_FAIL="distill", PORT=str(port))
+    env = script_env(tmp_path, FAKE_FAIL="distill")
     result = subprocess.run(
         [checkout / "scripts" / "import-cron.sh"], env=env, capture_output=True, text=True
     )
@@ -503,7 +470,6 @@ def test_pipeline_runs_every_step_in_order_and_goes_on_past_a_failure(
         "profile",
     ]
     assert calls(tmp_path)[0] == f"import --claude-code {tmp_path / 'claude' / 'projects'}"
-    assert requests == [("POST", "/cache/invalidate", f"Bearer {token}")]
     log = tmp_path / "data" / "logs" / "pipeline.log"
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
