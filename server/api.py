@@ -83,6 +83,18 @@ def _field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], defau
     return value
 
 
+def _supersedes(body: dict[str, Any]) -> int | None:
+    """`supersedes`: an id sets the link, null or 0 clears it (0), absent leaves it (None)."""
+    if "supersedes" not in body:
+        return None
+    if body["supersedes"] is None:
+        return 0
+    value = _field(body, "supersedes", int, None)
+    if value < 0:
+        raise InvalidInput("supersedes must be a memory id, or 0 / null to remove the link")
+    return int(value)
+
+
 def _string_list(body: dict[str, Any], name: str) -> list[str] | None:
     value = _field(body, name, list, None)
     if value is None:
@@ -225,6 +237,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             tags=_string_list(body, "tags"),
             project=_field(body, "project", str, None),
             kind=_field(body, "kind", str, None),
+            supersedes=_supersedes(body),
             force=_field(body, "force", bool, False),
         )
         return JSONResponse(to_json(outcome))
@@ -242,6 +255,9 @@ def routes(service: MemoryService) -> list[BaseRoute]:
     async def related(request: Request) -> JSONResponse:
         limit = _query_int(request, "limit", 3)
         return JSONResponse(to_json(await service.related(_memory_id(request), limit=limit)))
+
+    async def versions(request: Request) -> JSONResponse:
+        return JSONResponse(to_json(await service.versions(_memory_id(request))))
 
     async def bulk_delete(request: Request) -> JSONResponse:
         result = await service.bulk_soft_delete(
@@ -373,6 +389,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         Route("/api/memories/{memory_id}", delete_memory, methods=["DELETE"]),
         Route("/api/memories/{memory_id}/restore", restore_memory, methods=["POST"]),
         Route("/api/memories/{memory_id}/related", related, methods=["GET"]),
+        Route("/api/memories/{memory_id}/versions", versions, methods=["GET"]),
         Route("/api/recall", recall, methods=["POST"]),
         Route("/api/search", search, methods=["POST"]),
         Route("/api/export", export, methods=["GET"]),

@@ -37,6 +37,8 @@ from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import sessions as session_store
 from server.store.tx import Conn, Pool, transaction
+from server.supersession_rules import states_a_change
+from server.supersessions import link_new_memories
 from server.turn_context import embed_in_context, place_of_new
 from server.validation import prepare_draft
 
@@ -128,7 +130,13 @@ class BulkWrites:
                 targets = await _by_id(conn, [hit[0] for hit in close.values()])
                 for candidate, _ in inserting:
                     hit = close.get(candidate.index)
-                    if hit is not None and hit[0] in targets:
+                    if (
+                        hit is not None
+                        and hit[0] in targets
+                        and not states_a_change(
+                            candidate.memory.content, targets[hit[0]].content, hit[1]
+                        )
+                    ):
                         outcomes[candidate.index] = BulkItemOutcome(
                             candidate.index,
                             "noop",
@@ -141,6 +149,7 @@ class BulkWrites:
             ids = await memory_store.insert_many(
                 conn, [c.memory for c, _ in inserting], [v for _, v in inserting]
             )
+            await link_new_memories(conn, [new_id for new_id in ids if new_id is not None])
             raced = [c for (c, _), new_id in zip(inserting, ids, strict=True) if new_id is None]
             # Rows another writer stored with the same content while this batch was embedding.
             winners = {
@@ -258,6 +267,7 @@ class BulkWrites:
                     ids = await memory_store.insert_many(
                         conn, [c.memory for c in keep], file_vectors
                     )
+                    await link_new_memories(conn, [i for i in ids if i is not None])
                     saved = sum(1 for new_id in ids if new_id is not None)
                     await session_store.insert_events(conn, [_redacted(e) for e in item.events])
                     await session_store.record_results(conn, item.results)

@@ -168,8 +168,11 @@ async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSig
 
     from server.app import create_app
     from server.runtime import open_service
+    from server.supersessions import backfill_in_background
 
     async with open_service(settings) as memory_service:
+        # Memories stored before supersession links existed get theirs beside the requests.
+        backfill = asyncio.create_task(backfill_in_background(memory_service.pool))
         # The Host guard must know the address actually bound, which --host may have changed.
         app = create_app(replace(settings, host=host), memory_service)
         config = uvicorn.Config(
@@ -178,7 +181,11 @@ async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSig
         server = uvicorn.Server(config)
         logger.info("serving on http://%s:%d (UI at /ui, MCP at /sse and /mcp)", host, port)
         signals.serving = True
-        await server.serve()
+        try:
+            await server.serve()
+        finally:
+            backfill.cancel()
+            await asyncio.gather(backfill, return_exceptions=True)
     logger.info("stopped")
 
 
@@ -245,16 +252,24 @@ def cmd_mcp_stdio(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     from server.db.migrate import apply_migrations
+    from server.db.pool import open_pool
     from server.runtime import open_database
+    from server.supersessions import backfill
 
-    async def run() -> list[str]:
+    async def run() -> tuple[list[str], int]:
         async with open_database(settings) as url:
-            return [m.path.name for m in await apply_migrations(url)]
+            applied = [m.path.name for m in await apply_migrations(url)]
+            pool = await open_pool(url, statement_timeout_ms=settings.db_statement_timeout_ms)
+            try:
+                return applied, await backfill(pool)
+            finally:
+                await pool.close()
 
-    applied = asyncio.run(run())
+    applied, links = asyncio.run(run())
     _emit(
         {
             "applied": applied,
+            "supersession_links_backfilled": links,
             "database": "embedded" if settings.uses_embedded_database else "external",
         },
         args.plain,

@@ -32,6 +32,8 @@ def memory_record(memory: Memory) -> dict[str, Any]:
         "metadata": memory.metadata,
         "supersedes": memory.supersedes,
         "archived_at": memory.archived_at.isoformat() if memory.archived_at else None,
+        "supersede_reason": memory.supersede_reason,
+        "superseded_by": memory.superseded_by,
     }
 
 

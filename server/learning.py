@@ -29,7 +29,10 @@ from server.redact import redact
 from server.store import learning as learning_store
 from server.store import memories as memory_store
 from server.store import search as search_store
+from server.store import supersessions as links_store
 from server.store.tx import Pool, transaction
+from server.supersession_rules import states_a_change
+from server.supersessions import link_new_memories
 from server.validation import blank_to_none, check_id, prepare_draft
 
 logger = logging.getLogger(__name__)
@@ -106,13 +109,19 @@ class Learning:
             nearest = await search_store.nearest_live_many(
                 conn, [v.vector for v in vectors], project=session.project
             )
+            near = await links_store.contents(conn, [hit[0] for hit in nearest if hit is not None])
             keep = [
                 (memory, vector)
                 for memory, vector, hit in zip(prepared, vectors, nearest, strict=True)
                 if memory.content_hash not in stored
-                and (hit is None or hit[1] < self.settings.guard_noop_threshold)
+                and (
+                    hit is None
+                    or hit[1] < self.settings.guard_noop_threshold
+                    or (hit[0] in near and states_a_change(memory.content, near[hit[0]], hit[1]))
+                )
             ]
             ids = await memory_store.insert_many(conn, [m for m, _ in keep], [v for _, v in keep])
+            await link_new_memories(conn, [new_id for new_id in ids if new_id is not None])
             saved = sum(1 for new_id in ids if new_id is not None)
             archived = await learning_store.archive(conn, turn_ids)
             await learning_store.mark_distilled(conn, session.session_id, len(turn_ids))

@@ -293,6 +293,7 @@ def build_mcp() -> FastMCP:
         memory_id: int,
         content: str | None = None,
         tags: list[str] | None = None,
+        supersedes: int | None = None,
         force: bool = False,
     ) -> UpdateOutcome:
         """Correct or extend a memory instead of saving a near copy.
@@ -301,10 +302,14 @@ def build_mcp() -> FastMCP:
             memory_id: The memory to change.
             content: New full text (omit to keep).
             tags: New tags, replacing the old (omit to keep).
+            supersedes: Id of the older memory whose fact this one replaces (it stays
+                searchable, ranked below this one); 0 removes the link; omit to keep.
             force: Accept content that nearly duplicates another memory.
         """
         with tool_errors():
-            return await service().update(memory_id, content=content, tags=tags, force=force)
+            return await service().update(
+                memory_id, content=content, tags=tags, supersedes=supersedes, force=force
+            )
 
     @mcp.tool(annotations=DESTRUCTIVE)
     async def delete_memory(memory_id: int) -> Memory:

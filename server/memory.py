@@ -26,6 +26,7 @@ from server.models import (
     DuplicatePair,
     MemoryFilter,
     MemoryPage,
+    MemoryVersion,
     ProjectSummary,
     RecentContext,
     RelatedMemory,
@@ -38,6 +39,7 @@ from server.search import Searcher
 from server.store import memories as memory_store
 from server.store import stats as stats_store
 from server.store.tx import Pool, committed_state, ping, transaction
+from server.supersessions import memory_versions
 from server.validation import (
     blank_to_none,
     check_filter,
@@ -138,6 +140,13 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
         check_id(memory_id)
         return await self.cache.get_or_load(
             ("related", memory_id, limit), lambda: self.searcher.related(memory_id, limit)
+        )
+
+    async def versions(self, memory_id: int) -> list[MemoryVersion]:
+        """The chain of versions a memory belongs to, oldest first (just itself if none)."""
+        check_id(memory_id)
+        return await self.cache.get_or_load(
+            ("versions", memory_id), lambda: memory_versions(self.pool, memory_id)
         )
 
     async def find_duplicates(

@@ -63,6 +63,8 @@ class Memory:
     metadata: dict[str, Any]
     supersedes: int | None
     archived_at: datetime | None
+    supersede_reason: str = ""
+    superseded_by: int | None = None  # the newest live memory that supersedes this one
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +308,8 @@ class SearchHit:
     `fused_score`: the Reciprocal Rank Fusion score (hybrid mode only).
     `score`: what the results are ordered by: the mode's base score times the ranking prior
     (kind weight and recency), or the base score itself when the prior is switched off.
+    `supersedes` / `superseded_by`: the older and newer versions of the hit's fact, and
+    `version_note` why the ranking moved this version (server/versions.py).
     """
 
     id: int
@@ -321,6 +325,9 @@ class SearchHit:
     keyword_score: float | None
     fused_score: float | None
     score: float
+    supersedes: int | None = None
+    superseded_by: int | None = None
+    version_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +346,23 @@ class RelatedMemory:
     project: str
     created_at: datetime
     preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryVersion:
+    """One version of a changed fact, in a memory's chain of versions (oldest first).
+
+    `reason` says why this version replaced the one before it ("number 20 -> 22", "set by
+    hand"); `current` marks the live version nothing live replaces.
+    """
+
+    id: int
+    created_at: datetime
+    kind: str
+    preview: str
+    reason: str
+    deleted: bool
+    current: bool
 
 
 @dataclass(frozen=True, slots=True)

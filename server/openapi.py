@@ -59,6 +59,8 @@ MEMORY = _object(
         "metadata": {"type": "object"},
         "supersedes": _nullable("integer"),
         "archived_at": TIME_OR_NULL,
+        "supersede_reason": {"type": "string"},
+        "superseded_by": _nullable("integer"),
     }
 )
 SIMILAR = _object(
@@ -141,6 +143,9 @@ SEARCH_HIT = _object(
         "keyword_score": _nullable("number"),
         "fused_score": _nullable("number"),
         "score": {"type": "number"},
+        "supersedes": _nullable("integer"),
+        "superseded_by": _nullable("integer"),
+        "version_note": _nullable("string"),
     }
 )
 SEARCH_RESPONSE = _object(
@@ -158,6 +163,17 @@ RELATED = _object(
         "project": {"type": "string"},
         "created_at": TIME,
         "preview": {"type": "string"},
+    }
+)
+VERSION = _object(
+    {
+        "id": {"type": "integer"},
+        "created_at": TIME,
+        "kind": {"type": "string"},
+        "preview": {"type": "string"},
+        "reason": {"type": "string"},
+        "deleted": {"type": "boolean"},
+        "current": {"type": "boolean"},
     }
 )
 COUNTS_BY = {"type": "object", "additionalProperties": COUNT}
@@ -341,6 +357,11 @@ UPDATE_MEMORY = _object(
         "tags": STRING_LIST,
         "project": {"type": "string"},
         "kind": {"type": "string", "enum": list(MEMORY_KINDS)},
+        "supersedes": {
+            **_nullable("integer", minimum=0),
+            "description": "Id of the older memory whose fact this one replaces; null or 0"
+            " removes the link.",
+        },
         "force": {"type": "boolean", "default": False},
     },
     [],
@@ -385,6 +406,7 @@ SCHEMAS: Schema = {
     "SearchHit": SEARCH_HIT,
     "SearchResponse": SEARCH_RESPONSE,
     "RelatedMemory": RELATED,
+    "MemoryVersion": VERSION,
     "Stats": STATS,
     "ProjectSummary": PROJECT,
     "TagCount": TAG,
@@ -734,6 +756,20 @@ def _paths() -> Schema:
                     MEMORY_ID,
                     _query("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
                 ],
+            )
+        },
+        "/api/memories/{memory_id}/versions": {
+            "get": _operation(
+                "memoryVersions",
+                "The chain of versions of a memory's fact, oldest first",
+                {
+                    "200": _json(
+                        {"type": "array", "items": _ref("MemoryVersion")},
+                        ok,
+                        _memory_links("/0/id", "getMemory"),
+                    )
+                },
+                parameters=[MEMORY_ID],
             )
         },
         "/api/recall": {

@@ -4,7 +4,9 @@
 - Prompt recall: a hybrid search with the prompt inside that project (all projects when the
   folder is not a known project). Only hits whose cosine similarity reaches RECALL_THRESHOLD
   count, at most RECALL_MAX_HITS of them, cut to fit RECALL_MAX_CHARS; nothing relevant gives
-  an empty answer, so the hook stays silent. Raw turns of the same session are skipped (the
+  an empty answer, so the hook stays silent. Each fact is shown in its current version only
+  (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
+  when the change is recent. Raw turns of the same session are skipped (the
   model still has them in context), and a memory reaches a session at most once: the ids
   already injected are kept per session in an in-memory map (`InjectedMemories`, 24 h per
   session). The map is lost when the server restarts; a memory may then be injected once more.
@@ -30,7 +32,7 @@ import anyio
 from cachetools import TTLCache
 
 from server.config import Settings
-from server.context import HEADER
+from server.context import HEADER, changed_note
 from server.errors import InvalidInput
 from server.ingest.claude_code import TranscriptFile, discover_transcripts
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters, ImportSummary
@@ -98,10 +100,8 @@ class HookRecall:
         seen = self.injected.of(session_id) if session_id else frozenset()
         relevant = [
             hit
-            for hit in result.hits
-            if hit.similarity is not None
-            and hit.similarity >= self.threshold
-            and hit.id not in seen
+            for hit in current_versions(result.hits, self.threshold)
+            if hit.id not in seen
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
         text, shown = recall_markdown(relevant[: self.max_hits], self.max_chars)
@@ -138,6 +138,26 @@ class HookRecall:
         return self.imports.request(checked_transcript(transcript_path))
 
 
+def current_versions(hits: Sequence[SearchHit], threshold: float) -> list[SearchHit]:
+    """The relevant hits, each fact in its current version only.
+
+    A hit is relevant at `threshold` similarity or more; the version that replaced a relevant
+    hit is relevant with it (search lifted it to that hit's place), and a hit whose successor
+    is in the list is left out: the agent is told the current fact, not last month's.
+    """
+    relevant = {
+        hit.id for hit in hits if hit.similarity is not None and hit.similarity >= threshold
+    }
+    for hit in hits:
+        if hit.id in relevant and hit.superseded_by is not None:
+            relevant.add(hit.superseded_by)
+    return [
+        hit
+        for hit in hits
+        if hit.id in relevant and (hit.superseded_by is None or hit.superseded_by not in relevant)
+    ]
+
+
 def recall_markdown(hits: Sequence[SearchHit], max_chars: int) -> tuple[str, list[int]]:
     """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
 
@@ -158,7 +178,7 @@ def recall_markdown(hits: Sequence[SearchHit], max_chars: int) -> tuple[str, lis
         room = share - len(label) - 1
         if room < 40:
             break
-        text = " ".join(hit.content.split())
+        text = changed_note(hit.supersedes, hit.created_at) + " ".join(hit.content.split())
         if len(text) > room:
             text = text[: room - 1].rstrip() + "…"
         lines.append(label + text)

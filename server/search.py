@@ -8,7 +8,9 @@
   weighted, the two legs running side by side on their own connections; every hit then gets
   its exact similarity and keyword score, whichever list found it.
   A date named in the query adds the two lists again, limited to that period.
-Each mode's base score is scaled by the ranking prior (kind weight, recency) unless switched off.
+Each mode's base score is scaled by the ranking prior (kind weight, recency) unless switched off;
+with the prior on, the versions of a changed fact are ordered by what the question asks for
+(the current one, or the one before; server/versions.py).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from server.store import search as search_store
 from server.store.search import KeywordQuery
 from server.store.tx import Conn, Pool, transaction
 from server.validation import check_limit, check_query, check_unit
+from server.versions import order_versions, question_tense, wanted_ids
 
 # Hybrid fuses each list's top max(limit, this) candidates. Shallow lists fuse better: deep in
 # either list, items that merely appear in both get lifted above good single-list hits
@@ -62,6 +65,8 @@ DATED_LIST_WEIGHT = 2.0
 # p50 / p95 instead of 31 / 56 ms, and 98% of its top 10 is exact BM25's over every match
 # (docs/BENCHMARKS.md). Below ~2,000 memories every term is a seed.
 KEYWORD_SEED_ROWS = 2000
+# Versions of a fact pulled into a result list follow a chain at most this many links.
+MAX_CHAIN_STEPS = 3
 # Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
 _FREQUENCY_TTL_SECONDS = 300.0
 
@@ -98,7 +103,8 @@ class Searcher:
             rows = await memory_store.get_many(conn, [i for i, _ in candidates])
         similarity = dict(candidates)
         hits = self._rank(rows, lambda m: similarity[m.id], use_prior, similarity=similarity)
-        return _result("semantic", text, hits[:limit], started)
+        hits = await self._versions(hits, text, limit, use_prior, vector)
+        return _result("semantic", text, hits, started)
 
     async def keyword(
         self, query: str, where: MemoryFilter, *, limit: int, use_prior: bool = True
@@ -114,7 +120,8 @@ class Searcher:
             rows = await memory_store.get_many(conn, [i for i, _ in candidates])
         keyword = dict(candidates)
         hits = self._rank(rows, lambda m: keyword[m.id], use_prior, keyword=keyword)
-        return _result("keyword", text, hits[:limit], started)
+        hits = await self._versions(hits, text, limit, use_prior)
+        return _result("keyword", text, hits, started)
 
     async def hybrid(
         self,
@@ -187,7 +194,8 @@ class Searcher:
             keyword=keyword_score,
             fused=fused,
         )
-        return _result("hybrid", text, hits[:limit], started)
+        hits = await self._versions(hits, text, limit, use_prior, vector)
+        return _result("hybrid", text, hits, started)
 
     async def _keyword_lists(
         self, text: str, where: MemoryFilter, dated: MemoryFilter | None, count: int
@@ -298,6 +306,44 @@ class Searcher:
         self._term_shares = await search_store.term_statistics(conn, int(self._totals["live"]))
         self._frequencies.clear()
 
+    async def _versions(
+        self,
+        hits: list[SearchHit],
+        text: str,
+        limit: int,
+        use_prior: bool,
+        vector: np.ndarray | None = None,
+    ) -> list[SearchHit]:
+        """The top `limit` hits with the version of each fact the question asks for first.
+
+        A version pulled into the list gets its similarity to the query when there is a query
+        vector, so a similarity cut-off downstream (prompt recall) can judge it.
+        """
+        top = hits[:limit]
+        if not use_prior:
+            return top
+        tense = question_tense(text)
+        pulled: list[SearchHit] = []
+        for _ in range(MAX_CHAIN_STEPS):
+            wanted = wanted_ids([*top, *pulled], tense)
+            if not wanted:
+                break
+            async with transaction(self.pool) as conn:
+                rows = await memory_store.get_many(conn, wanted)
+                close = (
+                    await search_store.similarities(conn, vector, wanted)
+                    if vector is not None
+                    else {}
+                )
+            pulled.extend(
+                _hit(m, 0.0, similarity=_rounded(close.get(m.id)))
+                for m in rows
+                if m.deleted_at is None
+            )
+        if not pulled and not any(h.supersedes or h.superseded_by for h in top):
+            return top
+        return order_versions(top, pulled, tense)[:limit]
+
     def _rank(
         self,
         rows: Sequence[Memory],
@@ -312,25 +358,44 @@ class Searcher:
         prior = self.prior if use_prior else NO_PRIOR
         now = datetime.now(UTC)
         hits = [
-            SearchHit(
-                id=m.id,
-                content=m.content,
-                kind=m.kind,
-                tags=m.tags,
-                source=m.source,
-                project=m.project,
-                project_path=m.project_path,
-                session_id=m.session_id,
-                created_at=m.created_at,
+            _hit(
+                m,
+                round(base_score(m) * prior.factor(m.kind, m.created_at, now), 6),
                 similarity=_rounded(similarity.get(m.id)) if similarity is not None else None,
-                keyword_score=_rounded(keyword.get(m.id, 0.0)) if keyword is not None else None,
-                fused_score=_rounded(fused.get(m.id)) if fused is not None else None,
-                score=round(base_score(m) * prior.factor(m.kind, m.created_at, now), 6),
+                keyword=_rounded(keyword.get(m.id, 0.0)) if keyword is not None else None,
+                fused=_rounded(fused.get(m.id)) if fused is not None else None,
             )
             for m in rows
         ]
         hits.sort(key=lambda hit: (-hit.score, -hit.id))
         return hits
+
+
+def _hit(
+    m: Memory,
+    score: float,
+    *,
+    similarity: float | None = None,
+    keyword: float | None = None,
+    fused: float | None = None,
+) -> SearchHit:
+    return SearchHit(
+        id=m.id,
+        content=m.content,
+        kind=m.kind,
+        tags=m.tags,
+        source=m.source,
+        project=m.project,
+        project_path=m.project_path,
+        session_id=m.session_id,
+        created_at=m.created_at,
+        similarity=similarity,
+        keyword_score=keyword,
+        fused_score=fused,
+        score=score,
+        supersedes=m.supersedes,
+        superseded_by=m.superseded_by,
+    )
 
 
 def _within(where: MemoryFilter, period: Period | None) -> MemoryFilter | None:

@@ -2,7 +2,8 @@
 
 A mixin of MemoryService (server/memory.py), beside BulkWrites for batches. Saves and content
 updates pass the write guard: an exact copy is a duplicate (or restored when soft-deleted), a
-near copy of a live memory is a noop unless forced.
+near copy of a live memory is a noop unless forced, or unless it changes the near copy's fact
+("Node 22" after "Node 20"): then it is saved and supersedes it (server/supersessions.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from server.models import (
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.tx import Pool, transaction
+from server.supersession_rules import states_a_change
+from server.supersessions import link_new_memories, set_link
 from server.turn_context import embed_in_context, place_of_new, turn_place
 from server.validation import (
     PreparedContent,
@@ -104,7 +107,9 @@ class Writes:
                 nearest = await search_store.nearest_live(conn, vectors.vector)
                 if nearest is not None and nearest.similarity >= self.settings.guard_noop_threshold:
                     target = await memory_store.get(conn, nearest.id)
-                    if target is not None:
+                    if target is not None and not states_a_change(
+                        new.content, target.content, nearest.similarity
+                    ):
                         return SaveOutcome(
                             status="noop",
                             id=target.id,
@@ -113,6 +118,8 @@ class Writes:
                             redacted=redacted,
                         )
             inserted = await memory_store.insert(conn, new, vectors)
+            if inserted is not None and await link_new_memories(conn, [inserted.id]):
+                inserted = await memory_store.get(conn, inserted.id) or inserted
         if inserted is None:
             # Another writer stored the same content between our check and our insert.
             async with transaction(self.pool) as conn:
@@ -211,10 +218,17 @@ class Writes:
         tags: Sequence[str] | None = None,
         project: str | None = None,
         kind: str | None = None,
+        supersedes: int | None = None,
         force: bool = False,
     ) -> UpdateOutcome:
-        """Change a live memory; new content is re-embedded once and passes the write guard."""
+        """Change a live memory; new content is re-embedded once and passes the write guard.
+
+        `supersedes` links the memory to the older one whose fact it replaces (0 clears the
+        link, and the rules will not link that pair again); None leaves it as it is.
+        """
         check_id(memory_id)
+        if supersedes is not None and supersedes != 0:
+            check_id(supersedes)
         new_tags, tag_redactions = clean_tags(tags) if tags is not None else (None, 0)
         new_project = clean_field(project, "project") if project is not None else None
         new_kind = check_kind(kind) if kind is not None else None
@@ -255,7 +269,9 @@ class Writes:
                     )
                     return UpdateOutcome("noop", current, similar, redacted)
 
-        nothing_else = new_tags is None and new_project is None and new_kind is None
+        nothing_else = (
+            new_tags is None and new_project is None and new_kind is None and supersedes is None
+        )
         if vectors is None and nothing_else:
             return UpdateOutcome("unchanged", current, None, redacted)
 
@@ -269,6 +285,8 @@ class Writes:
                 )
                 if changed is None:
                     raise Conflict(f"memory {memory_id} changed while it was being updated")
+            if supersedes is not None:
+                await set_link(conn, memory_id, supersedes or None)
             updated = await memory_store.update_fields(
                 conn, memory_id, tags=new_tags, project=new_project, kind=new_kind
             )

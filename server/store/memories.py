@@ -25,9 +25,12 @@ from server.models import (
 )
 from server.store.tx import Conn
 
+# `superseded_by` is read through memories_supersedes_idx: the newest live memory linking here.
 COLUMNS = (
     "id, content, content_hash, kind, tags, source, project, project_path, session_id, role,"
-    " created_at, updated_at, deleted_at, metadata, supersedes, archived_at"
+    " created_at, updated_at, deleted_at, metadata, supersedes, archived_at, supersede_reason,"
+    " (SELECT s.id FROM memories AS s WHERE s.supersedes = memories.id AND s.deleted_at IS NULL"
+    "  ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS superseded_by"
 )
 
 # The WHERE clause every filtered statement shares; parameters come from `filter_params`.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from fastmcp import Client
 from playwright.async_api import expect
 
 from tests.e2e.conftest import Seeded, Ui
@@ -91,3 +92,45 @@ async def test_related_memories_navigate_to_each_other(
     heading = ui.page.get_by_role("heading", name=f"Memory #{related[0]['id']}")
     await expect(heading).to_be_visible()
     assert ui.page.url.endswith(f"/ui/memories/{related[0]['id']}")
+
+
+async def test_a_link_set_through_mcp_shows_in_rest_and_in_the_reader(
+    ui: Ui, api: httpx.AsyncClient, seeded: Seeded
+) -> None:
+    older = await seeded.service.save(
+        "Staging deploys go out from the release branch.", project="acme-api"
+    )
+    newer = await seeded.service.save("Hotfixes ship from a signed tag.", project="acme-api")
+    assert newer.memory is not None and newer.memory.supersedes is None  # no rule links these
+
+    async with Client(f"{ui.base_url}/mcp") as mcp:
+        result = await mcp.call_tool(
+            "update_memory", {"memory_id": newer.id, "supersedes": older.id}
+        )
+    assert not result.is_error, result.content
+
+    newer_json = (await api.get(f"/api/memories/{newer.id}")).json()
+    assert (newer_json["supersedes"], newer_json["supersede_reason"]) == (older.id, "set by hand")
+    assert (await api.get(f"/api/memories/{older.id}")).json()["superseded_by"] == newer.id
+    chain = (await api.get(f"/api/memories/{older.id}/versions")).json()
+    assert [(v["id"], v["current"]) for v in chain] == [(older.id, False), (newer.id, True)]
+
+    await ui.open(f"/ui/memories/{older.id}")
+    detail = ui.page.locator(".memory-detail")
+    versions = detail.get_by_role("list", name="Versions, oldest first")
+    await expect(versions.locator(".version")).to_have_count(2)
+    await expect(versions.locator(".version.is-this")).to_contain_text("release branch")
+    current = versions.locator(".version.is-current")
+    await expect(current).to_contain_text(f"#{newer.id}")
+    await expect(current).to_contain_text("set by hand")
+    await expect(detail.locator(".meta")).to_contain_text(f"Superseded by#{newer.id}")
+    await ui.screenshot("memory-versions")
+
+    await current.get_by_role("button", name=f"#{newer.id}").click()
+    await expect(ui.page.get_by_role("heading", name=f"Memory #{newer.id}")).to_be_visible()
+    await ui.page.get_by_role("button", name=f"Unlink #{older.id}").click()
+    await expect(ui.page.locator(".memory-detail .notice")).to_contain_text("Link removed.")
+    assert (await api.get(f"/api/memories/{newer.id}")).json()["supersedes"] is None
+    await expect(
+        ui.page.locator(".memory-detail").get_by_text("No other version of this fact.")
+    ).to_be_visible()

@@ -221,8 +221,10 @@ async def test_prompt_hook_keeps_to_the_character_budget(
     service: MemoryService, settings: Settings
 ) -> None:
     detail = "The limiter keys each request by its x-api-key header, else by client IP. "
-    for n in range(6):
-        await remember(service, f"{RATE_LIMIT} (note {n}) {detail * 20}")
+    # Six notes that differ by a word, not by a number: notes differing only by a number would
+    # read as versions of one fact, and recall shows each fact once (server/supersessions.py).
+    for name in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot"):
+        await remember(service, f"{RATE_LIMIT} (note {name}) {detail * 20}")
     tight = replace(settings, recall_max_chars=1_000, recall_max_hits=3)
 
     async with serving(create_app(tight, service)) as url:

@@ -117,4 +117,8 @@ def test_migrate_command_twice_applies_nothing_the_second_time(
 
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["applied"] == [m.path.name for m in discover_migrations()]
-    assert json.loads(second.stdout) == {"applied": [], "database": "external"}
+    assert json.loads(second.stdout) == {
+        "applied": [],
+        "supersession_links_backfilled": 0,
+        "database": "external",
+    }

@@ -9,6 +9,7 @@ import type {
   BulkDeleteResult,
   Health,
   Memory,
+  MemoryVersion,
   MemoryPage,
   PreferenceTiers,
   ProjectSummary,
@@ -210,7 +211,13 @@ export type MemoryListQuery = {
 export const listMemories = (query: MemoryListQuery, signal?: AbortSignal) =>
   request<MemoryPage>("GET", "/api/memories", { query, signal });
 
-export type MemoryChanges = { content?: string; tags?: string[]; force?: boolean };
+/** `supersedes`: the id of the older memory this one replaces; 0 removes the link. */
+export type MemoryChanges = {
+  content?: string;
+  tags?: string[];
+  supersedes?: number;
+  force?: boolean;
+};
 
 export const updateMemory = (id: number, changes: MemoryChanges) =>
   request<UpdateOutcome>("PATCH", `/api/memories/${id}`, { body: changes });
@@ -224,6 +231,9 @@ export const restoreMemory = (id: number) => request<Memory>("POST", `/api/memor
 
 export const getRelated = (id: number, limit: number, signal?: AbortSignal) =>
   request<RelatedMemory[]>("GET", `/api/memories/${id}/related`, { query: { limit }, signal });
+
+export const getVersions = (id: number, signal?: AbortSignal) =>
+  request<MemoryVersion[]>("GET", `/api/memories/${id}/versions`, { signal });
 
 export type BulkDeleteTarget = { project: string } | { all: true };
 

@@ -31,6 +31,21 @@ export type Memory = {
   metadata: Record<string, unknown>;
   supersedes: number | null;
   archived_at: string | null;
+  /** Why this memory replaced the one it supersedes ("number 20 -> 22", "set by hand"). */
+  supersede_reason: string;
+  /** The newest live memory that replaces this one, if any. */
+  superseded_by: number | null;
+};
+
+/** One version of a changed fact, in the chain a memory belongs to (oldest first). */
+export type MemoryVersion = {
+  id: number;
+  created_at: string;
+  kind: string;
+  preview: string;
+  reason: string;
+  deleted: boolean;
+  current: boolean;
 };
 
 export type MemoryPage = {
@@ -74,6 +89,9 @@ export type SearchHit = {
   keyword_score: number | null;
   fused_score: number | null;
   score: number;
+  supersedes: number | null;
+  superseded_by: number | null;
+  version_note: string | null;
 };
 
 export type SearchResponse = {

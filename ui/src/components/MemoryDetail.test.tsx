@@ -17,6 +17,7 @@ function server(initial = memory({ id: 42, tags: ["tooling"] })) {
       const body = init.body ? JSON.parse(String(init.body)) : undefined;
       calls.push({ method, url, body });
       if (url.startsWith("/api/memories/42/related")) return jsonResponse([]);
+      if (url.startsWith("/api/memories/42/versions")) return jsonResponse([]);
       if (url === "/api/memories/42" && method === "GET") return jsonResponse(current);
       if (url === "/api/memories/42" && method === "PATCH") {
         current = { ...current, ...body };

@@ -8,6 +8,7 @@ import { ErrorNotice } from "./ErrorNotice";
 import { LoadingNotice } from "./LoadingNotice";
 import { type MemoryEdit, MemoryEditor } from "./MemoryEditor";
 import { MemoryMeta } from "./MemoryMeta";
+import { MemoryVersions } from "./MemoryVersions";
 import { ReaderOverlay } from "./ReaderOverlay";
 import { RelatedMemories } from "./RelatedMemories";
 
@@ -58,6 +59,16 @@ export function MemoryDetail({ id, onNavigate }: MemoryDetailProps) {
       const described = describeUpdate(outcome);
       if (outcome.status === "updated" || outcome.status === "unchanged") setEditing(false);
       return { ...described, retry: described.canForce ? edit : undefined };
+    });
+
+  const link = (supersedes: number) =>
+    act(async () => {
+      await updateMemory(id, { supersedes });
+      return {
+        tone: "ok",
+        text: supersedes ? `Linked: this replaces #${supersedes}.` : "Link removed.",
+        canForce: false,
+      };
     });
 
   if (memory.error && !memory.data) {
@@ -165,6 +176,7 @@ export function MemoryDetail({ id, onNavigate }: MemoryDetailProps) {
       )}
 
       <MemoryMeta memory={current} onNavigate={onNavigate} />
+      <MemoryVersions memory={current} busy={busy} onNavigate={onNavigate} onLink={link} />
       <RelatedMemories id={id} onNavigate={onNavigate} />
       {reading && (
         <ReaderOverlay

@@ -66,6 +66,23 @@ export function MemoryMeta({ memory, onNavigate }: MemoryMetaProps) {
               >
                 #{memory.supersedes}
               </button>
+              {memory.supersede_reason && (
+                <span className="muted"> ({memory.supersede_reason})</span>
+              )}
+            </dd>
+          </>
+        )}
+        {memory.superseded_by !== null && (
+          <>
+            <dt>Superseded by</dt>
+            <dd>
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => onNavigate(memory.superseded_by!)}
+              >
+                #{memory.superseded_by}
+              </button>
             </dd>
           </>
         )}

@@ -20,6 +20,8 @@ export function memory(overrides: Partial<Memory> = {}): Memory {
     metadata: {},
     supersedes: null,
     archived_at: null,
+    supersede_reason: "",
+    superseded_by: null,
     ...overrides,
   };
 }
@@ -53,6 +55,9 @@ export function hit(overrides: Partial<SearchHit> = {}): SearchHit {
     keyword_score: null,
     fused_score: null,
     score: 0.61,
+    supersedes: null,
+    superseded_by: null,
+    version_note: null,
     ...overrides,
   };
 }

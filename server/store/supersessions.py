@@ -1,0 +1,145 @@
+"""SQL for supersession links: the earlier neighbours of new memories, links set and cleared.
+
+A link lives on the newer memory (`supersedes`, `supersede_reason`); the older one is superseded
+while a live memory links to it. The caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from server.store.tx import Conn
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An earlier live memory of the same project near a new one, by stored vectors."""
+
+    newer_id: int
+    older_id: int
+    similarity: float
+
+
+# For each new memory, the closest earlier live memories of its project (by created_at, then
+# id), leaving out the ones a user unlinked from it. Stored vectors only: nothing is embedded.
+_EARLIER_NEIGHBOURS_SQL = (
+    "SELECT n.id, o.id, 1 - (o.embedding <=> n.embedding)"
+    " FROM memories AS n CROSS JOIN LATERAL ("
+    "   SELECT c.id, c.embedding FROM memories AS c"
+    "   WHERE c.project = n.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"
+    "   AND c.embedding IS NOT NULL AND (c.created_at, c.id) < (n.created_at, n.id)"
+    "   AND NOT c.id = ANY(n.supersede_rejected)"
+    "   ORDER BY c.embedding <=> n.embedding LIMIT %(k)s"
+    " ) AS o"
+    " WHERE n.id = ANY(%(ids)s) AND n.embedding IS NOT NULL AND n.deleted_at IS NULL"
+    " AND n.supersedes IS NULL"
+    " ORDER BY n.created_at, n.id, 3 DESC"
+)
+
+
+async def earlier_neighbours(
+    conn: Conn, memory_ids: Sequence[int], per_memory: int
+) -> list[Candidate]:
+    """Candidates for the memories that do not supersede anything yet, oldest memory first."""
+    if not memory_ids:
+        return []
+    cur = await conn.execute(_EARLIER_NEIGHBOURS_SQL, {"ids": list(memory_ids), "k": per_memory})
+    return [Candidate(int(n), int(o), float(s)) for n, o, s in await cur.fetchall()]
+
+
+async def contents(conn: Conn, memory_ids: Sequence[int]) -> dict[int, str]:
+    cur = await conn.execute(
+        "SELECT id, content FROM memories WHERE id = ANY(%(ids)s)", {"ids": list(memory_ids)}
+    )
+    return {int(row[0]): str(row[1]) for row in await cur.fetchall()}
+
+
+async def superseded_among(conn: Conn, memory_ids: Sequence[int]) -> set[int]:
+    """Which of these memories a live memory already supersedes."""
+    cur = await conn.execute(
+        "SELECT DISTINCT supersedes FROM memories"
+        " WHERE supersedes = ANY(%(ids)s) AND deleted_at IS NULL",
+        {"ids": list(memory_ids)},
+    )
+    return {int(row[0]) for row in await cur.fetchall()}
+
+
+async def set_links(conn: Conn, links: Sequence[tuple[int, int, str]]) -> None:
+    """Record (newer, older, reason) links found by the rules, where none is set yet."""
+    if not links:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "UPDATE memories SET supersedes = %(older)s, supersede_reason = %(reason)s"
+            " WHERE id = %(newer)s AND supersedes IS NULL",
+            [{"newer": n, "older": o, "reason": r} for n, o, r in links],
+        )
+
+
+async def set_link(conn: Conn, newer_id: int, older_id: int | None, reason: str) -> None:
+    """Set (or with None clear) the memory a memory supersedes; a cleared link is remembered."""
+    await conn.execute(
+        "UPDATE memories SET"
+        " supersede_rejected = CASE WHEN %(older)s::bigint IS NULL AND supersedes IS NOT NULL"
+        "   AND NOT supersedes = ANY(supersede_rejected)"
+        "   THEN supersede_rejected || supersedes ELSE supersede_rejected END,"
+        " supersedes = %(older)s, supersede_reason = %(reason)s, updated_at = now()"
+        " WHERE id = %(newer)s",
+        {"newer": newer_id, "older": older_id, "reason": reason if older_id else ""},
+    )
+
+
+async def chain_reaches(conn: Conn, start_id: int, target_id: int) -> bool:
+    """Whether following `supersedes` from `start_id` back in time comes to `target_id`."""
+    cur = await conn.execute(
+        "WITH RECURSIVE chain(id) AS ("
+        "  SELECT supersedes FROM memories WHERE id = %(start)s AND supersedes IS NOT NULL"
+        "  UNION"
+        "  SELECT m.supersedes FROM memories AS m JOIN chain ON m.id = chain.id"
+        "  WHERE m.supersedes IS NOT NULL"
+        ") SELECT EXISTS (SELECT 1 FROM chain WHERE id = %(target)s)",
+        {"start": start_id, "target": target_id},
+    )
+    row = await cur.fetchone()
+    return bool(row and row[0])
+
+
+async def history(conn: Conn, memory_id: int, limit: int = 50) -> list[int]:
+    """Ids of the versions of a memory's fact, oldest first: its predecessors, it, successors."""
+    cur = await conn.execute(
+        "WITH RECURSIVE back(id, depth) AS ("
+        "  SELECT %(id)s::bigint, 0"
+        "  UNION"
+        "  SELECT m.supersedes, back.depth - 1 FROM memories AS m JOIN back ON m.id = back.id"
+        "  WHERE m.supersedes IS NOT NULL AND back.depth > -%(limit)s"
+        "), forth(id, depth) AS ("
+        "  SELECT %(id)s::bigint, 0"
+        "  UNION"
+        "  SELECT m.id, forth.depth + 1 FROM memories AS m JOIN forth ON m.supersedes = forth.id"
+        "  WHERE m.deleted_at IS NULL AND forth.depth < %(limit)s"
+        ") SELECT id FROM (SELECT id, depth FROM back UNION SELECT id, depth FROM forth) AS v"
+        " ORDER BY depth",
+        {"id": memory_id, "limit": limit},
+    )
+    return [int(row[0]) for row in await cur.fetchall()]
+
+
+async def backfill_progress(conn: Conn) -> tuple[int, int] | None:
+    """(done up to id, last id to do) of the backfill, locked until the transaction ends."""
+    cur = await conn.execute("SELECT done_id, up_to_id FROM supersession_backfill FOR UPDATE")
+    row = await cur.fetchone()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+async def backfill_batch(conn: Conn, after_id: int, up_to_id: int, limit: int) -> list[int]:
+    cur = await conn.execute(
+        "SELECT id FROM memories WHERE id > %(after)s AND id <= %(up_to)s"
+        " ORDER BY id LIMIT %(limit)s",
+        {"after": after_id, "up_to": up_to_id, "limit": limit},
+    )
+    return [int(row[0]) for row in await cur.fetchall()]
+
+
+async def record_backfill(conn: Conn, done_id: int) -> None:
+    await conn.execute("UPDATE supersession_backfill SET done_id = %(done)s", {"done": done_id})

@@ -1,0 +1,133 @@
+"""Links from a newer memory to the older one whose fact it changes: found, set, backfilled.
+
+Every write path that stores memories (save, save_many, imports, distillation) calls
+`link_new_memories` in the transaction that inserted them, so a link exists as soon as the
+memory does. For each new memory the closest earlier live memories of its project (stored
+vectors, nothing re-embedded) are read against it by the rules in server/supersession_rules.py,
+most similar first; the first older memory that is still current and that the new one changes
+gets the link. A memory supersedes at most one other, so versions form a chain.
+
+Nothing is deleted or hidden: the older memory stays searchable and says what replaced it.
+Memories stored before migration 008 are linked by `backfill`, in batches that each commit
+with their progress, so an interrupted run goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from server.errors import InvalidInput, NotFound
+from server.models import MemoryVersion, preview
+from server.store import memories as memory_store
+from server.store import supersessions as links_store
+from server.store.tx import Conn, Pool, transaction
+from server.supersession_rules import Statement, read_statement, replacement_reason
+
+logger = logging.getLogger(__name__)
+
+NEIGHBOURS = 8  # earlier memories read against each new one
+BACKFILL_BATCH = 500
+USER_REASON = "set by hand"
+
+
+async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple[int, int, str]]:
+    """Find and record what each new memory supersedes; returns (newer, older, reason) links."""
+    candidates = await links_store.earlier_neighbours(conn, memory_ids, NEIGHBOURS)
+    if not candidates:
+        return []
+    involved = {c.newer_id for c in candidates} | {c.older_id for c in candidates}
+    texts = await links_store.contents(conn, sorted(involved))
+    superseded = await links_store.superseded_among(conn, sorted({c.older_id for c in candidates}))
+    statements: dict[int, Statement] = {}
+
+    def statement(memory_id: int) -> Statement:
+        if memory_id not in statements:
+            statements[memory_id] = read_statement(texts.get(memory_id, ""))
+        return statements[memory_id]
+
+    links: list[tuple[int, int, str]] = []
+    linked: set[int] = set()
+    for candidate in candidates:  # grouped by newer memory, oldest newer first, closest first
+        if candidate.newer_id in linked or candidate.older_id in superseded:
+            continue
+        reason = replacement_reason(
+            statement(candidate.newer_id), statement(candidate.older_id), candidate.similarity
+        )
+        if reason is None:
+            continue
+        links.append((candidate.newer_id, candidate.older_id, reason))
+        linked.add(candidate.newer_id)
+        superseded.add(candidate.older_id)
+    await links_store.set_links(conn, links)
+    for newer, older, reason in links:
+        logger.info("memory %d supersedes %d (%s)", newer, older, reason)
+    return links
+
+
+async def set_link(conn: Conn, newer_id: int, older_id: int | None) -> None:
+    """Set by hand (or with None clear) what a memory supersedes; refuses a cycle."""
+    if older_id is not None:
+        if older_id == newer_id:
+            raise InvalidInput("a memory cannot supersede itself")
+        older = await memory_store.get(conn, older_id)
+        if older is None:
+            raise NotFound(f"memory {older_id} not found (supersedes)")
+        if await links_store.chain_reaches(conn, older_id, newer_id):
+            raise InvalidInput(
+                f"memory {older_id} already comes after {newer_id} in its chain of versions;"
+                " a link cannot form a cycle"
+            )
+    await links_store.set_link(conn, newer_id, older_id, USER_REASON)
+
+
+async def memory_versions(pool: Pool, memory_id: int) -> list[MemoryVersion]:
+    """The versions of a memory's fact, oldest first: its predecessors, itself, its successors."""
+    async with transaction(pool) as conn:
+        if await memory_store.get(conn, memory_id) is None:
+            raise NotFound(f"no memory with id {memory_id}")
+        chain = await links_store.history(conn, memory_id)
+        rows = {m.id: m for m in await memory_store.get_many(conn, chain)}
+    return [
+        MemoryVersion(
+            id=m.id,
+            created_at=m.created_at,
+            kind=m.kind,
+            preview=preview(m.content),
+            reason=m.supersede_reason,
+            deleted=m.deleted_at is not None,
+            current=m.deleted_at is None and m.superseded_by is None,
+        )
+        for m in (rows[i] for i in chain if i in rows)
+    ]
+
+
+async def backfill(pool: Pool, batch_size: int = BACKFILL_BATCH) -> int:
+    """Link memories stored before supersession existed; returns how many links it made."""
+    made = 0
+    while True:
+        async with transaction(pool) as conn:
+            progress = await links_store.backfill_progress(conn)
+            if progress is None or progress[0] >= progress[1]:
+                return made
+            done_id, up_to_id = progress
+            ids = await links_store.backfill_batch(conn, done_id, up_to_id, batch_size)
+            made += len(await link_new_memories(conn, ids))
+            await links_store.record_backfill(conn, ids[-1] if ids else up_to_id)
+        if made:
+            logger.info("supersession backfill: %d links so far", made)
+
+
+async def backfill_in_background(pool: Pool) -> None:
+    """The backfill as `serve` runs it beside requests: a failure is logged, not raised, and
+    the next start goes on where this one stopped."""
+    try:
+        made = await backfill(pool)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("supersession backfill stopped; it goes on at the next start")
+    else:
+        if made:
+            logger.info("supersession backfill done: %d links", made)

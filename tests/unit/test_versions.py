@@ -1,0 +1,88 @@
+"""Ordering the versions of a changed fact by what the question asks: now, before, or first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from server.models import SearchHit
+from server.versions import order_versions, question_tense, wanted_ids
+
+
+def _hit(
+    memory_id: int, score: float, *, supersedes: int | None = None, by: int | None = None
+) -> SearchHit:
+    return SearchHit(
+        id=memory_id,
+        content=f"memory {memory_id}",
+        kind="note",
+        tags=[],
+        source="",
+        project="acme",
+        project_path="",
+        session_id=None,
+        created_at=datetime(2026, 5, memory_id, tzinfo=UTC),
+        similarity=None,
+        keyword_score=None,
+        fused_score=None,
+        score=score,
+        supersedes=supersedes,
+        superseded_by=by,
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "tense"),
+    [
+        ("which Node version do we need?", "present"),
+        ("what runs before the deploy?", "present"),
+        ("what was the retry count before we changed it?", "past"),
+        ("which package manager did we use back in May?", "past"),
+        ("what was the CLI called previously?", "past"),
+        ("what did the tool used to be called?", "past"),
+        ("what was the limit originally?", "first"),
+        ("at first, where did the lock live?", "first"),
+    ],
+)
+def test_question_tense(question: str, tense: str) -> None:
+    assert question_tense(question) == tense
+
+
+def test_present_lifts_the_successor_to_the_superseded_hits_place() -> None:
+    old, other, new = _hit(1, 0.9, by=3), _hit(2, 0.8), _hit(3, 0.5, supersedes=1)
+    ordered = order_versions([old, other, new], [], "present")
+    assert [h.id for h in ordered] == [3, 1, 2]
+    assert [h.score for h in ordered] == sorted((h.score for h in ordered), reverse=True)
+    assert ordered[0].version_note == "current version of #1"
+
+
+def test_present_pulls_in_a_missing_successor() -> None:
+    old, other = _hit(1, 0.9, by=3), _hit(2, 0.8)
+    assert wanted_ids([old, other], "present") == [3]
+    ordered = order_versions([old, other], [_hit(3, 0.0, supersedes=1)], "present")
+    assert [h.id for h in ordered] == [3, 1, 2]
+
+
+def test_present_follows_a_chain_to_its_newest_version() -> None:
+    v1, v2, v3 = _hit(1, 0.9, by=2), _hit(2, 0.0, supersedes=1, by=3), _hit(3, 0.0, supersedes=2)
+    ordered = order_versions([v1], [v2, v3], "present")
+    assert [h.id for h in ordered] == [3, 2, 1]
+
+
+def test_past_lifts_the_version_before_the_current_one_once() -> None:
+    v1, v2, v3 = _hit(1, 0.5, by=2), _hit(2, 0.0, supersedes=1, by=3), _hit(3, 0.9, supersedes=2)
+    ordered = order_versions([v3, v1], [v2], "past")
+    assert [h.id for h in ordered][:2] == [2, 3]
+
+
+def test_first_goes_back_to_the_first_version() -> None:
+    v1, v2, v3 = _hit(1, 0.0, by=2), _hit(2, 0.0, supersedes=1, by=3), _hit(3, 0.9, supersedes=2)
+    ordered = order_versions([v3], [v2, v1], "first")
+    assert [h.id for h in ordered] == [1, 2, 3]
+
+
+def test_hits_without_versions_keep_their_order() -> None:
+    hits = [_hit(1, 0.9), _hit(2, 0.8), _hit(3, 0.7)]
+    assert order_versions(hits, [], "present") == hits
+    assert order_versions(hits, [], "past") == hits
