@@ -42,12 +42,15 @@ from server.models import MemoryFilter, NewMemory  # noqa: E402
 from server.runtime import open_service  # noqa: E402
 from server.store import memories as memory_store  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
+from server.supersessions import link_new_memories  # noqa: E402
 from server.turn_context import embed_in_context, place_of_new  # noqa: E402
 from server.validation import content_hash  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 MODES = ("semantic", "keyword", "hybrid")
 TOP_K = 10
+# LoCoMo's question categories, as its paper names them.
+CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
 DIALOG_ID = re.compile(r"D(\d+):(\d+)")
 WORD = re.compile(r"[a-z0-9]+")
 
@@ -107,11 +110,14 @@ def load(path: Path, limit: int | None) -> list[tuple[str, list[Turn], list[Ques
     return conversations
 
 
-async def store_turns(service: MemoryService, name: str, turns: list[Turn]) -> dict[int, set[str]]:
+async def store_turns(
+    service: MemoryService, name: str, turns: list[Turn]
+) -> tuple[dict[int, set[str]], int]:
     """Insert every turn (bypassing the write guard, so near-identical turns all stay).
 
     Each LoCoMo session is a session of raw turns, so every turn is embedded with the turns
-    before it by the importers' own code (server/turn_context.py).
+    before it by the importers' own code (server/turn_context.py). Returns the dialog ids of
+    each memory and how many supersession links the turns formed.
     """
     memories = [
         NewMemory(
@@ -138,7 +144,9 @@ async def store_turns(service: MemoryService, name: str, turns: list[Turn]) -> d
             inserted = await memory_store.insert(conn, memory, vectors)
             if inserted is not None:
                 dialog_ids.setdefault(inserted.id, set()).add(turn.dialog_id)
-    return dialog_ids
+        # As every import path does: link turns that change a fact an earlier turn stated.
+        links = await link_new_memories(conn, sorted(dialog_ids))
+    return dialog_ids, len(links)
 
 
 class Bm25:
@@ -224,12 +232,15 @@ async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[s
     settings = Settings(claude_memory_home=home, cache_max_size=0)
     per_split: dict[str, dict[str, list[dict[str, float]]]] = {}
     latencies: dict[str, dict[str, list[float]]] = {}
+    per_category: dict[str, dict[str, dict[str, list[dict[str, float]]]]] = {}
+    link_count = 0
     started = time.monotonic()
     async with open_service(settings) as service:
         load_started = time.monotonic()
         for index, (name, turns, questions) in enumerate(conversations):
             split = "tuning" if index < 5 else "held_out"
-            dialog_ids = await store_turns(service, name, turns)
+            dialog_ids, links = await store_turns(service, name, turns)
+            link_count += links
             bm25 = Bm25([t.content for t in turns])
             for question in questions:
                 evidence = question.evidence
@@ -243,11 +254,13 @@ async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[s
                     ids = await search(service, mode, question)
                     elapsed = (time.perf_counter() - t0) * 1000.0
                     ranked = [dialog_ids.get(i, set()) for i in ids]
+                    scores = score_question(ranked, evidence)
                     for bucket in (split, "all"):
-                        per_split.setdefault(bucket, {}).setdefault(mode, []).append(
-                            score_question(ranked, evidence)
-                        )
+                        per_split.setdefault(bucket, {}).setdefault(mode, []).append(scores)
                         latencies.setdefault(bucket, {}).setdefault(mode, []).append(elapsed)
+                        per_category.setdefault(bucket, {}).setdefault(mode, {}).setdefault(
+                            CATEGORIES[question.category], []
+                        ).append(scores)
         query_seconds = time.monotonic() - load_started
     splits = {
         bucket: {
@@ -262,7 +275,15 @@ async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[s
         "turns": sum(len(t) for _, t, _ in conversations),
         "questions": sum(len(q) for _, _, q in conversations),
         "top_k": TOP_K,
+        "supersession_links": link_count,
         "splits": {key: splits[key] for key in ("tuning", "held_out", "all") if key in splits},
+        "categories": {
+            bucket: {
+                mode: {name: summarise(rows, []) for name, rows in sorted(names.items())}
+                for mode, names in modes.items()
+            }
+            for bucket, modes in per_category.items()
+        },
         "seconds_total": round(time.monotonic() - started, 1),
         "seconds_load_and_query": round(query_seconds, 1),
     }
