@@ -309,7 +309,8 @@ class SearchHit:
     `score`: what the results are ordered by: the mode's base score times the ranking prior
     (kind weight and recency), or the base score itself when the prior is switched off.
     `supersedes` / `superseded_by`: the older and newer versions of the hit's fact, and
-    `version_note` why the ranking moved this version (server/versions.py).
+    `version_note` why the ranking moved this version (server/versions.py); `time_note` that
+    it is from the period the question names (server/query_dates.py).
     """
 
     id: int
@@ -328,6 +329,7 @@ class SearchHit:
     supersedes: int | None = None
     superseded_by: int | None = None
     version_note: str | None = None
+    time_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,7 @@ SEARCH_HIT = _object(
         "supersedes": _nullable("integer"),
         "superseded_by": _nullable("integer"),
         "version_note": _nullable("string"),
+        "time_note": _nullable("string"),
     }
 )
 SEARCH_RESPONSE = _object(

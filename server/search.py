@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,7 @@ from server.models import (
     SearchResult,
     preview,
 )
-from server.query_dates import Period, mentioned_period
+from server.query_dates import Period, mentioned_period, names_relative_time
 from server.ranking import (
     NO_PRIOR,
     RankingPrior,
@@ -59,6 +59,11 @@ HYBRID_MIN_DEPTH = 10
 # lists, each weighted this many times its mode's weight (LoCoMo conversations 0-4, replayed:
 # recall@10 0.661 without them, 0.668 / 0.674 / 0.678 at 0.5x / 1x / 2x; docs/BENCHMARKS.md).
 DATED_LIST_WEIGHT = 2.0
+# A relative phrase ("early March", "two weeks ago") is a guess at the period: its lists count
+# half as much, and its semantic list keeps only memories about the question at all, so a memory
+# that is merely from then cannot pass the answer from another time.
+RELATIVE_DATED_LIST_WEIGHT = 1.0
+RELATIVE_DATED_MIN_SIMILARITY = 0.3
 # Keyword candidates come from the rarest query terms matching this many memories together
 # (ranking.seed_terms). At 100,000 memories a question's terms match 5,000 (median) to 13,000
 # rows; with 2,000 seed rows (and store/search.BM25_MAX_ROWS) the keyword SQL takes 9 / 13 ms
@@ -149,14 +154,19 @@ class Searcher:
         count = max(HYBRID_MIN_DEPTH, limit)
         # A question naming a date is about that period: its best matches from then join the
         # fusion as two more lists.
-        dated = _within(where, mentioned_period(text)) if use_prior else None
+        period, relative = await self._period(text, where) if use_prior else (None, False)
+        dated = _within(where, period)
+        dated_weight = RELATIVE_DATED_LIST_WEIGHT if relative else DATED_LIST_WEIGHT
+        dated_floor = max(min_similarity, RELATIVE_DATED_MIN_SIMILARITY if relative else 0.0)
         # The keyword leg runs on its own connection while the query is embedded and the
         # semantic leg runs on another, so hybrid costs about the slower of the two legs.
         # Neither waits for the other while holding a connection, so the pool cannot deadlock.
         keyword_leg = asyncio.ensure_future(self._keyword_lists(text, where, dated, count))
         try:
             [vector] = await self.embedder.encode_async([text])
-            lists = await self._semantic_lists(vector, where, dated, count, min_similarity)
+            lists = await self._semantic_lists(
+                vector, where, dated, count, min_similarity, dated_floor
+            )
             terms, keyword_lists = await keyword_leg
         finally:
             _discard(keyword_leg)
@@ -166,8 +176,8 @@ class Searcher:
             {
                 "semantic": semantic_weight,
                 "keyword": keyword_weight,
-                "semantic_dated": DATED_LIST_WEIGHT * semantic_weight,
-                "keyword_dated": DATED_LIST_WEIGHT * keyword_weight,
+                "semantic_dated": dated_weight * semantic_weight,
+                "keyword_dated": dated_weight * keyword_weight,
             },
         )
         ids = list(fused)
@@ -194,8 +204,22 @@ class Searcher:
             keyword=keyword_score,
             fused=fused,
         )
-        hits = await self._versions(hits, text, limit, use_prior, vector)
+        hits = await self._versions(
+            hits, text, limit, use_prior, vector, period if dated is not None else None
+        )
+        if dated is not None and period is not None:
+            hits = [_in_period(hit, period) for hit in hits]
         return _result("hybrid", text, hits, started)
+
+    async def _period(self, text: str, where: MemoryFilter) -> tuple[Period | None, bool]:
+        """The period the question names, and whether it was a relative phrase: one is read
+        from the newest memory in scope (the project searched), or from now if there is none."""
+        period = mentioned_period(text)
+        if period is not None or not names_relative_time(text):
+            return period, False
+        async with transaction(self.pool) as conn:
+            newest = await memory_store.newest_created_at(conn, where)
+        return mentioned_period(text, newest or datetime.now(UTC)), True
 
     async def _keyword_lists(
         self, text: str, where: MemoryFilter, dated: MemoryFilter | None, count: int
@@ -217,6 +241,7 @@ class Searcher:
         dated: MemoryFilter | None,
         count: int,
         min_similarity: float,
+        dated_min_similarity: float,
     ) -> dict[str, list[tuple[int, float]]]:
         """Hybrid's semantic candidates (and the dated period's), in one transaction."""
         async with transaction(self.pool) as conn:
@@ -227,7 +252,7 @@ class Searcher:
             }
             if dated is not None:
                 lists["semantic_dated"] = await search_store.semantic_candidates(
-                    conn, vector, dated, count, min_similarity
+                    conn, vector, dated, count, dated_min_similarity
                 )
         return lists
 
@@ -313,16 +338,21 @@ class Searcher:
         limit: int,
         use_prior: bool,
         vector: np.ndarray | None = None,
+        period: Period | None = None,
     ) -> list[SearchHit]:
         """The top `limit` hits with the version of each fact the question asks for first.
 
         A version pulled into the list gets its similarity to the query when there is a query
-        vector, so a similarity cut-off downstream (prompt recall) can judge it.
+        vector, so a similarity cut-off downstream (prompt recall) can judge it. A question that
+        names a period ("in early March") asks for the version of then: the period's lists
+        already lifted it, so no version is moved for the present.
         """
         top = hits[:limit]
         if not use_prior:
             return top
         tense = question_tense(text)
+        if period is not None and tense == "present":
+            return top
         pulled: list[SearchHit] = []
         for _ in range(MAX_CHAIN_STEPS):
             wanted = wanted_ids([*top, *pulled], tense)
@@ -396,6 +426,15 @@ def _hit(
         supersedes=m.supersedes,
         superseded_by=m.superseded_by,
     )
+
+
+def _in_period(hit: SearchHit, period: Period) -> SearchHit:
+    """The hit with a note saying it is from the period the question names, if it is."""
+    if not period.start <= hit.created_at < period.end:
+        return hit
+    last = period.end - timedelta(microseconds=1)
+    note = f"from {period.start:%Y-%m-%d} to {last:%Y-%m-%d}, the time the question names"
+    return replace(hit, time_note=note)
 
 
 def _within(where: MemoryFilter, period: Period | None) -> MemoryFilter | None:

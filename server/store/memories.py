@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from psycopg.rows import class_row
@@ -320,6 +321,15 @@ async def count(conn: Conn, where: MemoryFilter) -> int:
     )
     row = await cur.fetchone()
     return int(row[0]) if row else 0
+
+
+async def newest_created_at(conn: Conn, where: MemoryFilter) -> datetime | None:
+    """When the newest memory the filter selects was made; None when it selects none."""
+    cur = await conn.execute(
+        f"SELECT max(created_at) FROM memories WHERE {FILTER_SQL}", filter_params(where)
+    )
+    row = await cur.fetchone()
+    return row[0] if row else None
 
 
 async def list_page(conn: Conn, where: MemoryFilter, limit: int, offset: int) -> list[Memory]:

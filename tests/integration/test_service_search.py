@@ -466,3 +466,43 @@ async def test_keyword_candidates_fill_a_list_longer_than_the_scoring_cut(
 
     assert len(found) == wanted
     assert [score for _, score in found] == sorted((score for _, score in found), reverse=True)
+
+
+async def test_a_relative_time_phrase_is_read_from_the_projects_newest_memory(
+    service: MemoryService,
+) -> None:
+    """ "early March" is the March before the project's last memory, a boost, never a filter."""
+    at = [
+        datetime(2025, 3, 3, tzinfo=UTC),
+        datetime(2025, 3, 25, tzinfo=UTC),
+        datetime(2025, 4, 9, tzinfo=UTC),
+    ]
+    texts = [
+        "Cache decision: session cache TTL is 5 minutes, kept in Redis.",
+        "Cache decision: session cache TTL raised, kept in Redis, after the load test.",
+        "Cache decision: session cache now lives in Postgres, unlogged table.",
+    ]
+    ids = [
+        (await service.save(t, project="shop", created_at=when, force=True)).id
+        for t, when in zip(texts, at, strict=True)
+    ]
+    only_april = (
+        await service.save(
+            "The invoice PDF renderer moved to a worker queue.",
+            project="shop",
+            created_at=datetime(2025, 4, 10, tzinfo=UTC),
+        )
+    ).id
+
+    early = await service.search_hybrid("what did we decide about the cache in early March?")
+    late = await service.search_hybrid("the cache decision from late March")
+    renderer = await service.search_hybrid("where does the PDF renderer run since early March?")
+
+    assert early.hits[0].id == ids[0]
+    assert (
+        early.hits[0].time_note is not None
+        and "2025-02-28 to 2025-03-11" in early.hits[0].time_note
+    )
+    assert late.hits[0].id == ids[1]
+    assert renderer.hits[0].id == only_april  # outside the period, still the answer
+    assert renderer.hits[0].time_note is None

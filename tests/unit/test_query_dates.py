@@ -48,3 +48,46 @@ def test_absolute_dates_name_a_period(query: str, start: datetime, end: datetime
 )
 def test_queries_without_an_absolute_date_name_none(query: str) -> None:
     assert mentioned_period(query) is None
+
+
+ANCHOR = datetime(2026, 4, 14, 16, 30, tzinfo=UTC)  # the newest memory of the project
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("what did we decide in early March?", day(2026, 2, 28), day(2026, 3, 12)),
+        ("the mid-March incident", day(2026, 3, 9), day(2026, 3, 22)),
+        ("what broke in late January", day(2026, 1, 19), day(2026, 2, 2)),
+        ("at the start of April", day(2026, 3, 31), day(2026, 4, 12)),
+        ("by the end of February 2025", day(2025, 2, 1), day(2025, 3, 4)),  # with a year: all
+        ("which package manager did we use back in May?", day(2025, 5, 1), day(2025, 6, 4)),
+        ("what changed in March", day(2026, 3, 1), day(2026, 4, 4)),
+        ("what did we ship in Q1?", day(2026, 1, 1), day(2026, 4, 4)),
+        ("what was decided two days ago", day(2026, 4, 11), day(2026, 4, 14)),
+        ("the fix from 3 weeks ago", day(2026, 3, 21), day(2026, 3, 28)),
+        ("what did we change yesterday", day(2026, 4, 12), day(2026, 4, 15)),
+        ("what changed last week", day(2026, 3, 31), day(2026, 4, 9)),
+        ("anything last month?", day(2026, 3, 1), day(2026, 4, 4)),
+    ],
+)
+def test_relative_phrases_are_read_from_the_anchor(
+    query: str, start: datetime, end: datetime
+) -> None:
+    period = mentioned_period(query, ANCHOR)
+
+    assert period is not None
+    assert (period.start, period.end) == (start, end)
+
+
+def test_an_absolute_date_wins_over_the_anchor() -> None:
+    period = mentioned_period("what happened on 2026-01-31, two days ago?", ANCHOR)
+    assert period is not None and period.start == day(2026, 1, 30)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["May I ask about the migration?", "what runs before the deploy?", "the q2 roadmap doc"],
+)
+def test_no_relative_phrase_names_nothing_even_with_an_anchor(query: str) -> None:
+    assert mentioned_period(query, ANCHOR) is None

@@ -92,6 +92,7 @@ export type SearchHit = {
   supersedes: number | null;
   superseded_by: number | null;
   version_note: string | null;
+  time_note: string | null;
 };
 
 export type SearchResponse = {

@@ -58,6 +58,7 @@ export function hit(overrides: Partial<SearchHit> = {}): SearchHit {
     supersedes: null,
     superseded_by: null,
     version_note: null,
+    time_note: null,
     ...overrides,
   };
 }
