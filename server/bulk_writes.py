@@ -37,7 +37,7 @@ from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import sessions as session_store
 from server.store.tx import Conn, Pool, transaction
-from server.supersession_rules import states_a_change
+from server.supersession_rules import redundant_near_copy
 from server.supersessions import link_new_memories
 from server.turn_context import embed_in_context, place_of_new
 from server.validation import prepare_draft
@@ -133,8 +133,11 @@ class BulkWrites:
                     if (
                         hit is not None
                         and hit[0] in targets
-                        and not states_a_change(
-                            candidate.memory.content, targets[hit[0]].content, hit[1]
+                        and redundant_near_copy(
+                            candidate.memory.content,
+                            targets[hit[0]].content,
+                            hit[1],
+                            self.settings.guard_noop_threshold,
                         )
                     ):
                         outcomes[candidate.index] = BulkItemOutcome(

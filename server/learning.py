@@ -31,7 +31,7 @@ from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import supersessions as links_store
 from server.store.tx import Pool, transaction
-from server.supersession_rules import states_a_change
+from server.supersession_rules import redundant_near_copy
 from server.supersessions import link_new_memories
 from server.validation import blank_to_none, check_id, prepare_draft
 
@@ -109,15 +109,17 @@ class Learning:
             nearest = await search_store.nearest_live_many(
                 conn, [v.vector for v in vectors], project=session.project
             )
-            near = await links_store.contents(conn, [hit[0] for hit in nearest if hit is not None])
+            threshold = self.settings.guard_noop_threshold
+            near = await links_store.contents(
+                conn, [hit[0] for hit in nearest if hit is not None and hit[1] >= threshold]
+            )
             keep = [
                 (memory, vector)
                 for memory, vector, hit in zip(prepared, vectors, nearest, strict=True)
                 if memory.content_hash not in stored
-                and (
-                    hit is None
-                    or hit[1] < self.settings.guard_noop_threshold
-                    or (hit[0] in near and states_a_change(memory.content, near[hit[0]], hit[1]))
+                and not (
+                    hit is not None
+                    and redundant_near_copy(memory.content, near.get(hit[0], ""), hit[1], threshold)
                 )
             ]
             ids = await memory_store.insert_many(conn, [m for m, _ in keep], [v for _, v in keep])

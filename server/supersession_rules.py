@@ -56,6 +56,8 @@ _DATE = re.compile(
 )
 _ISSUE = re.compile(r"(?:#|\bpr\s*|\bissue\s*)\d+\b", re.I)
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
+_ENDS_SENTENCE = re.compile(r"[.!?:\n]\s*$")
+_SENTENCE_BREAK = re.compile(r"[.!?]\s")
 _TOKEN = re.compile(r"--?[a-z][\w-]*|[a-z0-9_$][\w$]*(?:[./:@-][\w$]+)*", re.I)
 _NUMBER = re.compile(r"^v?\d+(?:[.,]\d+)*(?:%|[a-z]{1,3})?$", re.I)
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}$", re.I)
@@ -150,15 +152,6 @@ class Statement:
     value_words: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
-class Replacement:
-    """The newer memory replaces the older one, and why in a few words."""
-
-    older_id: int
-    newer_id: int
-    reason: str
-
-
 def read_statement(text: str) -> Statement:
     """The subject words, values, change cue and named previous values of one text."""
     plain = _FENCE.sub(" ", text.translate(_PLAIN))
@@ -228,10 +221,15 @@ def replacement_reason(newer: Statement, older: Statement, similarity: float) ->
     return None
 
 
-def states_a_change(newer_text: str, older_text: str, similarity: float) -> bool:
-    """Whether a near copy is a new version of the older fact, for the write guard."""
+def redundant_near_copy(
+    newer_text: str, older_text: str, similarity: float, threshold: float
+) -> bool:
+    """The write guard's noop: at least `threshold` similar, and not a new version of the
+    older text's fact ("Node 22" after "Node 20" is saved, and then supersedes it)."""
+    if similarity < threshold:
+        return False
     reason = replacement_reason(read_statement(newer_text), read_statement(older_text), similarity)
-    return reason is not None
+    return reason is None
 
 
 def _tokens(text: str) -> Iterable[tuple[str, bool]]:
@@ -240,7 +238,7 @@ def _tokens(text: str) -> Iterable[tuple[str, bool]]:
     position = 0
     for match in _TOKEN.finditer(text):
         between = text[position : match.start()]
-        if re.search(r"[.!?:\n]\s*$", between) or re.search(r"[.!?]\s", between):
+        if _ENDS_SENTENCE.search(between) or _SENTENCE_BREAK.search(between):
             sentence_start = True
         yield match.group(0), sentence_start
         sentence_start = False

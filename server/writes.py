@@ -32,7 +32,7 @@ from server.models import (
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.tx import Pool, transaction
-from server.supersession_rules import states_a_change
+from server.supersession_rules import redundant_near_copy
 from server.supersessions import link_new_memories, set_link
 from server.turn_context import embed_in_context, place_of_new, turn_place
 from server.validation import (
@@ -105,11 +105,14 @@ class Writes:
         async with transaction(self.pool) as conn:
             if not force:
                 nearest = await search_store.nearest_live(conn, vectors.vector)
-                if nearest is not None and nearest.similarity >= self.settings.guard_noop_threshold:
+                if nearest is not None and redundant_near_copy(
+                    new.content,
+                    nearest.content,
+                    nearest.similarity,
+                    self.settings.guard_noop_threshold,
+                ):
                     target = await memory_store.get(conn, nearest.id)
-                    if target is not None and not states_a_change(
-                        new.content, target.content, nearest.similarity
-                    ):
+                    if target is not None:
                         return SaveOutcome(
                             status="noop",
                             id=target.id,

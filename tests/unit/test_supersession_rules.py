@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.supersession_rules import read_statement, replacement_reason, states_a_change
+from server.supersession_rules import read_statement, redundant_near_copy, replacement_reason
 
 CHANGES = [
     (
@@ -121,9 +121,19 @@ def test_a_named_previous_value_is_the_reason() -> None:
 
 
 def test_unrelated_texts_below_the_similarity_gate_are_not_linked() -> None:
-    assert not states_a_change(
-        "The minimum Node version is 22.", "The minimum Node version is 20.", 0.2
+    reason = replacement_reason(
+        read_statement("The minimum Node version is 22."),
+        read_statement("The minimum Node version is 20."),
+        0.2,
     )
+    assert reason is None
+
+
+def test_the_write_guard_keeps_a_changed_near_copy_and_drops_a_restatement() -> None:
+    old = "The minimum Node version for the build is 20."
+    assert not redundant_near_copy("The minimum Node version for the build is 22.", old, 0.95, 0.92)
+    assert redundant_near_copy("The minimum Node version for the build is 20!", old, 0.95, 0.92)
+    assert not redundant_near_copy("The minimum Node version for the build is 20!", old, 0.9, 0.92)
 
 
 def test_values_are_read_by_kind() -> None:
