@@ -205,9 +205,16 @@ def replacement_reason(newer: Statement, older: Statement, similarity: float) ->
     close = len(shared) >= MIN_SHARED and overlap >= MIN_OVERLAP
     changed = _changed_value(newer, older)
     if changed is not None:
-        # Only the value may differ: "login limit 5" and "invoice limit 30" are two facts.
-        if close and strays == 0 and similarity >= VALUE_MIN_SIMILARITY:
-            return changed
+        kind, description = changed
+        # Only the value may differ: "login limit 5" and "invoice limit 30" are two facts. The
+        # changed values themselves ("nightly" then "Mondays") are not strays.
+        changed_words = {_stem(v) for v in newer.values.get(kind, frozenset()) | older.values[kind]}
+        value_strays = min(
+            len(newer.subject - older.subject - changed_words),
+            len(older.subject - newer.subject - changed_words),
+        )
+        if close and value_strays == 0 and similarity >= VALUE_MIN_SIMILARITY:
+            return description
         return None
     if newer.says_changed and not older.says_changed and close and strays <= 1:
         # A new plain word ("switched to pnpm") counts only beside a strong change word.
@@ -338,6 +345,7 @@ def _named_previous(newer: Statement, older: Statement) -> str | None:
         ]
     values = newer.value_words | older.value_words
     shared = newer.subject & older.subject
+    rejected = {x for x, _ in older.contrasted}
     for word, plain_allowed, weak_cue in sorted(candidates):
         if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
             continue
@@ -347,7 +355,9 @@ def _named_previous(newer: Statement, older: Statement) -> str | None:
         weak = word not in values or weak_cue
         if len(shared - {word}) < (NAMED_MIN_SHARED_PLAIN if weak else NAMED_MIN_SHARED):
             continue
-        if _states(older, word) and word not in older.previous:
+        # The older text stating X as what is *not* the value ("pnpm, not npm") already
+        # agrees with the newer one naming X as the previous value.
+        if _states(older, word) and word not in older.previous and word not in rejected:
             return word
     return None
 
@@ -358,8 +368,9 @@ def _states(statement: Statement, word: str) -> bool:
     return any(word in found for found in statement.values.values())
 
 
-def _changed_value(newer: Statement, older: Statement) -> str | None:
-    """ "number 20 -> 22" when both state a value of one kind and each has one the other lacks."""
+def _changed_value(newer: Statement, older: Statement) -> tuple[str, str] | None:
+    """(kind, "number 20 -> 22") when both state a value of one kind and each has one the
+    other lacks."""
     for kind in _CONFLICT_KINDS:
         new_values = newer.values.get(kind, frozenset())
         old_values = older.values.get(kind, frozenset())
@@ -370,7 +381,7 @@ def _changed_value(newer: Statement, older: Statement) -> str | None:
         gained = sorted(new_values - old_values)
         lost = sorted(old_values - new_values)
         if gained and lost:
-            return f"{kind} {', '.join(lost)} -> {', '.join(gained)}"
+            return kind, f"{kind} {', '.join(lost)} -> {', '.join(gained)}"
     return None
 
 

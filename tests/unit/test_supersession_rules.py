@@ -41,6 +41,11 @@ CHANGES = [
         "Use Jest for unit tests in the web app.",
         "We moved the web app unit tests from Jest to Vitest.",
     ),
+    # The changed values are the only words that differ: the schedule words are not strays.
+    (
+        "The ETL job runs nightly at 02:00 UTC via Airflow.",
+        "The ETL job runs every Monday at 06:00 UTC via Airflow.",
+    ),
 ]
 
 NOT_CHANGES = [
@@ -65,6 +70,14 @@ NOT_CHANGES = [
     ("Deployed to staging on 2026-05-04.", "Deployed to staging on 2026-05-11."),
     ("Fix for #412: guard the null customer.", "Fix for #415: guard the null customer."),
     ("The retry count is 5.", "Is the retry count still 5 or is it 3 now?"),
+    # Both name npm as what is not used: a restatement, not a change.
+    (
+        "This repo uses pnpm, not npm: run pnpm install and pnpm test.",
+        "Use pnpm for this repository (not npm); install with pnpm install, test with pnpm test.",
+    ),
+    ("The user prefers tabs over spaces in Go, not spaces.", "In Go files use tabs, not spaces."),
+    # Different schedules of two different jobs.
+    ("The ETL job runs nightly via Airflow.", "The backup job runs every Monday via cron."),
     # Conversation, not facts: who is spoken to, a "not" that contrasts nothing, prose "from X
     # to Y", small talk "now".
     ("Caroline: Thanks, Melanie! Your kind words mean a lot.", "Melanie: Thanks, Caroline!"),
