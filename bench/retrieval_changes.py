@@ -131,6 +131,8 @@ async def run(corpus: Path, home: Path) -> dict[str, Any]:
             )
             memories, links = (int(v) for v in (await cur.fetchone() or (0, 0)))
         import_seconds = time.monotonic() - started
+        async with service.pool.connection() as conn:  # as in retrieval_locomo.settle
+            await conn.execute("ANALYZE memories")
         with_links = await ask_all(service, questions)
         async with transaction(service.pool) as conn:
             await conn.execute("UPDATE memories SET supersedes = NULL WHERE supersedes IS NOT NULL")

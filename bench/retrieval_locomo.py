@@ -1,8 +1,9 @@
 """Retrieval quality and latency on LoCoMo, through MemoryService; prints one JSON object.
 
-Each of LoCoMo's 10 conversations is loaded into a fresh embedded database, one memory per
-dialog turn (`speaker: text`, timestamped with its session's date, project = the conversation
-id, one session id per LoCoMo session, so turns are embedded with the two before them as the
+All of LoCoMo's 10 conversations are loaded into a fresh embedded database (then ANALYZEd, so
+the keyword statistics do not depend on when autovacuum runs), one memory per dialog turn
+(`speaker: text`, timestamped with its session's date, project = the conversation id, one
+session id per LoCoMo session, so turns are embedded with the two before them as the
 importers do). Every question of categories 1-4 is asked within its conversation in each mode
 (semantic, keyword, hybrid); a BM25 baseline (k1 1.2, b 0.75, computed here in Python) ranks
 the same turns for comparison. Figures per split: conversations 0-4 (tuning), 5-9 (held
@@ -227,6 +228,14 @@ async def search(service: MemoryService, mode: str, question: Question) -> list[
     return [hit.id for hit in result.hits]
 
 
+async def settle(service: MemoryService) -> None:
+    """ANALYZE the loaded store, as autovacuum soon does on a user's machine: keyword IDF reads
+    the planner's term statistics once they exist, so without this the figures depend on when
+    autovacuum happened to run during the bench."""
+    async with service.pool.connection() as conn:
+        await conn.execute("ANALYZE memories")
+
+
 async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[str, Any]:
     conversations = load(data, conversations_limit)
     settings = Settings(claude_memory_home=home, cache_max_size=0)
@@ -237,10 +246,15 @@ async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[s
     started = time.monotonic()
     async with open_service(settings) as service:
         load_started = time.monotonic()
-        for index, (name, turns, questions) in enumerate(conversations):
-            split = "tuning" if index < 5 else "held_out"
+        stored: list[dict[int, set[str]]] = []
+        for name, turns, _ in conversations:
             dialog_ids, links = await store_turns(service, name, turns)
+            stored.append(dialog_ids)
             link_count += links
+        await settle(service)
+        for index, (_, turns, questions) in enumerate(conversations):
+            split = "tuning" if index < 5 else "held_out"
+            dialog_ids = stored[index]
             bm25 = Bm25([t.content for t in turns])
             for question in questions:
                 evidence = question.evidence

@@ -83,6 +83,12 @@ def _field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], defau
     return value
 
 
+def _optional_unit(body: dict[str, Any], name: str) -> float | None:
+    """A number from 0 to 1 if given; None leaves the default to the service."""
+    value = _field(body, name, (int, float), None)
+    return None if value is None else float(value)
+
+
 def _supersedes(body: dict[str, Any]) -> int | None:
     """`supersedes`: an id sets the link, null or 0 clears it (0), absent leaves it (None)."""
     if "supersedes" not in body:
@@ -276,7 +282,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         result = await service.search_semantic(
             _field(body, "query", str, ""),
             limit=_field(body, "limit", int, 20),
-            min_similarity=float(_field(body, "threshold", (int, float), 0.3)),
+            min_similarity=_optional_unit(body, "threshold"),
             where=MemoryFilter(project=project or None),
         )
         return JSONResponse(
@@ -302,7 +308,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             result = await service.search_semantic(
                 query,
                 limit=limit,
-                min_similarity=float(_field(body, "min_similarity", (int, float), 0.3)),
+                min_similarity=_optional_unit(body, "min_similarity"),
                 where=where,
             )
         elif mode == "keyword":

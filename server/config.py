@@ -86,7 +86,7 @@ class Settings:
     search_kind_weights: str = DEFAULT_KIND_WEIGHTS
     search_recency_weight: float = 0.1
     search_recency_half_life_days: float = 90.0
-    recall_threshold: float = 0.45
+    recall_threshold: float | None = None  # None: measured for the model (server/cutoffs.py)
     recall_max_hits: int = 3
     recall_max_chars: int = 3_000
     ollama_url: str = "http://localhost:11434/v1"

@@ -163,7 +163,7 @@ def build_mcp() -> FastMCP:
     async def semantic_search(
         query: str,
         limit: int = 10,
-        min_similarity: float = 0.3,
+        min_similarity: float | None = None,
         project: str | None = None,
         since: str | None = None,
         before: str | None = None,
@@ -173,7 +173,8 @@ def build_mcp() -> FastMCP:
         Args:
             query: What to look for, in plain language.
             limit: Maximum hits, 1-100.
-            min_similarity: Cut-off between 0 and 1.
+            min_similarity: Cut-off between 0 and 1; by default the one measured for the
+                embedding model (0.15 for the bundled one), which drops what is unrelated.
             project: Only this project (name or path).
             since: Only after this date (ISO 8601 or an age like 7d).
             before: Only before this date.
@@ -344,7 +345,7 @@ def build_mcp() -> FastMCP:
 
     @mcp.tool(annotations=READ_ONLY)
     async def find_duplicates(
-        threshold: float = 0.9,
+        threshold: float | None = None,
         limit: int = 20,
         project: str | None = None,
         scan_limit: int = 500,
@@ -352,7 +353,8 @@ def build_mcp() -> FastMCP:
         """Find pairs of near-duplicate memories to merge or delete.
 
         Args:
-            threshold: Similarity cut-off, 0-1.
+            threshold: Similarity cut-off, 0-1; by default the one measured for the
+                embedding model (0.8 for the bundled one).
             limit: Maximum pairs, 1-100.
             project: Only this project (name or path).
             scan_limit: How many of the newest memories to check, 1-10000.

@@ -18,6 +18,7 @@ from server.bulk_writes import BulkWrites
 from server.cache import ReadCache
 from server.config import Settings
 from server.context import startup_markdown
+from server.cutoffs import cutoffs_for
 from server.embeddings import Embedder
 from server.errors import InvalidInput
 from server.learning import Learning
@@ -72,6 +73,7 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
             settings.cache_max_size, settings.cache_ttl_seconds, self._committed_state
         )
         self.searcher = Searcher(pool, embedder, settings.ranking_prior)
+        self.cutoffs = cutoffs_for(embedder.name)
 
     # ----- search -------------------------------------------------------------------------
 
@@ -80,12 +82,15 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
         query: str,
         *,
         limit: int = 10,
-        min_similarity: float = 0.3,
+        min_similarity: float | None = None,
         where: MemoryFilter | None = None,
         use_prior: bool = True,
     ) -> SearchResult:
-        """Memories closest in meaning to `query`, at or above `min_similarity`."""
+        """Memories closest in meaning to `query`, at or above `min_similarity` (by default
+        the cut-off measured for the embedding model, server/cutoffs.py)."""
         checked = check_filter(where or MemoryFilter())
+        if min_similarity is None:
+            min_similarity = self.cutoffs.semantic
         return await self.cache.get_or_load(
             ("semantic", query, limit, min_similarity, checked, use_prior),
             lambda: self.searcher.semantic(
@@ -152,12 +157,15 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
     async def find_duplicates(
         self,
         *,
-        threshold: float = 0.9,
+        threshold: float | None = None,
         limit: int = 20,
         project: str | None = None,
         scan_limit: int = 500,
     ) -> list[DuplicatePair]:
-        """Near-duplicate pairs among the `scan_limit` newest memories, most similar first."""
+        """Near-duplicate pairs among the `scan_limit` newest memories, most similar first
+        (by default at the cut-off measured for the embedding model, server/cutoffs.py)."""
+        if threshold is None:
+            threshold = self.cutoffs.duplicates
         return await self.cache.get_or_load(
             ("duplicates", threshold, limit, project, scan_limit),
             lambda: self.searcher.duplicates(

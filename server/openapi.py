@@ -370,7 +370,13 @@ UPDATE_MEMORY = _object(
 RECALL_REQUEST = _object(
     {
         "query": {"type": "string", "minLength": 1},
-        "threshold": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.3},
+        "threshold": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Cut-off; by default the one measured for the embedding model"
+            " (0.15 for the bundled model)",
+        },
         "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
         "project": {"type": "string"},
     },
@@ -388,7 +394,11 @@ SEARCH_REQUEST = _object(
         "since": {"type": "string"},
         "before": {"type": "string"},
         "include_archived": {"type": "boolean", "default": False},
-        "min_similarity": UNIT,
+        "min_similarity": {
+            **UNIT,
+            "description": "Semantic cut-off; by default the one measured for the embedding"
+            " model (0.15 for the bundled model) in semantic mode, 0 in hybrid mode",
+        },
         "keyword_weight": UNIT,
         "semantic_weight": UNIT,
     },

@@ -57,10 +57,37 @@ MONTH_SLACK = timedelta(days=3)
 
 @dataclass(frozen=True, slots=True)
 class Period:
-    """[start, end) in UTC."""
+    """[start, end) in UTC; `as_of` and `label` when the period is read from an event."""
 
     start: datetime
     end: datetime
+    as_of: datetime | None = None  # the moment whose current versions the question asks for
+    label: str | None = None  # what the period is, said in a hit's time_note
+
+
+@dataclass(frozen=True, slots=True)
+class EventReference:
+    """ "before the Kestrel support ticket": the direction and the event's words."""
+
+    direction: str  # "before" or "after"
+    phrase: str
+
+
+# "before / after / since / prior to <event>", the event being what follows up to the end of
+# the clause. A gerund ("before giving up", "before installing") or a present verb names a step
+# of a routine, not an event, and so does any "before" in a question about the present: the
+# question must look back ("what was", "did we", "were").
+_EVENT = re.compile(
+    r"\b(before|after|since|prior\s+to)\s+(?!(?:that|then|now|it|this)\b)([^?.!,;]{3,80})", re.I
+)
+_STARTS_WITH_DATE = re.compile(rf"(?:\d|{_MONTH}\b)", re.I)
+_GERUND = re.compile(r"^\w+ing\b", re.I)
+_PRESENT_CLAUSE = re.compile(r"\b(?:is|are|am|does|do|gets|times out)\b|'re\b|'s\s+\w+ed\b", re.I)
+_LOOKS_BACK = re.compile(r"\b(?:was|were|did|had|used|held|kept|ran|took|got|went)\b", re.I)
+# How far a period read from an event reaches: "before the ticket" is the weeks leading to it.
+EVENT_SPAN = timedelta(days=45)
+# A change made in the session that followed the event is still "right after" it.
+EVENT_AFTER_SLACK = timedelta(days=1)
 
 
 _PART = r"(early|mid|middle of|late|(?:the\s+)?(?:start|beginning|end)\s+of)"
@@ -83,6 +110,48 @@ _LAST = re.compile(r"\b(yesterday|last\s+(?:week|month)|this\s+(?:week|month))\b
 _RELATIVE = (_PART_OF_MONTH, _IN_MONTH, _QUARTER, _AGO, _LAST)
 # How far a relative phrase reaches beyond its exact span: "two weeks ago" is rarely exact.
 AGO_SLACK = {"day": timedelta(days=1), "week": timedelta(days=3), "month": timedelta(days=10)}
+
+
+def event_reference(query: str) -> EventReference | None:
+    """The event a question dates itself by ("before the March incident"), or None.
+
+    Only in a question that looks back; a clause that names a date is left to the date
+    readers, and one in the present tense or a gerund is a step, not an event.
+    """
+    if _absolute_period(query) is not None:
+        return None
+    for match in _EVENT.finditer(query):
+        phrase = " ".join(match.group(2).split())
+        if _STARTS_WITH_DATE.match(phrase):
+            continue
+        rest = query[: match.start()] + " " + query[match.end() :]
+        if _GERUND.match(phrase) or _PRESENT_CLAUSE.search(phrase):
+            continue
+        if not _LOOKS_BACK.search(rest) or _absolute_period(phrase) is not None:
+            continue
+        if names_relative_time(phrase):
+            continue
+        direction = "after" if match.group(1).lower() in ("after", "since") else "before"
+        return EventReference(direction, phrase)
+    return None
+
+
+def event_period(reference: EventReference, at: datetime, event_id: int) -> Period:
+    """The period before or after an event stored at `at` (memory `event_id`)."""
+    day = f"{at:%Y-%m-%d}"
+    if reference.direction == "before":
+        return Period(
+            at - EVENT_SPAN,
+            at,
+            as_of=at,
+            label=f"before {reference.phrase} (#{event_id}, {day})",
+        )
+    return Period(
+        at,
+        at + EVENT_SPAN,
+        as_of=at + EVENT_AFTER_SLACK,
+        label=f"after {reference.phrase} (#{event_id}, {day})",
+    )
 
 
 def names_relative_time(query: str) -> bool:

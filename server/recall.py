@@ -3,8 +3,9 @@
 - Session start: the startup context of the project the session runs in.
 - Prompt recall: a hybrid search with the prompt inside that project (all projects when the
   folder is not a known project). Only hits whose cosine similarity reaches RECALL_THRESHOLD
-  count, at most RECALL_MAX_HITS of them, cut to fit RECALL_MAX_CHARS; nothing relevant gives
-  an empty answer, so the hook stays silent. Each fact is shown in its current version only
+  (by default the cut-off measured for the embedding model, server/cutoffs.py) count, at
+  most RECALL_MAX_HITS of them, cut to fit RECALL_MAX_CHARS; nothing relevant gives an empty
+  answer, so the hook stays silent. Each fact is shown in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
   when the change is recent. Raw turns of the same session are skipped (the
   model still has them in context), and a memory reaches a session at most once: the ids
@@ -71,7 +72,11 @@ class HookRecall:
 
     def __init__(self, service: MemoryService, settings: Settings) -> None:
         self.service = service
-        self.threshold = settings.recall_threshold
+        self.threshold = (
+            settings.recall_threshold
+            if settings.recall_threshold is not None
+            else service.cutoffs.recall
+        )
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
         self.injected = InjectedMemories()

@@ -36,7 +36,14 @@ from server.models import (
     SearchResult,
     preview,
 )
-from server.query_dates import Period, mentioned_period, names_relative_time
+from server.query_dates import (
+    EventReference,
+    Period,
+    event_period,
+    event_reference,
+    mentioned_period,
+    names_relative_time,
+)
 from server.ranking import (
     NO_PRIOR,
     RankingPrior,
@@ -44,12 +51,21 @@ from server.ranking import (
     seed_terms,
     term_weights,
 )
+from server.statement_versions import confirmed, newer_first, stale_candidates
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.search import KeywordQuery
 from server.store.tx import Conn, Pool, transaction
+from server.supersession_rules import redundant_near_copy
 from server.validation import check_limit, check_query, check_unit
-from server.versions import order_versions, question_tense, wanted_ids
+from server.versions import (
+    Tense,
+    order_as_of,
+    order_versions,
+    plainly_present,
+    question_tense,
+    wanted_ids,
+)
 
 # Hybrid fuses each list's top max(limit, this) candidates. Shallow lists fuse better: deep in
 # either list, items that merely appear in both get lifted above good single-list hits
@@ -64,6 +80,12 @@ DATED_LIST_WEIGHT = 2.0
 # that is merely from then cannot pass the answer from another time.
 RELATIVE_DATED_LIST_WEIGHT = 1.0
 RELATIVE_DATED_MIN_SIMILARITY = 0.3
+# "before the security review": the memory that tells of the event must be about it, as close as
+# prompt recall asks a memory to be to a prompt (the bundled model's measured recall cut-off).
+EVENT_MIN_SIMILARITY = 0.45
+# Versions of a fact are close but are not duplicates; read more pairs so that leaving them out
+# still fills the page.
+DUPLICATE_OVERFETCH = 2
 # Keyword candidates come from the rarest query terms matching this many memories together
 # (ranking.seed_terms). At 100,000 memories a question's terms match 5,000 (median) to 13,000
 # rows; with 2,000 seed rows (and store/search.BM25_MAX_ROWS) the keyword SQL takes 9 / 13 ms
@@ -212,14 +234,33 @@ class Searcher:
         return _result("hybrid", text, hits, started)
 
     async def _period(self, text: str, where: MemoryFilter) -> tuple[Period | None, bool]:
-        """The period the question names, and whether it was a relative phrase: one is read
-        from the newest memory in scope (the project searched), or from now if there is none."""
+        """The period the question names, and whether it is a guess (a relative phrase or an
+        event). A relative phrase is read from the newest memory in scope (the project
+        searched), or from now if there is none; an event from the memory that tells of it."""
         period = mentioned_period(text)
-        if period is not None or not names_relative_time(text):
+        if period is not None:
             return period, False
+        if names_relative_time(text):
+            async with transaction(self.pool) as conn:
+                newest = await memory_store.newest_created_at(conn, where)
+            return mentioned_period(text, newest or datetime.now(UTC)), True
+        reference = event_reference(text)
+        if reference is None:
+            return None, False
+        return await self._event_period(reference, where), True
+
+    async def _event_period(self, reference: EventReference, where: MemoryFilter) -> Period | None:
+        """The weeks before or after the event a question names, dated by the memory in scope
+        closest to the event's words; None when no memory is close enough to be that event."""
+        [vector] = await self.embedder.encode_async([reference.phrase])
         async with transaction(self.pool) as conn:
-            newest = await memory_store.newest_created_at(conn, where)
-        return mentioned_period(text, newest or datetime.now(UTC)), True
+            found = await search_store.semantic_candidates(
+                conn, vector, where, 1, EVENT_MIN_SIMILARITY
+            )
+            rows = await memory_store.get_many(conn, [found[0][0]]) if found else []
+        if not rows:
+            return None
+        return event_period(reference, rows[0].created_at, rows[0].id)
 
     async def _keyword_lists(
         self, text: str, where: MemoryFilter, dated: MemoryFilter | None, count: int
@@ -286,15 +327,20 @@ class Searcher:
             raise InvalidInput(f"scan_limit must be between 1 and 10000, got {scan_limit}")
         async with transaction(self.pool) as conn:
             pairs = await search_store.duplicate_pairs(
-                conn, threshold=threshold, scan_limit=scan_limit, limit=limit, project=project
+                conn,
+                threshold=threshold,
+                scan_limit=scan_limit,
+                limit=min(limit * DUPLICATE_OVERFETCH, 500),
+                project=project,
             )
             ids = {i for a, b, _ in pairs for i in (a, b)}
             rows = {m.id: m for m in await memory_store.get_many(conn, sorted(ids))}
-        return [
+        found = [
             DuplicatePair(a, b, round(s, 4), preview(rows[a].content), preview(rows[b].content))
             for a, b, s in pairs
-            if a in rows and b in rows
+            if a in rows and b in rows and _same_fact(rows[a], rows[b], s)
         ]
+        return found[:limit]
 
     async def _terms(self, conn: Conn, text: str) -> KeywordQuery:
         """The query's terms with IDF weights, and the average memory length in terms."""
@@ -350,7 +396,8 @@ class Searcher:
         top = hits[:limit]
         if not use_prior:
             return top
-        tense = question_tense(text)
+        as_of = period.as_of if period is not None else None
+        tense: Tense | None = None if as_of is not None else question_tense(text)
         if period is not None and tense == "present":
             return top
         pulled: list[SearchHit] = []
@@ -370,9 +417,29 @@ class Searcher:
                 for m in rows
                 if m.deleted_at is None
             )
-        if not pulled and not any(h.supersedes or h.superseded_by for h in top):
-            return top
-        return order_versions(top, pulled, tense)[:limit]
+        if as_of is not None:
+            return order_as_of(top, pulled, as_of)[:limit] if pulled or _linked(top) else top
+        assert tense is not None
+        ordered = order_versions(top, pulled, tense)[:limit] if pulled or _linked(top) else top
+        if plainly_present(text):
+            ordered = await self._newer_statements_first(ordered, text)
+        return ordered
+
+    async def _newer_statements_first(self, hits: list[SearchHit], text: str) -> list[SearchHit]:
+        """Lift a newer hit above an older one a statement of which it changes (server/
+        statement_versions.py); the candidate statements are embedded in one batch, only when
+        the rules find some, so the rules' similarity gates hold as they do for links."""
+        candidates = stale_candidates(text, hits)
+        if not candidates:
+            return hits
+        texts = sorted({c.older_text for c in candidates} | {c.newer_text for c in candidates})
+        vectors = dict(zip(texts, await self.embedder.encode_async(texts), strict=True))
+        stale = [
+            c
+            for c in candidates
+            if confirmed(c, float(np.dot(vectors[c.older_text], vectors[c.newer_text])))
+        ]
+        return newer_first(hits, stale) if stale else hits
 
     def _rank(
         self,
@@ -433,7 +500,8 @@ def _in_period(hit: SearchHit, period: Period) -> SearchHit:
     if not period.start <= hit.created_at < period.end:
         return hit
     last = period.end - timedelta(microseconds=1)
-    note = f"from {period.start:%Y-%m-%d} to {last:%Y-%m-%d}, the time the question names"
+    when = period.label or f"from {period.start:%Y-%m-%d} to {last:%Y-%m-%d}"
+    note = f"{when}, the time the question names"
     return replace(hit, time_note=note)
 
 
@@ -468,3 +536,16 @@ def _rounded(value: float | None) -> float | None:
 def _result(mode: str, query: str, hits: list[SearchHit], started: float) -> SearchResult:
     took = (time.perf_counter() - started) * 1000.0
     return SearchResult(mode=mode, query=query, hits=hits, took_ms=round(took, 2))
+
+
+def _same_fact(first: Memory, second: Memory, similarity: float) -> bool:
+    """A duplicate pair, not two versions of a fact: neither supersedes the other, and the
+    newer does not state a changed value of the older's fact ("Node 22" after "Node 20")."""
+    if first.supersedes == second.id or second.supersedes == first.id:
+        return False
+    older, newer = sorted((first, second), key=lambda m: (m.created_at, m.id))
+    return redundant_near_copy(newer.content, older.content, similarity, 0.0)
+
+
+def _linked(hits: Sequence[SearchHit]) -> bool:
+    return any(h.supersedes or h.superseded_by for h in hits)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Literal
 
 from server.models import SearchHit
@@ -38,6 +39,9 @@ _PAST = re.compile(
     r"|before (?:that|then))\b",
     re.I,
 )
+# Past-tense words that leave a question's time open ("what did we decide?" is often about now,
+# "how large was the pool when it failed?" is not): enough to hold back weaker evidence.
+_PAST_WORDS = re.compile(r"\b(?:was|were|did|had|first)\b", re.I)
 PASSED_BY = 0.999  # the hit a lifted version passes keeps this share of its score
 MAX_PULLED = 5  # versions pulled into one result list, at most
 
@@ -51,15 +55,77 @@ def question_tense(query: str) -> Tense:
     return "present"
 
 
-def wanted_ids(hits: Sequence[SearchHit], tense: Tense) -> list[int]:
-    """Versions missing from the list that the question would want: successors or predecessors."""
+def plainly_present(query: str) -> bool:
+    """A question about the present with no past-tense word in it at all."""
+    return question_tense(query) == "present" and not _PAST_WORDS.search(query)
+
+
+def wanted_ids(hits: Sequence[SearchHit], tense: Tense | None) -> list[int]:
+    """Versions missing from the list that the question would want: successors or predecessors
+    (both, for a question asked as of a moment: tense None)."""
     present = {hit.id for hit in hits}
     wanted: list[int] = []
     for hit in hits:
-        other = hit.superseded_by if tense == "present" else hit.supersedes
-        if other is not None and other not in present and other not in wanted:
-            wanted.append(other)
+        if tense is None:
+            others = [hit.supersedes, hit.superseded_by]
+        else:
+            others = [hit.superseded_by if tense == "present" else hit.supersedes]
+        for other in others:
+            if other is not None and other not in present and other not in wanted:
+                wanted.append(other)
     return wanted[:MAX_PULLED]
+
+
+def order_as_of(
+    hits: Sequence[SearchHit], pulled: Sequence[SearchHit], at: datetime
+) -> list[SearchHit]:
+    """The hits with, for each fact, the version current at `at` in the place of its best-ranked
+    version ("before the security review": the version that was current then).
+
+    A version is current at `at` when it was stored by then and its successor was not; when
+    every known version came later, the first one is.
+    """
+    ranked = list(hits)
+    by_id = {hit.id: hit for hit in [*hits, *pulled]}
+    settled: set[int] = set()
+    position = 0
+    while position < len(ranked):
+        hit = ranked[position]
+        chain = _chain(hit, by_id)
+        if hit.id in settled or len(chain) < 2:
+            position += 1
+            continue
+        settled.update(v.id for v in chain)
+        target = _current_at(chain, at)
+        index = next((i for i, h in enumerate(ranked) if h.id == target.id), None)
+        if target.id != hit.id and (index is None or index > position):
+            note = f"the version current on {at:%Y-%m-%d}"
+            lifted = replace(target, score=hit.score, version_note=target.version_note or note)
+            if index is not None:
+                ranked.pop(index)
+            ranked[position] = replace(hit, score=round(hit.score * PASSED_BY, 6))
+            ranked.insert(position, lifted)
+        position += 1
+    return ranked
+
+
+def _chain(hit: SearchHit, by_id: dict[int, SearchHit]) -> list[SearchHit]:
+    """The known versions linked to `hit`, oldest first."""
+    found = {hit.id: hit}
+    frontier = [hit]
+    while frontier:
+        current = frontier.pop()
+        for other_id in (current.supersedes, current.superseded_by):
+            other = by_id.get(other_id) if other_id is not None else None
+            if other is not None and other.id not in found:
+                found[other.id] = other
+                frontier.append(other)
+    return sorted(found.values(), key=lambda h: (h.created_at, h.id))
+
+
+def _current_at(chain: Sequence[SearchHit], at: datetime) -> SearchHit:
+    stored = [version for version in chain if version.created_at <= at]
+    return stored[-1] if stored else chain[0]
 
 
 def order_versions(

@@ -64,6 +64,10 @@ async def test_model_change_is_refused_then_reembed_converts_every_vector(
     old = Settings(database_url=Secret(url), claude_memory_home=tmp_path)
     new = replace(old, embedding_model=str(small_model_path))
     await seed(old, embedder)
+    async with open_service(old, embedder=embedder) as service:
+        older = await service.save("The minimum Node version for the build is 20.")
+        newer = await service.save("The minimum Node version for the build is now 22.")
+    assert newer.memory is not None and newer.memory.supersedes == older.id
     small = Embedder.load(str(small_model_path))
 
     with pytest.raises(EmbeddingModelMismatch, match="claude-memory reembed"):
@@ -73,10 +77,14 @@ async def test_model_change_is_refused_then_reembed_converts_every_vector(
         result = await reembed(service.pool, small, batch_size=2)
     async with open_service(new, embedder=small) as service:
         check = await service.check(NOTES[2])
+        kept = await service.get(newer.id)
+        replaced = await service.get(older.id)
 
-    assert (result.memories, result.dimension, result.resumed) == (3, 128, False)
-    assert vector_dims(url) == [128, 128, 128]
+    assert (result.memories, result.dimension, result.resumed) == (5, 128, False)
+    assert vector_dims(url) == [128] * 5
     assert check.action == "NOOP"
+    # The versions of a fact survive the new vectors.
+    assert kept.supersedes == older.id and replaced.superseded_by == newer.id
 
 
 async def test_interrupted_reembed_is_refused_then_resumed(

@@ -506,3 +506,51 @@ async def test_a_relative_time_phrase_is_read_from_the_projects_newest_memory(
     assert late.hits[0].id == ids[1]
     assert renderer.hits[0].id == only_april  # outside the period, still the answer
     assert renderer.hits[0].time_note is None
+
+
+async def test_find_duplicates_leaves_out_versions_of_a_fact(service: MemoryService) -> None:
+    """At the measured default cut-off a reworded fact is found; a changed value is not a copy."""
+    ids = await bulk_insert(
+        service,
+        [
+            "The React app uses Vite, not webpack.",
+            "Our frontend is built with Vite rather than webpack.",
+            "Node 20 is the minimum Node.js version for the API.",
+            "Node 22 is the minimum Node.js version for the API.",
+            *filler(20, seed=5),
+        ],
+    )
+    texts = list(ids)
+
+    pairs = await service.find_duplicates(limit=10)
+
+    found = {frozenset((p.first_id, p.second_id)) for p in pairs}
+    assert frozenset((ids[texts[0]], ids[texts[1]])) in found
+    assert frozenset((ids[texts[2]], ids[texts[3]])) not in found
+    assert all(p.similarity >= service.cutoffs.duplicates for p in pairs)
+
+
+async def test_semantic_default_cutoff_keeps_an_answer_in_other_words(
+    service: MemoryService,
+) -> None:
+    """The old fixed 0.3 hid this answer (similarity 0.27 with the bundled model); the measured
+    cut-off keeps it, and a question about nothing stored still ranks it low, not first."""
+    ids = await bulk_insert(
+        service,
+        [
+            "We prefer pnpm over npm in this monorepo: the lockfile is pnpm-lock.yaml and CI"
+            " runs pnpm install --frozen-lockfile.",
+            *filler(20, seed=6),
+        ],
+    )
+    answer = ids[next(iter(ids))]
+
+    default = await service.search_semantic("which package manager do we use?", limit=5)
+    strict = await service.search_semantic(
+        "which package manager do we use?", limit=5, min_similarity=0.3
+    )
+
+    assert default.hits[0].id == answer
+    assert default.hits[0].similarity is not None
+    assert 0.15 <= default.hits[0].similarity < 0.3
+    assert answer not in {hit.id for hit in strict.hits}

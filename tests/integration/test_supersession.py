@@ -93,6 +93,72 @@ async def test_the_present_gets_the_newest_version_and_the_past_an_older_one(
     assert originally.hits[0].id == ids["node0"]
 
 
+async def test_a_question_dated_by_an_event_gets_the_version_current_then(
+    service: MemoryService,
+) -> None:
+    """Versions on 11, 21 and 31 May; an outage told of on the 16th, an audit on the 26th."""
+    ids = await _save_history(service)
+    outage = await service.save(
+        "The CI outage: the shared runners were down for six hours and no build ran.",
+        project="acme",
+        created_at=START + timedelta(days=15),
+    )
+    audit = await service.save(
+        "The security audit of our release process asked for signed container images.",
+        project="acme",
+        created_at=START + timedelta(days=25),
+    )
+
+    question = "What minimum Node version did the build have before {}?"
+    before_outage = await service.search_hybrid(question.format("the CI outage"), limit=5)
+    before_audit = await service.search_hybrid(question.format("the security audit"), limit=5)
+    unknown = await service.search_hybrid(question.format("the office move to Leeds"), limit=5)
+
+    assert before_outage.hits[0].id == ids["node0"]
+    assert before_audit.hits[0].id == ids["node1"]
+    assert before_audit.hits[0].version_note == "the version current on 2026-05-26"
+    assert before_audit.hits[0].time_note is not None
+    assert f"#{audit.id}" in before_audit.hits[0].time_note
+    assert f"#{outage.id}" in (before_outage.hits[0].time_note or "")
+    # An event no memory tells of dates nothing: the question is read as it stands.
+    assert all(hit.time_note is None for hit in unknown.hits)
+    assert unknown.hits[0].id == ids["node2"]
+
+
+HANDBOOK = """acme-api handbook, as of 1 May
+
+- Runtime: Node.js 20 or newer, Fastify 4, PostgreSQL 16.
+- Webhook deliveries: `WEBHOOK_MAX_ATTEMPTS=8`, exponential backoff from 30 s.
+- Pull requests target `main`; squash merges only.
+- The acquirer client times out after `ACQUIRER_TIMEOUT_MS=30000`.
+- Logs are JSON lines with a request id; never log a card number.
+"""
+
+
+async def test_a_newer_memory_changing_one_line_of_a_handbook_comes_first(
+    service: MemoryService,
+) -> None:
+    """No link joins a dozen-fact handbook and the turn that changed one of its lines; a
+    question about that line still gets the turn first, and other lines the handbook."""
+    handbook = await service.save(HANDBOOK, project="acme", created_at=START)
+    turn = await service.save(
+        "Webhook deliveries: `WEBHOOK_MAX_ATTEMPTS=3` now, exponential backoff from 30 s.",
+        project="acme",
+        created_at=START + timedelta(days=20),
+    )
+    assert turn.memory is not None and turn.memory.supersedes is None
+
+    question = "On Node with Fastify and PostgreSQL, what is WEBHOOK_MAX_ATTEMPTS for webhooks?"
+    unordered = await service.search_hybrid(question, use_prior=False)
+    retries = await service.search_hybrid(question)
+    branch = await service.search_hybrid("Which branch do pull requests target?")
+
+    assert unordered.hits[0].id == handbook.id  # what the similarity alone puts first
+    assert [h.id for h in retries.hits[:2]] == [turn.id, handbook.id]
+    assert retries.hits[0].version_note == f"states a newer value than #{handbook.id}"
+    assert branch.hits[0].id == handbook.id
+
+
 async def test_restating_a_fact_links_nothing(service: MemoryService) -> None:
     ids = await _save_history(service)
 

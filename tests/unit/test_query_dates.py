@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.query_dates import mentioned_period
+from server.query_dates import event_period, event_reference, mentioned_period
 
 
 def day(year: int, month: int, number: int) -> datetime:
@@ -91,3 +91,60 @@ def test_an_absolute_date_wins_over_the_anchor() -> None:
 )
 def test_no_relative_phrase_names_nothing_even_with_an_anchor(query: str) -> None:
     assert mentioned_period(query, ANCHOR) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "direction", "phrase"),
+    [
+        (
+            "What was the token lifetime before the Kestrel support ticket?",
+            "before",
+            "the Kestrel support ticket",
+        ),
+        (
+            "Before finance asked for fresher numbers, when did reconciliation run?",
+            "before",
+            "finance asked for fresher numbers",
+        ),
+        (
+            "Right after the pool incident fix, what timeout did we run with?",
+            "after",
+            "the pool incident fix",
+        ),
+        ("What held the UI state before the March refactor?", "before", "the March refactor"),
+    ],
+)
+def test_an_event_a_question_looks_back_from(query: str, direction: str, phrase: str) -> None:
+    reference = event_reference(query)
+    assert reference is not None
+    assert (reference.direction, reference.phrase) == (direction, phrase)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many times do we retry a webhook before giving up on it?",  # a gerund: a step
+        "How long do we wait before a payment call times out?",  # present: a routine
+        "How long are raw files retained before they're deleted?",
+        "What runs before the deploy?",  # not a question about the past
+        "What did we run before that?",  # no event named
+        "What did Maria do the week before August 3, 2023?",  # a date, read as a date
+        "What did we change two weeks before last week?",
+    ],
+)
+def test_no_event_in_routines_dates_or_the_present(query: str) -> None:
+    assert event_reference(query) is None
+
+
+def test_an_event_period_is_the_weeks_before_or_after_it() -> None:
+    at = datetime(2026, 3, 20, 15, 0, tzinfo=UTC)
+    before = event_period(event_reference("what was it before the audit?") or _never(), at, 7)
+    assert before.end == at and before.as_of == at and before.start < at
+    assert before.label == "before the audit (#7, 2026-03-20)"
+    after = event_period(event_reference("what did we use after the audit?") or _never(), at, 7)
+    assert after.start == at and after.as_of is not None and after.as_of > at
+    assert after.label == "after the audit (#7, 2026-03-20)"
+
+
+def _never():  # type: ignore[no-untyped-def]
+    raise AssertionError("no event read")

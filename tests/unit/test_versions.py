@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from server.models import SearchHit
-from server.versions import order_versions, question_tense, wanted_ids
+from server.versions import order_as_of, order_versions, question_tense, wanted_ids
 
 
 def _hit(
@@ -86,3 +86,34 @@ def test_hits_without_versions_keep_their_order() -> None:
     hits = [_hit(1, 0.9), _hit(2, 0.8), _hit(3, 0.7)]
     assert order_versions(hits, [], "present") == hits
     assert order_versions(hits, [], "past") == hits
+
+
+def test_as_of_a_moment_lifts_the_version_current_then() -> None:
+    """A fact stored on 1, 10 and 20 May; the question asks about 15 May: version 10."""
+    first, middle, last = (
+        _hit(1, 0.2, by=10),
+        _hit(10, 0.3, supersedes=1, by=20),
+        _hit(20, 0.9, supersedes=10),
+    )
+    other = _hit(5, 0.5)
+    ordered = order_as_of([last, other, first], [middle], datetime(2026, 5, 15, tzinfo=UTC))
+    assert [h.id for h in ordered] == [10, 20, 5, 1]
+    assert ordered[0].score == 0.9
+    assert ordered[0].version_note == "the version current on 2026-05-15"
+    assert [h.score for h in ordered] == sorted((h.score for h in ordered), reverse=True)
+
+
+def test_as_of_before_every_version_lifts_the_first() -> None:
+    first, last = _hit(3, 0.1, by=9), _hit(9, 0.8, supersedes=3)
+    ordered = order_as_of([last, first], [], datetime(2026, 4, 1, tzinfo=UTC))
+    assert [h.id for h in ordered] == [3, 9]
+
+
+def test_as_of_leaves_a_list_in_order_when_the_best_version_is_already_first() -> None:
+    first, last = _hit(3, 0.9, by=9), _hit(9, 0.4, supersedes=3)
+    hits = [first, _hit(4, 0.5), last]
+    assert order_as_of(hits, [], datetime(2026, 5, 5, tzinfo=UTC)) == hits
+
+
+def test_as_of_wants_versions_on_both_sides() -> None:
+    assert wanted_ids([_hit(10, 0.5, supersedes=1, by=20)], None) == [1, 20]

@@ -29,7 +29,7 @@ describe("searchStateFrom and searchRequest", () => {
     const state = searchStateFrom(new URLSearchParams("q=x&mode=fuzzy&kind=nope&min=abc"));
     expect(state.mode).toBe("hybrid");
     expect(state.kind).toBe("");
-    expect(state.minSimilarity).toBe(0.2);
+    expect(state.minSimilarity).toBe(0.15);
   });
 
   it("sends no similarity floor in keyword mode and nothing for a blank query", () => {

@@ -13,7 +13,9 @@ import { firstLine, formatScore } from "./format";
 import { snippet } from "./highlight";
 
 export const DEFAULT_MODE: SearchMode = "hybrid";
-export const DEFAULT_MIN_SIMILARITY = 0.2;
+/** The semantic cut-off measured for the bundled model (server/cutoffs.py): below it, almost
+ * nothing answers a question; above, ranking orders the hits. */
+export const DEFAULT_MIN_SIMILARITY = 0.15;
 export const SEARCH_LIMIT = 30;
 
 export type SearchState = {
