@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from server.models import SearchHit
 from server.supersession_rules import Statement, read_statement, replacement_reason
@@ -27,6 +28,9 @@ from server.versions import PASSED_BY
 MAX_STATEMENT_CHARS = 300  # a longer sentence is cut: the rules read values near its start
 MAX_STATEMENTS = 40  # per hit; a longer memory is read to its fortieth statement
 MIN_WORD_CHARS = 3
+# Only the first places are checked for stale lines: that is where a stale hit misleads, and it
+# keeps the comparison to a few dozen statement pairs a query.
+OLDER_PLACES = 3
 # The rules' gates are cosine similarities; before the statements are embedded, a candidate is
 # read as if it passed every gate, and the caller checks the real similarity afterwards.
 UNGATED = 1.0
@@ -52,7 +56,12 @@ class StaleStatement:
     newer_text: str
 
 
-def statements(text: str) -> list[str]:
+# The same memories come back query after query: their statements and words are read once.
+CACHED_TEXTS = 4096
+
+
+@lru_cache(maxsize=CACHED_TEXTS)
+def statements(text: str) -> tuple[str, ...]:
     """The text's lines and sentences, each cut to MAX_STATEMENT_CHARS; headings dropped."""
     found: list[str] = []
     for line in _LINE.split(text):
@@ -64,10 +73,11 @@ def statements(text: str) -> list[str]:
             if len(sentence) >= 8:
                 found.append(sentence[:MAX_STATEMENT_CHARS])
             if len(found) >= MAX_STATEMENTS:
-                return found
-    return found
+                return tuple(found)
+    return tuple(found)
 
 
+@lru_cache(maxsize=CACHED_TEXTS * 4)
 def topic_words(text: str) -> frozenset[str]:
     """Lower-case pieces of words and identifiers ("node.js" is node and js), lightly stemmed."""
     return frozenset(
@@ -91,10 +101,10 @@ def stale_candidates(query: str, hits: Sequence[SearchHit]) -> list[StaleStateme
         # Only the statements closest to the question: a hit's other lines are not what was
         # asked, whatever changed in them.
         read[hit.id] = [
-            (text, read_statement(text)) for count, text in overlaps if count and count == best
+            (text, _statement(text)) for count, text in overlaps if count and count == best
         ]
     found: list[StaleStatement] = []
-    for older in hits:
+    for older in hits[:OLDER_PLACES]:
         for newer in hits:
             if not _may_replace(newer, older):
                 continue
@@ -106,8 +116,8 @@ def stale_candidates(query: str, hits: Sequence[SearchHit]) -> list[StaleStateme
 
 def confirmed(candidate: StaleStatement, similarity: float) -> bool:
     """Whether the candidate holds at the statements' real similarity (the rules' gates)."""
-    newer = read_statement(candidate.newer_text)
-    older = read_statement(candidate.older_text)
+    newer = _statement(candidate.newer_text)
+    older = _statement(candidate.older_text)
     return replacement_reason(newer, older, similarity) is not None
 
 
@@ -161,6 +171,11 @@ def _first_change(
             if replacement_reason(new_statement, old_statement, UNGATED) is not None:
                 return new_text, old_text
     return None
+
+
+@lru_cache(maxsize=CACHED_TEXTS * 4)
+def _statement(text: str) -> Statement:
+    return read_statement(text)
 
 
 def _fold(word: str) -> str:

@@ -44,7 +44,7 @@ def _hit(
 
 def test_a_text_is_read_as_lines_and_sentences() -> None:
     found = statements("# Notes\n\n- First line. Second sentence here.\n- Third item")
-    assert found == ["First line.", "Second sentence here.", "Third item"]  # no short heading
+    assert found == ("First line.", "Second sentence here.", "Third item")  # no short heading
 
 
 def test_topic_words_split_identifiers_and_fold_plurals() -> None:
