@@ -60,9 +60,10 @@ CUTOFF_RULES = {
     "semantic": "highest step of 0.05 that keeps >= 99% of true question-answer pairs of each"
     " corpus: ranking orders what passes, so the cut-off only drops what cannot be an answer",
     "recall": "the step of 0.05 that best separates (largest share of true pairs kept minus"
-    " share of unanswerable questions let through, both corpora), ties to the higher",
+    " share of unanswerable questions let through, both corpora); within one pair, the higher",
     "duplicates": "the step of 0.05 that best separates same-fact pairs from different-fact"
-    " pairs as find_duplicates reports them (versions of a fact left out), ties to the higher",
+    " pairs as find_duplicates reports them (versions of a fact left out); within one pair,"
+    " the higher",
 }
 
 
@@ -169,8 +170,15 @@ def duplicate_pairs(service: MemoryService) -> tuple[list[float], list[float]]:
 
 
 def best_separating(kept: list[float], passing: list[float]) -> float:
-    """The grid step with the largest share of `kept` minus share of `passing`, highest on ties."""
-    return max(GRID, key=lambda c: (share_at_or_above(kept, c) - share_at_or_above(passing, c), c))
+    """The highest grid step whose share of `kept` minus share of `passing` is within one
+    pair of the best: a difference smaller than one example's share is not evidence."""
+
+    def separation(cutoff: float) -> float:
+        return share_at_or_above(kept, cutoff) - share_at_or_above(passing, cutoff)
+
+    best = max(separation(c) for c in GRID)
+    one_pair = 1.0 / min(len(kept), len(passing))
+    return max(c for c in GRID if separation(c) >= best - one_pair)
 
 
 def proposals(

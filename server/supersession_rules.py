@@ -130,6 +130,10 @@ _CONTRASTS = (
         r"\bnot\s+" + _NOT_JUST + _PHRASE + r"\s*(?:,\s*)?but\s+(?:rather\s+)?" + _TOKEN_GROUP, re.I
     ),
 )
+# "prefers tabs over spaces", "prefer pnpm to npm": the second is what is not chosen.
+_PREFERENCE = re.compile(
+    r"\bprefer(?:s|red|ring)?\s+" + _TOKEN_GROUP + r"\s+(?:over|to)\s+" + _PHRASE, re.I
+)
 _NOT_PREVIOUS = _STOPWORDS | _MONTHS
 # Kinds of value whose difference is a change. Not names: a capitalised word is as often who is
 # spoken to ("Thanks, Maria!") as what was chosen; a name counts only where a cue names it.
@@ -310,6 +314,8 @@ def _previous_values(
         pairs.update((x, _value_form(match.group(1).lower())) for x in _words(match.group(2)))
     for match in second.finditer(text):
         pairs.update((x, _value_form(match.group(2).lower())) for x in _words(match.group(1)))
+    for match in _PREFERENCE.finditer(text):
+        pairs.update((x, _value_form(match.group(1).lower())) for x in _words(match.group(2)))
     return (
         frozenset(word for word in named if word not in _NOT_PREVIOUS),
         frozenset((x, y) for x, y in pairs if x not in _NOT_PREVIOUS),

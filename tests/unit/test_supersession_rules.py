@@ -35,6 +35,7 @@ CHANGES = [
     ),
     ("We use npm for installs in this repo.", "Use pnpm, not npm, for installs in this repo."),
     ("We use npm for installs in this repo.", "We switched to pnpm for installs in this repo."),
+    ("We use npm for installs in this repo.", "We prefer pnpm over npm for installs in this repo."),
     ("Session tokens expire after 24 hours.", "Session tokens now expire after 12 hours."),
     ("The worker pool size is 8.", "Worker pool size reduced to 4 after the memory spikes."),
     (
@@ -76,6 +77,10 @@ NOT_CHANGES = [
         "Use pnpm for this repository (not npm); install with pnpm install, test with pnpm test.",
     ),
     ("The user prefers tabs over spaces in Go, not spaces.", "In Go files use tabs, not spaces."),
+    (
+        "The user prefers tabs over spaces in Go files.",
+        "User likes tabs rather than spaces for indentation in Go code.",
+    ),
     # Different schedules of two different jobs.
     ("The ETL job runs nightly via Airflow.", "The backup job runs every Monday via cron."),
     # Conversation, not facts: who is spoken to, a "not" that contrasts nothing, prose "from X
