@@ -16,6 +16,9 @@ from server.embeddings import Embedder
 from server.errors import InvalidInput, NotFound
 from server.models import (
     DistillOutcome,
+    LinkPair,
+    LinkReviewOutcome,
+    LinkVerdict,
     Memory,
     MemoryDraft,
     NewMemory,
@@ -32,7 +35,7 @@ from server.store import search as search_store
 from server.store import supersessions as links_store
 from server.store.tx import Pool, transaction
 from server.supersession_rules import redundant_near_copy
-from server.supersessions import link_new_memories
+from server.supersessions import apply_verdicts, link_new_memories, review_pairs
 from server.validation import blank_to_none, check_id, prepare_draft
 
 logger = logging.getLogger(__name__)
@@ -123,8 +126,9 @@ class Learning:
                 )
             ]
             ids = await memory_store.insert_many(conn, [m for m, _ in keep], [v for _, v in keep])
-            await link_new_memories(conn, [new_id for new_id in ids if new_id is not None])
-            saved = sum(1 for new_id in ids if new_id is not None)
+            new_ids = tuple(new_id for new_id in ids if new_id is not None)
+            links = await link_new_memories(conn, new_ids)
+            saved = len(new_ids)
             archived = await learning_store.archive(conn, turn_ids)
             await learning_store.mark_distilled(conn, session.session_id, len(turn_ids))
         logger.info(
@@ -133,7 +137,33 @@ class Learning:
             saved,
             archived,
         )
-        return DistillOutcome(saved=saved, duplicates=len(drafts) - saved, archived=archived)
+        return DistillOutcome(
+            saved=saved,
+            duplicates=len(drafts) - saved,
+            archived=archived,
+            memory_ids=new_ids,
+            links=tuple(links),
+        )
+
+    async def link_review_pairs(
+        self, memory_ids: Sequence[int], rule_links: Sequence[tuple[int, int, str]]
+    ) -> list[LinkPair]:
+        """What to ask the model about new memories' supersession links (see review_pairs)."""
+        async with transaction(self.pool) as conn:
+            return await review_pairs(conn, memory_ids, rule_links)
+
+    async def apply_link_verdicts(self, verdicts: Sequence[LinkVerdict]) -> LinkReviewOutcome:
+        """Apply the model's verdicts on supersession pairs, in one short transaction."""
+        async with transaction(self.pool) as conn:
+            outcome = await apply_verdicts(conn, verdicts)
+        logger.info(
+            "link review: %d confirmed, %d rejected, %d added, %d skipped",
+            outcome.confirmed,
+            outcome.rejected,
+            outcome.added,
+            outcome.skipped,
+        )
+        return outcome
 
     async def record_distill_failure(self, session_id: str, reason: str) -> int:
         """Count a failed attempt with its reason; returns the session's failure count."""

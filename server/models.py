@@ -641,11 +641,51 @@ class StoredTurn:
 
 @dataclass(frozen=True, slots=True)
 class DistillOutcome:
-    """What storing one session's distilled items did."""
+    """What storing one session's distilled items did; `memory_ids` are the new memories and
+    `links` the (newer, older, reason) supersession links the rules made for them."""
 
     saved: int
     duplicates: int
     archived: int
+    memory_ids: tuple[int, ...] = ()
+    links: tuple[tuple[int, int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LinkPair:
+    """A supersession pair put to the model: does `newer` replace the fact `older` states?
+
+    `rule_reason` is the link's reason when the rules linked the pair, None for a pair the
+    rules left apart that is close enough to ask about.
+    """
+
+    newer_id: int
+    newer_text: str
+    newer_at: datetime
+    older_id: int
+    older_text: str
+    older_at: datetime
+    similarity: float
+    rule_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkVerdict:
+    """The model's answer for one pair: whether its newer memory replaces the older's fact."""
+
+    pair: LinkPair
+    replaces: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LinkReviewOutcome:
+    """What the model's verdicts changed. `skipped`: verdicts that could not apply (the pair
+    changed since it was read, or the newer memory or the older one is linked already)."""
+
+    confirmed: int = 0
+    rejected: int = 0
+    added: int = 0
+    skipped: int = 0
 
 
 @dataclass(frozen=True, slots=True)

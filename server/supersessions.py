@@ -7,6 +7,10 @@ vectors, nothing re-embedded) are read against it by the rules in server/superse
 most similar first; the first older memory that is still current and that the new one changes
 gets the link. A memory supersedes at most one other, so versions form a chain.
 
+Where an LLM is configured, distillation then asks it about each session's new memories
+(server/learn/link_review.py): `review_pairs` gathers what to ask and `apply_verdicts` applies
+the answers, each in its own short transaction, the request made between them.
+
 Nothing is deleted or hidden: the older memory stays searchable and says what replaced it.
 Memories stored before migration 008 are linked by `backfill`, in batches that each commit
 with their progress, so an interrupted run goes on where it stopped.
@@ -16,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Sequence
 
 from server.errors import InvalidInput, NotFound
-from server.models import MemoryVersion, preview
+from server.models import LinkPair, LinkReviewOutcome, LinkVerdict, MemoryVersion, preview
 from server.store import memories as memory_store
 from server.store import supersessions as links_store
 from server.store.tx import Conn, Pool, transaction
@@ -30,6 +35,22 @@ logger = logging.getLogger(__name__)
 NEIGHBOURS = 8  # earlier memories read against each new one
 BACKFILL_BATCH = 500
 USER_REASON = "set by hand"
+
+# The model is asked about a pair the rules left apart only at this similarity or above.
+# Under the bundled MiniLM model two unrelated facts that both name their project score up to
+# about 0.56 on the name alone ("minimum Node version for acme-api builds" against "acme-api
+# deploys with Jenkins"), while a change told in other words scores well above 0.65 (Jenkins
+# -> GitHub Actions 0.82, SendGrid -> Amazon SES 0.73, Datadog -> Grafana Loki 0.80). Rule
+# links are reviewed whatever their similarity.
+REVIEW_MIN_SIMILARITY = 0.65
+# A new memory supersedes at most one other, most likely one of its closest; three each lets
+# a session of eight new memories show all its candidates within REVIEW_MAX_PAIRS.
+REVIEW_PER_MEMORY = 3
+# At most this many pairs in the one review request of a session, rule links first: with texts
+# cut at 600 characters (learn/link_review.py) the prompt stays under about 10,000 tokens, and
+# a smaller model context drops the last pairs rather than overflow.
+REVIEW_MAX_PAIRS = 24
+CONFIRMED_NOTE = " (confirmed by the model)"
 
 
 async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple[int, int, str]]:
@@ -64,6 +85,66 @@ async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple
     for newer, older, reason in links:
         logger.info("memory %d supersedes %d (%s)", newer, older, reason)
     return links
+
+
+async def review_pairs(
+    conn: Conn, memory_ids: Sequence[int], rule_links: Sequence[tuple[int, int, str]]
+) -> list[LinkPair]:
+    """The pairs to put to the model for these new memories: the (newer, older, reason) links
+    the rules made for them, then the closest earlier memories they could still supersede (closest
+    first), REVIEW_MAX_PAIRS in all."""
+    ruled = await links_store.rule_pairs(conn, rule_links)
+    nearby = await links_store.review_neighbours(
+        conn, memory_ids, min_similarity=REVIEW_MIN_SIMILARITY, per_memory=REVIEW_PER_MEMORY
+    )
+    return [*ruled, *nearby][:REVIEW_MAX_PAIRS]
+
+
+def model_reason(older_id: int) -> str:
+    """The reason a link the model proposed carries."""
+    return f"the model says it replaces #{older_id}"
+
+
+async def apply_verdicts(conn: Conn, verdicts: Sequence[LinkVerdict]) -> LinkReviewOutcome:
+    """Apply the model's verdicts, rule links first so a rejected one frees its memory.
+
+    A confirmed rule link keeps its link and its reason says so; a rejected one is cleared and
+    its older id joins `supersede_rejected`, so no later linking makes it again. A pair the
+    rules left apart that the model says replaces is linked when the newer memory supersedes
+    nothing, the older is superseded by nothing and no cycle forms. Each condition is checked
+    again by the statement that acts, since another writer may have changed the pair since it
+    was read; a verdict that can no longer apply is counted as skipped.
+    """
+    effects = Counter(
+        [await _apply(conn, v) for v in sorted(verdicts, key=lambda v: v.pair.rule_reason is None)]
+    )
+    return LinkReviewOutcome(
+        confirmed=effects["confirmed"],
+        rejected=effects["rejected"],
+        added=effects["added"],
+        skipped=effects["skipped"],
+    )
+
+
+async def _apply(conn: Conn, verdict: LinkVerdict) -> str:
+    """What one verdict did: confirmed, rejected, added, skipped, or kept (nothing to do)."""
+    pair = verdict.pair
+    if pair.rule_reason is not None:
+        if verdict.replaces:
+            done = await links_store.confirm_link(
+                conn, pair.newer_id, pair.older_id, pair.rule_reason, CONFIRMED_NOTE
+            )
+            return "confirmed" if done else "skipped"
+        done = await links_store.reject_link(conn, pair.newer_id, pair.older_id, pair.rule_reason)
+        return "rejected" if done else "skipped"
+    if not verdict.replaces:
+        return "kept"
+    if await links_store.chain_reaches(conn, pair.older_id, pair.newer_id):
+        return "skipped"
+    done = await links_store.link_if_free(
+        conn, pair.newer_id, pair.older_id, model_reason(pair.older_id)
+    )
+    return "added" if done else "skipped"
 
 
 async def set_link(conn: Conn, newer_id: int, older_id: int | None) -> None:

@@ -9,6 +9,11 @@ Failures are per session and counted: an unusable reply after the repair is a fa
 its reason; at three the session waits for `--reset-failures`. An LLM that does not answer
 (down, timing out, unknown model) is not the session's fault: the run stops with one clear
 message and no session is charged a failure.
+
+Once a session is stored, one more request asks the model to confirm or reject the
+supersession links of its new memories and to judge close pairs the rules left apart
+(learn/link_review.py). That review only refines links: when it fails, the session's memories
+and rule links stand as committed, and the failure is logged and counted, never charged.
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from server.learn.distill_core import (
 )
 from server.learn.distill_reply import DistilledItem, merge_items
 from server.learn.jobs import Progress, run_sessions
+from server.learn.link_review import InvalidVerdicts, parse_verdicts, review_request
 from server.learn.llm import ChatClient, LlmError
 from server.memory import MemoryService
-from server.models import MemoryDraft, PendingSession, StoredTurn
+from server.models import DistillOutcome, MemoryDraft, PendingSession, StoredTurn
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +54,11 @@ class DistillSummary:
     memories_saved: int = 0
     duplicates: int = 0
     turns_archived: int = 0
+    links_reviewed: int = 0
+    links_confirmed: int = 0
+    links_rejected: int = 0
+    links_added: int = 0
+    link_reviews_failed: int = 0
     failures: list[str] = field(default_factory=list)
     stopped: str | None = None
     seconds: float = 0.0
@@ -63,6 +74,11 @@ class DistillSummary:
             "memories_saved": self.memories_saved,
             "duplicates": self.duplicates,
             "turns_archived": self.turns_archived,
+            "links_reviewed": self.links_reviewed,
+            "links_confirmed": self.links_confirmed,
+            "links_rejected": self.links_rejected,
+            "links_added": self.links_added,
+            "link_reviews_failed": self.link_reviews_failed,
             "failures": self.failures,
             "stopped": self.stopped,
             "seconds": round(self.seconds, 3),
@@ -139,6 +155,35 @@ class Distiller:
         self.summary.memories_saved += outcome.saved
         self.summary.duplicates += outcome.duplicates
         self.summary.turns_archived += outcome.archived
+        await self._review_links(pending, outcome)
+
+    async def _review_links(self, pending: PendingSession, stored: DistillOutcome) -> None:
+        """One request asking the model about the session's supersession pairs, made with no
+        transaction open; a failure leaves the committed memories and rule links as they are."""
+        if not stored.memory_ids:
+            return
+        pairs = await self.service.link_review_pairs(stored.memory_ids, stored.links)
+        request = review_request(pairs, self.service.settings.distill_context_tokens)
+        if not request.pairs:
+            return
+        try:
+            reply = await self.client.complete_json(
+                request.messages, model=self.model, max_tokens=request.max_reply_tokens
+            )
+            verdicts = parse_verdicts(reply, request.pairs)
+        except (LlmError, InvalidVerdicts) as exc:
+            self.summary.link_reviews_failed += 1
+            logger.warning(
+                "link review of session %s failed; its rule links stand: %s",
+                pending.session_id,
+                exc,
+            )
+            return
+        applied = await self.service.apply_link_verdicts(verdicts)
+        self.summary.links_reviewed += len(verdicts)
+        self.summary.links_confirmed += applied.confirmed
+        self.summary.links_rejected += applied.rejected
+        self.summary.links_added += applied.added
 
     def _halt(self, reason: str) -> None:
         """Stop taking sessions: the problem is not one session's, so none is charged."""

@@ -121,7 +121,7 @@ def parse_items(reply: str, turn_ids: Mapping[int, int]) -> list[DistilledItem]:
     agent (INJECTION_PATTERNS). Raises InvalidOutput when there is no list, or when the list had
     items and none passed the checks; an empty list is a valid "nothing learned".
     """
-    raw_items = _find_list(reply)
+    raw_items = find_json_list(reply, ("memories", "items"))
     items: list[DistilledItem] = []
     problems: list[str] = []
     suspicious = 0
@@ -143,8 +143,11 @@ def parse_items(reply: str, turn_ids: Mapping[int, int]) -> list[DistilledItem]:
     return items
 
 
-def _find_list(reply: str) -> list[Any]:
-    """The list of raw items: the first JSON value in `reply` that is or holds one."""
+def find_json_list(reply: str, keys: tuple[str, ...]) -> list[Any]:
+    """The list of objects in a model's reply: the first JSON value in `reply` that is one, or
+    an object holding one under the first of `keys` it has. Prose and code fences around it
+    are skipped. Raises InvalidOutput saying what was wrong (shared by every LLM reply reader).
+    """
     text = reply.strip()
     if not text:
         raise InvalidOutput("the reply is empty")
@@ -161,12 +164,12 @@ def _find_list(reply: str) -> list[Any]:
             continue
         found_json = True
         if isinstance(value, dict):
-            value = value.get("memories", value.get("items"))
+            value = next((value[key] for key in keys if key in value), None)
         if isinstance(value, list) and all(isinstance(item, dict) for item in value):
             return value
         position = end  # a value of the wrong shape: look after it, not inside it
     if found_json:
-        raise InvalidOutput('the reply has no "memories" list of objects')
+        raise InvalidOutput(f'the reply has no "{keys[0]}" list of objects')
     if first_error is not None:
         raise InvalidOutput(
             f"the reply is not valid JSON ({first_error.msg} at line {first_error.lineno}"

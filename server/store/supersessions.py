@@ -1,4 +1,5 @@
-"""SQL for supersession links: the earlier neighbours of new memories, links set and cleared.
+"""SQL for supersession links: the earlier neighbours of new memories, links set and cleared,
+the pairs put to the model for review and its verdicts applied.
 
 A link lives on the newer memory (`supersedes`, `supersede_reason`); the older one is superseded
 while a live memory links to it. The caller owns the transaction.
@@ -9,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from psycopg.rows import class_row
+
+from server.models import LinkPair
 from server.store.tx import Conn
 
 
@@ -22,7 +26,7 @@ class Candidate:
 
 
 # For each new memory, the closest earlier live memories of its project (by created_at, then
-# id), leaving out the ones a user unlinked from it. Stored vectors only: nothing is embedded.
+# id), leaving out the ones a user or the model unlinked from it. Stored vectors only.
 _EARLIER_NEIGHBOURS_SQL = (
     "SELECT n.id, o.id, 1 - (o.embedding <=> n.embedding)"
     " FROM memories AS n CROSS JOIN LATERAL ("
@@ -46,6 +50,73 @@ async def earlier_neighbours(
         return []
     cur = await conn.execute(_EARLIER_NEIGHBOURS_SQL, {"ids": list(memory_ids), "k": per_memory})
     return [Candidate(int(n), int(o), float(s)) for n, o, s in await cur.fetchall()]
+
+
+# The links the rules made, as pairs for the model to judge; a link changed since is left out.
+_RULE_PAIRS_SQL = (
+    "SELECT n.id AS newer_id, n.content AS newer_text, n.created_at AS newer_at,"
+    " o.id AS older_id, o.content AS older_text, o.created_at AS older_at,"
+    " coalesce(1 - (o.embedding <=> n.embedding), 0) AS similarity,"
+    " n.supersede_reason AS rule_reason"
+    " FROM unnest(%(newer)s::bigint[], %(older)s::bigint[], %(reason)s::text[])"
+    "   AS l(newer_id, older_id, reason)"
+    " JOIN memories AS n ON n.id = l.newer_id AND n.supersedes = l.older_id"
+    "   AND n.supersede_reason = l.reason"
+    " JOIN memories AS o ON o.id = l.older_id"
+    " WHERE n.deleted_at IS NULL"
+    " ORDER BY n.created_at, n.id"
+)
+
+# For each new memory, its closest earlier live memories of the project that could still be
+# linked to it: not raw turns, not the one it supersedes, not one a user or the model unlinked
+# from it, not one something live already supersedes. Closest pairs first.
+_REVIEW_NEIGHBOURS_SQL = (
+    "SELECT n.id AS newer_id, n.content AS newer_text, n.created_at AS newer_at,"
+    " o.id AS older_id, o.content AS older_text, o.created_at AS older_at, o.similarity,"
+    " NULL::text AS rule_reason"
+    " FROM memories AS n CROSS JOIN LATERAL ("
+    "   SELECT c.id, c.content, c.created_at, 1 - (c.embedding <=> n.embedding) AS similarity"
+    "   FROM memories AS c"
+    "   WHERE c.project = n.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"
+    "   AND c.kind <> 'raw' AND c.embedding IS NOT NULL"
+    "   AND (c.created_at, c.id) < (n.created_at, n.id)"
+    "   AND c.id IS DISTINCT FROM n.supersedes AND NOT c.id = ANY(n.supersede_rejected)"
+    "   AND NOT EXISTS (SELECT 1 FROM memories AS s"
+    "     WHERE s.supersedes = c.id AND s.deleted_at IS NULL)"
+    "   ORDER BY c.embedding <=> n.embedding LIMIT %(k)s"
+    " ) AS o"
+    " WHERE n.id = ANY(%(ids)s) AND n.embedding IS NOT NULL AND n.deleted_at IS NULL"
+    " AND o.similarity >= %(floor)s"
+    " ORDER BY o.similarity DESC, n.id, o.id"
+)
+
+
+async def rule_pairs(conn: Conn, links: Sequence[tuple[int, int, str]]) -> list[LinkPair]:
+    """The (newer, older, reason) links, with texts and dates, that are still set as they were."""
+    if not links:
+        return []
+    params = {
+        "newer": [n for n, _, _ in links],
+        "older": [o for _, o, _ in links],
+        "reason": [r for _, _, r in links],
+    }
+    async with conn.cursor(row_factory=class_row(LinkPair)) as cur:
+        await cur.execute(_RULE_PAIRS_SQL, params)
+        return await cur.fetchall()
+
+
+async def review_neighbours(
+    conn: Conn, memory_ids: Sequence[int], *, min_similarity: float, per_memory: int
+) -> list[LinkPair]:
+    """Earlier memories the new ones could still supersede, at `min_similarity` or closer."""
+    if not memory_ids:
+        return []
+    async with conn.cursor(row_factory=class_row(LinkPair)) as cur:
+        await cur.execute(
+            _REVIEW_NEIGHBOURS_SQL,
+            {"ids": list(memory_ids), "k": per_memory, "floor": min_similarity},
+        )
+        return await cur.fetchall()
 
 
 async def contents(conn: Conn, memory_ids: Sequence[int]) -> dict[int, str]:
@@ -88,6 +159,47 @@ async def set_link(conn: Conn, newer_id: int, older_id: int | None, reason: str)
         " WHERE id = %(newer)s",
         {"newer": newer_id, "older": older_id, "reason": reason if older_id else ""},
     )
+
+
+async def confirm_link(conn: Conn, newer_id: int, older_id: int, reason: str, note: str) -> bool:
+    """Append `note` to a link's reason; False if the link is no longer the one with `reason`."""
+    cur = await conn.execute(
+        "UPDATE memories SET supersede_reason = supersede_reason || %(note)s, updated_at = now()"
+        " WHERE id = %(newer)s AND supersedes = %(older)s AND supersede_reason = %(reason)s",
+        {"newer": newer_id, "older": older_id, "reason": reason, "note": note},
+    )
+    return cur.rowcount == 1
+
+
+async def reject_link(conn: Conn, newer_id: int, older_id: int, reason: str) -> bool:
+    """Clear a link and remember the older id so it is never made again; False if the link is
+    no longer the one with `reason` (changed meanwhile, perhaps by hand)."""
+    cur = await conn.execute(
+        "UPDATE memories SET supersedes = NULL, supersede_reason = '',"
+        " supersede_rejected = CASE WHEN %(older)s::bigint = ANY(supersede_rejected)"
+        "   THEN supersede_rejected ELSE supersede_rejected || %(older)s::bigint END,"
+        " updated_at = now()"
+        " WHERE id = %(newer)s AND supersedes = %(older)s AND supersede_reason = %(reason)s",
+        {"newer": newer_id, "older": older_id, "reason": reason},
+    )
+    return cur.rowcount == 1
+
+
+async def link_if_free(conn: Conn, newer_id: int, older_id: int, reason: str) -> bool:
+    """Link newer to older only if newer supersedes nothing, was never unlinked from older, and
+    older is live and superseded by nothing live; False otherwise. The caller checks cycles."""
+    cur = await conn.execute(
+        "UPDATE memories AS n SET supersedes = %(older)s, supersede_reason = %(reason)s,"
+        " updated_at = now()"
+        " WHERE n.id = %(newer)s AND n.supersedes IS NULL AND n.deleted_at IS NULL"
+        " AND NOT %(older)s::bigint = ANY(n.supersede_rejected)"
+        " AND EXISTS (SELECT 1 FROM memories AS o"
+        "   WHERE o.id = %(older)s AND o.deleted_at IS NULL)"
+        " AND NOT EXISTS (SELECT 1 FROM memories AS s"
+        "   WHERE s.supersedes = %(older)s AND s.deleted_at IS NULL)",
+        {"newer": newer_id, "older": older_id, "reason": reason},
+    )
+    return cur.rowcount == 1
 
 
 async def chain_reaches(conn: Conn, start_id: int, target_id: int) -> bool:
