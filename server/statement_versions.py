@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from server.models import SearchHit
-from server.supersession_rules import Statement, read_statement, replacement_reason
+from server.supersession_rules import Statement, read_statement, replacement_reason, stem
 from server.versions import PASSED_BY
 
 MAX_STATEMENT_CHARS = 300  # a longer sentence is cut: the rules read values near its start
@@ -81,7 +81,7 @@ def statements(text: str) -> tuple[str, ...]:
 def topic_words(text: str) -> frozenset[str]:
     """Lower-case pieces of words and identifiers ("node.js" is node and js), lightly stemmed."""
     return frozenset(
-        _fold(piece)
+        stem(piece)
         for piece in _PIECE.findall(text.lower())
         if len(piece) >= MIN_WORD_CHARS and piece not in _COMMON and not piece.isdigit()
     )
@@ -176,11 +176,3 @@ def _first_change(
 @lru_cache(maxsize=CACHED_TEXTS * 4)
 def _statement(text: str) -> Statement:
     return read_statement(text)
-
-
-def _fold(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word

@@ -175,7 +175,7 @@ def read_statement(text: str) -> Statement:
         if kind in ("number", "version") or word in _STOPWORDS or len(word) < 2:
             continue
         if word not in _CHANGE_WORDS:
-            subject.append(_stem(word))
+            subject.append(stem(word))
     for span in spans:
         values.setdefault("identifier", set()).add(span)
     strong = any(word in _STRONG_CHANGE_WORDS for word in words)
@@ -212,7 +212,7 @@ def replacement_reason(newer: Statement, older: Statement, similarity: float) ->
         kind, description = changed
         # Only the value may differ: "login limit 5" and "invoice limit 30" are two facts. The
         # changed values themselves ("nightly" then "Mondays") are not strays.
-        changed_words = {_stem(v) for v in newer.values.get(kind, frozenset()) | older.values[kind]}
+        changed_words = {stem(v) for v in newer.values.get(kind, frozenset()) | older.values[kind]}
         value_strays = min(
             len(newer.subject - older.subject - changed_words),
             len(older.subject - newer.subject - changed_words),
@@ -284,7 +284,7 @@ def _value_form(word: str) -> str:
     return word.rstrip("s") if word in _WEEKDAYS else word
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """A light plural fold, so "limits" and "limit" are one subject word."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"

@@ -7,7 +7,6 @@ model would, so links from memories back to turns are checked for real.
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -67,14 +66,6 @@ def lessons_for(messages: list[dict[str, Any]]) -> ScriptedReply:
 def llm() -> Iterator[ScriptedLLM]:
     with ScriptedLLM(default=Reply.by_prompt(lessons_for)) as server:
         yield server
-
-
-@pytest.fixture
-async def imported(service: MemoryService, tmp_path: Path) -> Path:
-    projects = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
-    await ClaudeCodeImporter(service, ImportFilters()).run(projects)
-    return projects
 
 
 async def distill(service: MemoryService, llm: ScriptedLLM, **options: Any) -> Any:

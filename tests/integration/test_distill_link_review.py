@@ -9,7 +9,6 @@ numbered OLD / NEW pairs from the prompt the way a model would, and answers each
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.distill import Distiller, DistillSummary
 from server.learn.link_review import SYSTEM_PROMPT
 from server.learn.llm import ChatClient
@@ -67,14 +65,6 @@ def verdicts(replaces: Callable[[str, str], bool]) -> Judge:
 def llm() -> Iterator[ScriptedLLM]:
     with ScriptedLLM() as server:
         yield server
-
-
-@pytest.fixture
-async def imported(service: MemoryService, tmp_path: Path) -> Path:
-    projects = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
-    await ClaudeCodeImporter(service, ImportFilters()).run(projects)
-    return projects
 
 
 async def distill_s1(

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
-
-import pytest
 
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.signals_job import mine_signals
@@ -14,14 +11,6 @@ from server.memory import MemoryService
 from server.models import Memory, MemoryFilter
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-
-
-@pytest.fixture
-async def imported(service: MemoryService, tmp_path: Path) -> Path:
-    projects = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
-    await ClaudeCodeImporter(service, ImportFilters()).run(projects)
-    return projects
 
 
 async def signal_memories(service: MemoryService, kind: str) -> list[str]:
