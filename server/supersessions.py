@@ -163,6 +163,37 @@ async def set_link(conn: Conn, newer_id: int, older_id: int | None) -> None:
     await links_store.set_link(conn, newer_id, older_id, USER_REASON)
 
 
+IMPORTED_REASON = "imported with the memory"
+
+
+async def restore_links(pool: Pool, links: Sequence[tuple[str, str, str]]) -> int:
+    """Links an export file carries, as (newer, older) content hashes with their reason; the
+    file's link replaces what the rules made at import. A link is made when both memories are
+    stored and live and no cycle forms; returns how many were made."""
+    if not links:
+        return 0
+    made = 0
+    async with transaction(pool) as conn:
+        hashes = sorted({h for newer, older, _ in links for h in (newer, older)})
+        rows = {
+            m.content_hash: m
+            for m in await memory_store.get_by_hashes(conn, hashes)
+            if m.deleted_at is None
+        }
+        for newer_hash, older_hash, reason in links:
+            newer, older = rows.get(newer_hash), rows.get(older_hash)
+            if newer is None or older is None or newer.id == older.id:
+                continue
+            if newer.supersedes == older.id:
+                continue
+            if await links_store.chain_reaches(conn, older.id, newer.id):
+                logger.warning("not restoring %d -> %d: it would form a cycle", newer.id, older.id)
+                continue
+            await links_store.set_link(conn, newer.id, older.id, reason or IMPORTED_REASON)
+            made += 1
+    return made
+
+
 async def memory_versions(pool: Pool, memory_id: int) -> list[MemoryVersion]:
     """The versions of a memory's fact, oldest first: its predecessors, itself, its successors."""
     async with transaction(pool) as conn:

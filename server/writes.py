@@ -33,7 +33,7 @@ from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.tx import Pool, transaction
 from server.supersession_rules import redundant_near_copy
-from server.supersessions import link_new_memories, set_link
+from server.supersessions import link_new_memories, restore_links, set_link
 from server.turn_context import embed_in_context, place_of_new, turn_place
 from server.validation import (
     PreparedContent,
@@ -312,6 +312,11 @@ class Writes:
                 " or purge it first"
             )
         return similar_memory(other, 1.0)
+
+    async def restore_links(self, links: Sequence[tuple[str, str, str]]) -> int:
+        """Supersession links read from an export, as (newer, older) content hashes and reason;
+        returns how many were made (server/supersessions.py `restore_links`)."""
+        return await restore_links(self.pool, links)
 
     async def get(self, memory_id: int) -> Memory:
         """One memory by id, deleted or not (here because `update` starts from it)."""

@@ -37,6 +37,7 @@ from server.ingest.text import chunk_text, find_note_files, read_note_file
 from server.memory import MemoryService
 from server.models import FileImport, FileProgress, MemoryDraft
 from server.timeparse import parse_optional_time
+from server.validation import prepare_draft
 
 CHUNK_CHARS = 1_500
 CHUNK_OVERLAP = 200
@@ -215,8 +216,34 @@ async def import_memories(
         FileImport(drafts[i : i + BATCH_DRAFTS]) for i in range(0, len(drafts), BATCH_DRAFTS)
     ]
     await _store(service, imports, summary)
+    links = _file_links(records, service.settings.max_content_chars)
+    if links and not dry_run:
+        summary.links_restored = await service.restore_links(links)
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _file_links(
+    records: list[tuple[int, dict[str, Any]]], max_chars: int
+) -> list[tuple[str, str, str]]:
+    """(newer, older, reason) by content hash, for each live record that supersedes another
+    live record of the file: ids belong to the exporting store, content is what carries over."""
+    hashes: dict[object, str] = {}
+    for _, record in records:
+        if record.get("id") is None or record.get("deleted_at"):
+            continue
+        try:
+            memory, _ = prepare_draft(_memory_draft(record), max_chars)
+        except (TypeError, ValueError, ServiceError):
+            continue
+        hashes[record["id"]] = memory.content_hash
+    return [
+        (hashes[record["id"]], hashes[older], str(record.get("supersede_reason") or ""))
+        for _, record in records
+        if (older := record.get("supersedes")) is not None
+        and record.get("id") in hashes
+        and older in hashes
+    ]
 
 
 def _memory_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -57,6 +57,7 @@ class ImportSummary:
     malformed_lines: int = 0
     events: int = 0
     redactions: int = 0
+    links_restored: int = 0  # supersession links an export file carried (import --memories)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -75,6 +76,7 @@ class ImportSummary:
             "malformed_lines": self.malformed_lines,
             "events": self.events,
             "redactions": self.redactions,
+            "links_restored": self.links_restored,
             "errors": self.errors,
             "seconds": round(self.seconds, 3),
         }

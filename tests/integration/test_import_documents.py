@@ -179,6 +179,38 @@ async def test_export_then_import_memories_reproduces_the_same_content_hashes(
         assert memory.created_at == original.created_at
 
 
+async def test_export_then_import_memories_keeps_the_versions_of_a_fact(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    """Links made by the rules and by hand both come back, by content, not by the old ids;
+    the hand link replaces the one the rules would make at import."""
+    first = await service.save("The minimum Node version for the build is 18.", project="acme")
+    second = await service.save("We bumped the minimum Node version to 20.", project="acme")
+    plan = await service.save("Releases are cut from the develop branch.", project="acme")
+    hotfix = await service.save("Ship hotfixes straight from a tag.", project="acme")
+    await service.update(hotfix.id, supersedes=plan.id)
+    assert (await service.get(second.id)).supersedes == first.id
+    exported = tmp_path / "memories.jsonl"
+    with exported.open("w", encoding="utf-8") as handle:
+        async for chunk in await service.export(MemoryFilter(), "jsonl"):
+            handle.write(chunk)
+    async with service.pool.connection() as conn:
+        await conn.execute("TRUNCATE memories, imported_sessions RESTART IDENTITY CASCADE")
+        # Imported in another order, so every id differs from the exporting store's.
+        lines = exported.read_text(encoding="utf-8").splitlines()
+        exported.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+
+    summary = await import_memories(service, exported)
+
+    by_content = {m.content: m for m in await all_memories(service)}
+    node = by_content["We bumped the minimum Node version to 20."]
+    tag = by_content["Ship hotfixes straight from a tag."]
+    assert node.supersedes == by_content["The minimum Node version for the build is 18."].id
+    assert tag.supersedes == by_content["Releases are cut from the develop branch."].id
+    assert tag.supersede_reason == "set by hand"
+    assert summary.links_restored >= 1
+
+
 async def test_import_memories_reports_bad_lines_and_keeps_the_good_ones(
     service: MemoryService, tmp_path: Path
 ) -> None:
