@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,15 +100,12 @@ async def test_health_answers_while_a_long_text_is_embedded(app_url: str) -> Non
     async with Client(f"{app_url}/sse") as client, httpx.AsyncClient() as http:
         saving = asyncio.create_task(client.call_tool("save_memory", {"content": long_text}))
         await asyncio.sleep(0.3)
-        started = time.perf_counter()
         health = await http.get(f"{app_url}/health")
-        health_seconds = time.perf_counter() - started
         still_embedding = not saving.done()
         saved = await saving
 
     assert health.status_code == 200
-    assert still_embedding
-    assert health_seconds < 1.0
+    assert still_embedding  # answered while the save was still embedding: the loop was free
     assert not saved.is_error
 
 
