@@ -143,6 +143,16 @@ async def test_a_missing_note_path_is_reported(service: MemoryService, tmp_path:
     assert "nope.md" in summary.errors[0]
 
 
+async def export_then_empty(service: MemoryService, path: Path) -> Path:
+    """Export every memory to `path` as JSON Lines, then empty the store."""
+    with path.open("w", encoding="utf-8") as handle:
+        async for chunk in await service.export(MemoryFilter(), "jsonl"):
+            handle.write(chunk)
+    async with service.pool.connection() as conn:
+        await conn.execute("TRUNCATE memories, imported_sessions RESTART IDENTITY CASCADE")
+    return path
+
+
 async def test_export_then_import_memories_reproduces_the_same_content_hashes(
     service: MemoryService, tmp_path: Path
 ) -> None:
@@ -155,12 +165,7 @@ async def test_export_then_import_memories_reproduces_the_same_content_hashes(
         tags=["secrets"],
     )
     before = {m.content_hash: m for m in await all_memories(service)}
-    exported = tmp_path / "memories.jsonl"
-    with exported.open("w", encoding="utf-8") as handle:
-        async for chunk in await service.export(MemoryFilter(), "jsonl"):
-            handle.write(chunk)
-    async with service.pool.connection() as conn:
-        await conn.execute("TRUNCATE memories, imported_sessions RESTART IDENTITY CASCADE")
+    exported = await export_then_empty(service, tmp_path / "memories.jsonl")
 
     summary = await import_memories(service, exported)
 
@@ -190,15 +195,10 @@ async def test_export_then_import_memories_keeps_the_versions_of_a_fact(
     hotfix = await service.save("Ship hotfixes straight from a tag.", project="acme")
     await service.update(hotfix.id, supersedes=plan.id)
     assert (await service.get(second.id)).supersedes == first.id
-    exported = tmp_path / "memories.jsonl"
-    with exported.open("w", encoding="utf-8") as handle:
-        async for chunk in await service.export(MemoryFilter(), "jsonl"):
-            handle.write(chunk)
-    async with service.pool.connection() as conn:
-        await conn.execute("TRUNCATE memories, imported_sessions RESTART IDENTITY CASCADE")
-        # Imported in another order, so every id differs from the exporting store's.
-        lines = exported.read_text(encoding="utf-8").splitlines()
-        exported.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
+    exported = await export_then_empty(service, tmp_path / "memories.jsonl")
+    # Imported in another order, so every id differs from the exporting store's.
+    lines = exported.read_text(encoding="utf-8").splitlines()
+    exported.write_text("\n".join(reversed(lines)) + "\n", encoding="utf-8")
 
     summary = await import_memories(service, exported)
 
