@@ -383,6 +383,8 @@ RECALL_REQUEST = _object(
     ["query"],
 )
 UNIT = {"type": "number", "minimum": 0, "maximum": 1}
+# Hybrid's list weights, as the service checks them (not both 0) and as the MCP tool defaults.
+FUSION_WEIGHT = {"type": "number", "minimum": 0, "maximum": 10, "default": 0.5}
 SEARCH_REQUEST = _object(
     {
         "query": {"type": "string", "minLength": 1},
@@ -399,8 +401,8 @@ SEARCH_REQUEST = _object(
             "description": "Semantic cut-off; by default the one measured for the embedding"
             " model (0.15 for the bundled model) in semantic mode, 0 in hybrid mode",
         },
-        "keyword_weight": UNIT,
-        "semantic_weight": UNIT,
+        "keyword_weight": FUSION_WEIGHT,
+        "semantic_weight": FUSION_WEIGHT,
     },
     ["query"],
 )
