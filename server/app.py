@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server import __version__, api, hooks_api
+from server import api, hooks_api
 from server.auth import BearerTokenGuard
 from server.body_limit import BodySizeLimit
 from server.config import Settings
@@ -60,30 +60,11 @@ def create_app(
             await hook_recall.imports.close()
             bind_service(None)
 
-    async def health(request: Request) -> JSONResponse:
-        """Liveness plus database state; never echoes the database's own error text."""
-        database_ok = await memory_service.database_ok()
-        body = {
-            "status": "ok" if database_ok else "degraded",
-            "database": "ok" if database_ok else "unavailable",
-            "database_kind": "embedded" if settings.uses_embedded_database else "external",
-            "embedding_model": memory_service.embedder.name,
-            "embedding_dimension": memory_service.embedder.dimension,
-            "version": __version__,
-        }
-        return JSONResponse(body, status_code=200 if database_ok else 503)
-
-    async def invalidate_cache(request: Request) -> JSONResponse:
-        memory_service.invalidate_cache()
-        return JSONResponse({"status": "ok"})
-
     async def root(request: Request) -> Response:
         return RedirectResponse("/ui/")
 
     routes: list[BaseRoute] = [
         Route("/", root),
-        Route("/health", health, methods=["GET"]),
-        Route("/cache/invalidate", invalidate_cache, methods=["POST"]),
         *api.routes(memory_service),
         *hooks_api.routes(hook_recall),
         Route("/ui", root),

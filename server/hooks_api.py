@@ -6,47 +6,40 @@
 
 `additionalContext` is "" when there is nothing to add. The session-end route answers at once
 and imports the transcript in the background. These routes sit behind the same Host/Origin
-guard and optional bearer token as every other route.
+guard and optional bearer token as every other route; their shapes are in schemas/hooks.py.
 """
 
 from __future__ import annotations
 
-from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute
 
-from server.api import _field, _json_body
+from server.http_edge import Handler, serve
 from server.recall import HookRecall
+from server.route_table import OPERATIONS
+from server.schemas import hooks
 
 
 def routes(recall: HookRecall) -> list[BaseRoute]:
     """The /api/hooks routes over `recall` (the app owns it and closes it when stopping)."""
 
-    async def session_start(request: Request) -> JSONResponse:
-        body = await _json_body(request)
-        context = await recall.session_start(
-            _field(body, "session_id", str, ""),
-            _field(body, "cwd", str, ""),
-            _field(body, "source", str, "startup"),
-        )
+    async def session_start(body: hooks.SessionStartHook) -> JSONResponse:
+        context = await recall.session_start(body.session_id, body.cwd, body.source)
         return JSONResponse({"additionalContext": context.markdown, "project": context.project})
 
-    async def prompt(request: Request) -> JSONResponse:
-        body = await _json_body(request)
-        context, ids = await recall.prompt(
-            _field(body, "session_id", str, ""),
-            _field(body, "cwd", str, ""),
-            _field(body, "prompt", str, ""),
-        )
+    async def prompt(body: hooks.PromptHook) -> JSONResponse:
+        context, ids = await recall.prompt(body.session_id, body.cwd, body.prompt)
         return JSONResponse({"additionalContext": context, "memory_ids": ids})
 
-    async def session_end(request: Request) -> JSONResponse:
-        body = await _json_body(request)
-        started = recall.request_import(_field(body, "transcript_path", str, ""))
+    async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
+        started = recall.request_import(body.transcript_path)
         return JSONResponse({"status": "importing" if started else "queued"}, status_code=202)
 
+    handlers: dict[str, Handler] = {
+        "hookSessionStart": session_start,
+        "hookPrompt": prompt,
+        "hookSessionEnd": session_end,
+    }
     return [
-        Route("/api/hooks/session-start", session_start, methods=["POST"]),
-        Route("/api/hooks/prompt", prompt, methods=["POST"]),
-        Route("/api/hooks/session-end", session_end, methods=["POST"]),
+        serve(op, handlers[op.operation_id]) for op in OPERATIONS if op.operation_id in handlers
     ]

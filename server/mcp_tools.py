@@ -7,16 +7,22 @@ the established claude-memory tool set, so existing CLAUDE.md instructions keep 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 import anyio
+import mcp.types as mt
 from fastmcp import FastMCP
-from fastmcp.exceptions import ToolError
+from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools import ToolResult
+from pydantic import BaseModel, Field
+from pydantic import ValidationError as PydanticValidationError
 
 from server.errors import ServiceError
 from server.memory import MemoryService
@@ -35,8 +41,21 @@ from server.models import (
     TagCount,
     UpdateOutcome,
 )
-from server.timeparse import parse_optional_time
-from server.validation import check_limit
+from server.schemas.fields import MemoryId, ProjectFilter
+from server.schemas.learning import FindDuplicates, RecentContextArguments
+from server.schemas.memories import (
+    BulkDeleteQuery,
+    ExportMemories,
+    MemoryListPage,
+    Purged,
+    SaveMemory,
+    UpdateMemoryArguments,
+)
+from server.schemas.parsing import input_error
+from server.schemas.search import HybridSearch, KeywordSearch, SemanticSearch
+
+ShapeT = TypeVar("ShapeT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
 
 INSTRUCTIONS = (
     "Persistent memory across coding sessions: decisions, bug root causes, corrections and "
@@ -46,7 +65,6 @@ INSTRUCTIONS = (
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 WRITES = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
 DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}
-MAX_TOOL_LIMIT = 100
 INLINE_EXPORT_LIMIT = 200
 
 _service: MemoryService | None = None
@@ -76,14 +94,11 @@ def tool_errors() -> Iterator[None]:
 async def _filter(
     project: str | None = None,
     tag: str | None = None,
-    since: str | None = None,
-    before: str | None = None,
+    since: datetime | None = None,
+    before: datetime | None = None,
 ) -> MemoryFilter:
     return MemoryFilter(
-        project=await service().resolve_project(project),
-        tag=tag.strip() if tag and tag.strip() else None,
-        since=parse_optional_time(since, "since"),
-        before=parse_optional_time(before, "before"),
+        project=await service().resolve_project(project), tag=tag, since=since, before=before
     )
 
 
@@ -98,11 +113,6 @@ class DuplicateList:
 
 
 @dataclass(frozen=True, slots=True)
-class PurgeResult:
-    purged_id: int
-
-
-@dataclass(frozen=True, slots=True)
 class ExportResult:
     """Small exports come back inline in `content`; large ones are written to `path`."""
 
@@ -113,278 +123,160 @@ class ExportResult:
 
 
 def build_mcp() -> FastMCP:
-    """The MCP server with every tool registered; mounted over SSE and streamable HTTP."""
+    """The MCP server with every tool registered; mounted over SSE and streamable HTTP.
+
+    A tool with several parameters takes a shape from server/schemas (`@arguments(Shape)`):
+    its parameters, their defaults, limits and descriptions are the shape's fields, the same
+    ones the REST route for that operation parses.
+    """
     mcp = FastMCP("claude-memory", instructions=INSTRUCTIONS, mask_error_details=True)
+    mcp.add_middleware(ArgumentErrors(mcp))
 
     @mcp.tool(annotations=READ_ONLY)
-    async def startup_context(project: str | None = None) -> StartupContext:
-        """Call at session start: learned preferences, patterns, recent work and counts.
-
-        Args:
-            project: Project name or path (case-insensitive); omit for all projects.
-        """
+    async def startup_context(project: ProjectFilter = None) -> StartupContext:
+        """Call at session start: learned preferences, patterns, recent work and counts."""
         with tool_errors():
             return await service().startup_context(project)
 
     @mcp.tool(annotations=WRITES)
-    async def save_memory(
-        content: str,
-        tags: list[str] | None = None,
-        source: str = "claude-code",
-        project: str = "",
-        force: bool = False,
-    ) -> SaveOutcome:
+    @arguments(SaveMemory)
+    async def save_memory(args: SaveMemory) -> SaveOutcome:
         """Save a decision, root cause, correction or preference worth keeping.
 
         Near duplicates are not saved twice (status noop/duplicate, with the match).
-        Args:
-            content: Self-contained text; secrets are redacted before storing.
-            tags: Labels such as "decision" or "bug".
-            source: Where it came from.
-            project: Project display name.
-            force: Save even if a near duplicate exists.
         """
         with tool_errors():
             return await service().save(
-                content, tags=tags or [], source=source, project=project, force=force
+                args.content,
+                tags=args.tags or [],
+                source=args.source or "claude-code",
+                project=args.project,
+                force=args.force,
             )
 
     @mcp.tool(annotations=READ_ONLY)
-    async def check_memory(content: str) -> CheckResult:
-        """Check without saving: is content new (ADD), close to a memory (UPDATE) or known (NOOP)?
-
-        Args:
-            content: The text you are thinking of saving.
-        """
+    async def check_memory(
+        content: Annotated[str, Field(description="The text you are thinking of saving.")],
+    ) -> CheckResult:
+        """Check without saving: is content new (ADD), close to a memory (UPDATE) or known
+        (NOOP)?"""
         with tool_errors():
             return await service().check(content)
 
     @mcp.tool(annotations=READ_ONLY)
-    async def semantic_search(
-        query: str,
-        limit: int = 10,
-        min_similarity: float | None = None,
-        project: str | None = None,
-        since: str | None = None,
-        before: str | None = None,
-    ) -> SearchResult:
-        """Find memories close in meaning to a question, even in other words.
-
-        Args:
-            query: What to look for, in plain language.
-            limit: Maximum hits, 1-100.
-            min_similarity: Cut-off between 0 and 1; by default the one measured for the
-                embedding model (0.15 for the bundled one), which drops what is unrelated.
-            project: Only this project (name or path).
-            since: Only after this date (ISO 8601 or an age like 7d).
-            before: Only before this date.
-        """
+    @arguments(SemanticSearch)
+    async def semantic_search(args: SemanticSearch) -> SearchResult:
+        """Find memories close in meaning to a question, even in other words."""
         with tool_errors():
-            where = await _filter(project, since=since, before=before)
             return await service().search_semantic(
-                query, limit=limit, min_similarity=min_similarity, where=where
+                args.query,
+                limit=args.limit,
+                min_similarity=args.min_similarity,
+                where=await _filter(args.project, since=args.since, before=args.before),
             )
 
     @mcp.tool(annotations=READ_ONLY)
-    async def search_memories(
-        query: str,
-        limit: int = 10,
-        project: str | None = None,
-        since: str | None = None,
-        before: str | None = None,
-    ) -> SearchResult:
-        """Keyword search: exact words and identifiers (ERR_POOL_TIMEOUT, --frozen-lockfile).
-
-        Args:
-            query: Words or identifiers to find.
-            limit: Maximum hits, 1-100.
-            project: Only this project (name or path).
-            since: Only after this date (ISO 8601 or an age like 7d).
-            before: Only before this date.
-        """
+    @arguments(KeywordSearch)
+    async def search_memories(args: KeywordSearch) -> SearchResult:
+        """Keyword search: exact words and identifiers (ERR_POOL_TIMEOUT, --frozen-lockfile)."""
         with tool_errors():
-            where = await _filter(project, since=since, before=before)
-            return await service().search_keyword(query, limit=limit, where=where)
+            return await service().search_keyword(
+                args.query,
+                limit=args.limit,
+                where=await _filter(args.project, since=args.since, before=args.before),
+            )
 
     @mcp.tool(annotations=READ_ONLY)
-    async def hybrid_search(
-        query: str,
-        limit: int = 10,
-        keyword_weight: float = 0.5,
-        semantic_weight: float = 0.5,
-        project: str | None = None,
-        since: str | None = None,
-        before: str | None = None,
-        include_archived: bool = False,
-    ) -> SearchResult:
-        """Best general search: meaning and exact words combined. Prefer this one.
-
-        Args:
-            query: What to look for.
-            limit: Maximum hits, 1-100.
-            keyword_weight: Weight of exact-word matches (0-10).
-            semantic_weight: Weight of meaning matches (0-10).
-            project: Only this project (name or path).
-            since: Only after this date (ISO 8601 or an age like 7d).
-            before: Only before this date.
-            include_archived: Also raw session turns already distilled.
-        """
+    @arguments(HybridSearch)
+    async def hybrid_search(args: HybridSearch) -> SearchResult:
+        """Best general search: meaning and exact words combined. Prefer this one."""
         with tool_errors():
-            where = replace(
-                await _filter(project, since=since, before=before),
-                include_archived=include_archived,
-            )
+            where = await _filter(args.project, since=args.since, before=args.before)
             return await service().search_hybrid(
-                query,
-                limit=limit,
-                keyword_weight=keyword_weight,
-                semantic_weight=semantic_weight,
-                where=where,
+                args.query,
+                limit=args.limit,
+                keyword_weight=args.keyword_weight,
+                semantic_weight=args.semantic_weight,
+                where=replace(where, include_archived=args.include_archived),
             )
 
     @mcp.tool(annotations=READ_ONLY)
-    async def list_memories(
-        limit: int = 20,
-        offset: int = 0,
-        tag: str | None = None,
-        project: str | None = None,
-        since: str | None = None,
-        before: str | None = None,
-    ) -> MemoryPage:
-        """List memories newest first, with the total for paging.
-
-        Args:
-            limit: Page size, 1-100.
-            offset: How many to skip.
-            tag: Only memories with this tag.
-            project: Only this project (name or path).
-            since: Only after this date (ISO 8601 or an age like 7d).
-            before: Only before this date.
-        """
+    @arguments(MemoryListPage)
+    async def list_memories(args: MemoryListPage) -> MemoryPage:
+        """List memories newest first, with the total for paging."""
         with tool_errors():
-            where = await _filter(project, tag, since, before)
-            # Agents get pages of at most 100; REST clients may ask for up to 500.
-            return await service().list_memories(
-                where, limit=check_limit(limit, MAX_TOOL_LIMIT), offset=offset
-            )
+            where = await _filter(args.project, args.tag, args.since, args.before)
+            return await service().list_memories(where, limit=args.limit, offset=args.offset)
 
     @mcp.tool(annotations=READ_ONLY)
-    async def get_memory(memory_id: int) -> Memory:
-        """Read one memory in full, including whether it is deleted.
-
-        Args:
-            memory_id: The memory's id.
-        """
+    async def get_memory(memory_id: MemoryId) -> Memory:
+        """Read one memory in full, including whether it is deleted."""
         with tool_errors():
             return await service().get(memory_id)
 
     @mcp.tool(annotations=READ_ONLY)
-    async def recent_context(project: str | None = None, limit: int = 10) -> RecentContext:
-        """Newest distilled memories of a project (or newest of any kind when none are distilled).
-
-        Args:
-            project: Project name or path; omit for all.
-            limit: How many, 1-100.
-        """
+    @arguments(RecentContextArguments)
+    async def recent_context(args: RecentContextArguments) -> RecentContext:
+        """Newest distilled memories of a project (or newest of any kind when none are
+        distilled)."""
         with tool_errors():
-            return await service().recent_context(project, limit=limit)
+            return await service().recent_context(args.project, limit=args.limit)
 
     @mcp.tool(annotations={**WRITES, "idempotentHint": True})
-    async def update_memory(
-        memory_id: int,
-        content: str | None = None,
-        tags: list[str] | None = None,
-        supersedes: int | None = None,
-        force: bool = False,
-    ) -> UpdateOutcome:
-        """Correct or extend a memory instead of saving a near copy.
-
-        Args:
-            memory_id: The memory to change.
-            content: New full text (omit to keep).
-            tags: New tags, replacing the old (omit to keep).
-            supersedes: Id of the older memory whose fact this one replaces (it stays
-                searchable, ranked below this one); 0 removes the link; omit to keep.
-            force: Accept content that nearly duplicates another memory.
-        """
+    @arguments(UpdateMemoryArguments)
+    async def update_memory(args: UpdateMemoryArguments) -> UpdateOutcome:
+        """Correct or extend a memory instead of saving a near copy."""
         with tool_errors():
             return await service().update(
-                memory_id, content=content, tags=tags, supersedes=supersedes, force=force
+                args.memory_id,
+                content=args.content,
+                tags=args.tags,
+                supersedes=args.supersedes,
+                force=args.force,
             )
 
     @mcp.tool(annotations=DESTRUCTIVE)
-    async def delete_memory(memory_id: int) -> Memory:
-        """Soft-delete a wrong or outdated memory; restore_memory undoes it.
-
-        Args:
-            memory_id: The memory to delete.
-        """
+    async def delete_memory(memory_id: MemoryId) -> Memory:
+        """Soft-delete a wrong or outdated memory; restore_memory undoes it."""
         with tool_errors():
             return await service().soft_delete(memory_id)
 
     @mcp.tool(annotations={**WRITES, "idempotentHint": False})
-    async def restore_memory(memory_id: int) -> Memory:
-        """Undo delete_memory.
-
-        Args:
-            memory_id: The deleted memory to bring back.
-        """
+    async def restore_memory(memory_id: MemoryId) -> Memory:
+        """Undo delete_memory."""
         with tool_errors():
             return await service().restore(memory_id)
 
     @mcp.tool(annotations=DESTRUCTIVE)
-    async def purge_memory(memory_id: int) -> PurgeResult:
-        """Permanently erase a memory that was already soft-deleted. Cannot be undone.
-
-        Args:
-            memory_id: A memory deleted with delete_memory.
-        """
+    async def purge_memory(memory_id: MemoryId) -> Purged:
+        """Permanently erase a memory that was already soft-deleted. Cannot be undone."""
         with tool_errors():
             purged = await service().purge(memory_id)
-            return PurgeResult(purged_id=purged.id)
+            return Purged(purged_id=purged.id)
 
     @mcp.tool(annotations=READ_ONLY)
-    async def find_duplicates(
-        threshold: float | None = None,
-        limit: int = 20,
-        project: str | None = None,
-        scan_limit: int = 500,
-    ) -> DuplicateList:
-        """Find pairs of near-duplicate memories to merge or delete.
-
-        Args:
-            threshold: Similarity cut-off, 0-1; by default the one measured for the
-                embedding model (0.8 for the bundled one).
-            limit: Maximum pairs, 1-100.
-            project: Only this project (name or path).
-            scan_limit: How many of the newest memories to check, 1-10000.
-        """
+    @arguments(FindDuplicates)
+    async def find_duplicates(args: FindDuplicates) -> DuplicateList:
+        """Find pairs of near-duplicate memories to merge or delete."""
         with tool_errors():
-            resolved = await service().resolve_project(project)
             pairs = await service().find_duplicates(
-                threshold=threshold, limit=limit, project=resolved, scan_limit=scan_limit
+                threshold=args.threshold,
+                limit=args.limit,
+                project=await service().resolve_project(args.project),
+                scan_limit=args.scan_limit,
             )
             return DuplicateList(pairs=pairs)
 
     @mcp.tool(annotations=DESTRUCTIVE)
-    async def bulk_delete(
-        tag: str | None = None,
-        project: str | None = None,
-        source: str | None = None,
-        dry_run: bool = True,
-    ) -> BulkDeleteResult:
-        """Soft-delete every memory matching all given filters. Previews unless dry_run=false.
-
-        Args:
-            tag: Memories with this tag.
-            project: Memories of this project (name or path).
-            source: Memories from this source.
-            dry_run: Only count and preview (default true).
-        """
+    @arguments(BulkDeleteQuery)
+    async def bulk_delete(args: BulkDeleteQuery) -> BulkDeleteResult:
+        """Soft-delete every memory matching all given filters. Previews unless dry_run=false."""
         with tool_errors():
-            resolved = await service().resolve_project(project)
             return await service().bulk_soft_delete(
-                tag=tag, project=resolved, source=source, dry_run=dry_run
+                tag=args.tag,
+                project=await service().resolve_project(args.project),
+                source=args.source,
+                dry_run=args.dry_run,
             )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -400,27 +292,86 @@ def build_mcp() -> FastMCP:
             return await service().stats()
 
     @mcp.tool(annotations=READ_ONLY)
-    async def export_memories(
-        project: str | None = None,
-        tag: str | None = None,
-        since: str | None = None,
-        before: str | None = None,
-        output_format: Literal["json", "markdown"] = "json",
-    ) -> ExportResult:
-        """Export memories: up to 200 inline, more to a file whose path is returned.
-
-        Args:
-            project: Only this project (name or path).
-            tag: Only memories with this tag.
-            since: Only after this date (ISO 8601 or an age like 7d).
-            before: Only before this date.
-            output_format: "json" or "markdown".
-        """
+    @arguments(ExportMemories)
+    async def export_memories(args: ExportMemories) -> ExportResult:
+        """Export memories: up to 200 inline, more to a file whose path is returned."""
         with tool_errors():
-            where = await _filter(project, tag, since, before)
-            return await _export(where, output_format)
+            where = await _filter(args.project, args.tag, args.since, args.before)
+            return await _export(where, args.output_format)
 
     return mcp
+
+
+def arguments(
+    shape: type[ShapeT],
+) -> Callable[[Callable[[ShapeT], Awaitable[ResultT]]], Callable[..., Awaitable[ResultT]]]:
+    """Give a tool `shape`'s fields as its parameters; the tool receives them as one `shape`.
+
+    FastMCP reads a tool's parameters from its signature, so the wrapper's signature is built
+    from the shape's fields: type, constraints, default and description each come from there.
+    FastMCP has validated the arguments by the time the wrapper runs.
+    """
+
+    def expose(tool: Callable[[ShapeT], Awaitable[ResultT]]) -> Callable[..., Awaitable[ResultT]]:
+        async def tool_with_fields(**values: Any) -> ResultT:
+            return await tool(shape.model_construct(**values))
+
+        fields = sorted(shape.model_fields.items(), key=lambda item: not item[1].is_required())
+        parameters = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=(
+                    inspect.Parameter.empty
+                    if field.is_required()
+                    else field.get_default(call_default_factory=True)
+                ),
+                annotation=Annotated[
+                    field.annotation,
+                    *field.metadata,
+                    Field(description=field.description, json_schema_extra=field.json_schema_extra),
+                ],
+            )
+            for name, field in fields
+        ]
+        returns = get_type_hints(tool)["return"]
+        tool_with_fields.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            parameters, return_annotation=returns
+        )
+        tool_with_fields.__annotations__ = {p.name: p.annotation for p in parameters}
+        tool_with_fields.__annotations__["return"] = returns
+        tool_with_fields.__name__ = tool.__name__
+        tool_with_fields.__qualname__ = tool.__qualname__
+        tool_with_fields.__doc__ = tool.__doc__
+        return tool_with_fields
+
+    return expose
+
+
+class ArgumentErrors(Middleware):
+    """Arguments that fail validation get the message a REST caller gets, not pydantic's report.
+
+    "limit must be between 1 and 100, got 0" tells an agent what to send; the bounds come from
+    the tool's input schema, which FastMCP derived from the same shapes.
+    """
+
+    def __init__(self, mcp: FastMCP) -> None:
+        self.mcp = mcp
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        try:
+            return await call_next(context)
+        except ValidationError as failure:
+            if not isinstance(failure.__cause__, PydanticValidationError):
+                raise
+            tool = await self.mcp.get_tool(context.message.name)
+            schema = tool.parameters if tool is not None else {}
+            message = input_error(failure.__cause__.errors(), schema).message
+            raise ToolError(message) from None
 
 
 async def _export(where: MemoryFilter, output_format: str) -> ExportResult:

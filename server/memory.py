@@ -42,6 +42,7 @@ from server.store import stats as stats_store
 from server.store.tx import Pool, committed_state, ping, transaction
 from server.supersessions import memory_versions
 from server.validation import (
+    MAX_PAGE,
     blank_to_none,
     check_filter,
     check_id,
@@ -53,7 +54,6 @@ from server.writes import Writes
 
 logger = logging.getLogger(__name__)
 
-MAX_LIST_LIMIT = 500
 EXPORT_PAGE_ROWS = 500
 
 
@@ -183,7 +183,7 @@ class MemoryService(Writes, BulkWrites, Learning, Views):
     ) -> MemoryPage:
         """A page of memories, newest first, with the total that match the filter."""
         where = check_filter(where or MemoryFilter())
-        check_page(limit, offset, MAX_LIST_LIMIT)
+        check_page(limit, offset, MAX_PAGE)
 
         async def load() -> MemoryPage:
             async with transaction(self.pool) as conn:

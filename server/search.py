@@ -57,7 +57,13 @@ from server.store import search as search_store
 from server.store.search import KeywordQuery
 from server.store.tx import Conn, Pool, transaction
 from server.supersession_rules import redundant_near_copy
-from server.validation import check_limit, check_query, check_unit
+from server.validation import (
+    MAX_FUSION_WEIGHT,
+    MAX_SCAN_LIMIT,
+    check_limit,
+    check_query,
+    check_unit,
+)
 from server.versions import (
     Tense,
     order_as_of,
@@ -169,8 +175,10 @@ class Searcher:
             ("keyword_weight", keyword_weight),
             ("semantic_weight", semantic_weight),
         ):
-            if not 0.0 <= weight <= 10.0:
-                raise InvalidInput(f"{name} must be between 0 and 10, got {weight}")
+            if not 0.0 <= weight <= MAX_FUSION_WEIGHT:
+                raise InvalidInput(
+                    f"{name} must be between 0 and {MAX_FUSION_WEIGHT}, got {weight}"
+                )
         if keyword_weight == 0 and semantic_weight == 0:
             raise InvalidInput("keyword_weight and semantic_weight cannot both be 0")
         count = max(HYBRID_MIN_DEPTH, limit)
@@ -323,8 +331,10 @@ class Searcher:
     ) -> list[DuplicatePair]:
         check_unit("threshold", threshold)
         check_limit(limit)
-        if not 1 <= scan_limit <= 10_000:
-            raise InvalidInput(f"scan_limit must be between 1 and 10000, got {scan_limit}")
+        if not 1 <= scan_limit <= MAX_SCAN_LIMIT:
+            raise InvalidInput(
+                f"scan_limit must be between 1 and {MAX_SCAN_LIMIT}, got {scan_limit}"
+            )
         async with transaction(self.pool) as conn:
             pairs = await search_store.duplicate_pairs(
                 conn,

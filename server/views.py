@@ -23,11 +23,10 @@ from server.store import search as search_store
 from server.store import sessions as session_store
 from server.store import timeline as timeline_store
 from server.store.tx import Pool, transaction
-from server.validation import blank_to_none, check_filter, check_page
+from server.validation import MAX_PAGE, blank_to_none, check_filter, check_page
 
 MAX_TIMELINE_POINTS = 5_000
 MAX_TIMELINE_DAYS = 5_000
-MAX_SESSION_PAGE = 500
 PREFERENCES_PER_TIER = 100
 PREFERENCE_ROWS = 1_000
 
@@ -67,7 +66,7 @@ class Views:
         offset: int = 0,
     ) -> SessionPage:
         """Imported sessions, most recently active first, with import and learning state."""
-        check_page(limit, offset, MAX_SESSION_PAGE)
+        check_page(limit, offset, MAX_PAGE)
         project, source = blank_to_none(project), blank_to_none(source)
 
         async def load() -> SessionPage:

@@ -1,0 +1,209 @@
+"""Shapes of the memory operations: save, bulk save, update, list, delete, export, lock.
+
+MCP tools and REST routes that do the same thing share a shape: `SaveMemory` is save_memory's
+arguments and the start of POST /api/memories' body, `MemoryPage` is list_memories' and the
+paging of GET /api/memories, and so on. REST-only fields extend the shared shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
+
+from server.bulk_writes import MAX_BULK_ITEMS
+from server.models import ExportFormat, Memory, SimilarMemory
+from server.schemas.fields import (
+    Before,
+    Filter,
+    KindName,
+    MemoryId,
+    Offset,
+    PageLimit,
+    ProjectFilter,
+    Shape,
+    Since,
+    TagFilter,
+    Time,
+)
+
+Tags = list[str]
+TEXT: JsonDict = {"minLength": 1}  # empty text is refused by the service, with a message saying so
+SOURCE_DESCRIPTION = (
+    "Where it came from; by default the way in: api over REST, claude-code over MCP."
+)
+
+
+class SaveMemory(Shape):
+    """What save_memory takes, and the start of every new memory's fields."""
+
+    content: str = Field(
+        description="Self-contained text; secrets are redacted first.", json_schema_extra=TEXT
+    )
+    tags: Tags | None = Field(None, description='Labels such as "decision" or "bug".')
+    source: str | None = Field(None, description=SOURCE_DESCRIPTION)
+    project: str = Field("", description="Project display name.")
+    force: bool = Field(False, description="Save even if a near duplicate exists.")
+
+
+class NewMemoryFields(Shape):
+    """Fields a REST client may set on a new memory beyond save_memory's."""
+
+    kind: KindName = "manual"
+    created_at: Time = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class CreateMemory(SaveMemory, NewMemoryFields):
+    """POST /api/memories."""
+
+
+class NewMemory(NewMemoryFields):
+    """One element of a bulk save: checked on its own, so one bad element fails alone.
+
+    Content is required, but an element without it is reported as that element's error
+    rather than failing the whole request, so the field has a default here.
+    """
+
+    model_config = ConfigDict(json_schema_extra={"required": ["content"]})
+
+    content: str = Field(
+        "", description="The text to remember (secrets are redacted).", json_schema_extra=TEXT
+    )
+    tags: Tags = Field(default_factory=list)
+    project: str = ""
+    source: str | None = Field(None, description=SOURCE_DESCRIPTION)
+
+
+class BulkCreate(Shape):
+    """POST /api/memories/bulk: up to 1,000 memories in one transaction."""
+
+    memories: list[NewMemory] = Field(max_length=MAX_BULK_ITEMS)
+    force: bool = False
+
+
+class ChangeMemory(Shape):
+    """What update_memory changes; an absent field is kept."""
+
+    content: str | None = Field(None, description="New full text (omit to keep).")
+    tags: Tags | None = Field(None, description="New tags, replacing the old (omit to keep).")
+    supersedes: int | None = Field(
+        None,
+        ge=0,
+        description="Id of the older memory whose fact this one replaces (it stays searchable,"
+        " ranked below this one); 0 removes the link, and so does null over REST; omit to keep.",
+    )
+    force: bool = Field(False, description="Accept content that nearly duplicates another memory.")
+
+
+class UpdateMemory(ChangeMemory):
+    """PATCH /api/memories/{memory_id}."""
+
+    project: str | None = None
+    kind: KindName | None = None
+
+
+class UpdateMemoryArguments(ChangeMemory):
+    """update_memory: the memory's id and the change."""
+
+    memory_id: MemoryId
+
+
+class Scope(Shape):
+    """Which memories: the filters list_memories and export_memories share with REST."""
+
+    tag: TagFilter = None
+    project: ProjectFilter = None
+    since: Since = None
+    before: Before = None
+
+
+class MemoryListPage(Scope):
+    """list_memories: a page of memories newest first, with the total for paging."""
+
+    limit: PageLimit = 50
+    offset: Offset = 0
+
+
+class ListFilters(Scope):
+    """The filters of GET /api/memories and GET /api/export beyond the shared scope."""
+
+    kind: KindName | None = None
+    source: Filter = None
+    q: Filter = Field(None, description="Keep memories containing all of these words.")
+    include_deleted: bool = False
+    include_archived: bool = Field(False, description="Raw turns archived by distillation too.")
+    only_deleted: bool = Field(False, description="Soft-deleted memories only.")
+    session_id: Filter = Field(None, description="Memories of one session.")
+
+
+class ListMemories(MemoryListPage, ListFilters):
+    """GET /api/memories: the page and every filter the UI uses."""
+
+
+class ExportMemories(Scope):
+    """export_memories: up to 200 inline, more to a file."""
+
+    output_format: ExportFormat = Field("json", description='"json", "jsonl" or "markdown".')
+
+
+class ExportQuery(ListFilters):
+    """GET /api/export: the list filters (archived turns included by default) and a format."""
+
+    include_archived: bool = Field(True, description="Raw turns archived by distillation too.")
+    format: ExportFormat = ExportMemories.model_fields["output_format"].default
+
+
+class BulkDeleteQuery(Shape):
+    """DELETE /api/memories and bulk_delete: every memory matching all given filters."""
+
+    tag: TagFilter = None
+    project: ProjectFilter = None
+    source: Filter = Field(None, description="Memories from this source.")
+    dry_run: bool = Field(True, description="Only count and preview (default true).")
+
+
+class BulkDeleteEverything(BulkDeleteQuery):
+    """DELETE /api/memories may also name every memory with all=true."""
+
+    all: bool = False
+
+
+class DeleteQuery(Shape):
+    """DELETE /api/memories/{memory_id}: purge=true erases a soft-deleted memory."""
+
+    purge: bool = False
+
+
+class RelatedQuery(Shape):
+    """GET /api/memories/{memory_id}/related."""
+
+    limit: int = Field(3, ge=1, le=100)
+
+
+class LockRequest(Shape):
+    """POST /api/memories/{memory_id}/lock."""
+
+    locked: bool = True
+
+
+@dataclass(frozen=True)
+class SavedMemory(Memory):
+    """POST /api/memories' answer when it saved: the memory and how many secrets it redacted."""
+
+    redacted: int = 0
+
+
+class NotSaved(BaseModel):
+    """POST /api/memories' answer when the write guard kept an existing memory instead."""
+
+    status: Literal["noop", "duplicate", "restored"]
+    id: int
+    similar: SimilarMemory | None
+    redacted: int = Field(ge=0)
+
+
+class Purged(BaseModel):
+    purged_id: int

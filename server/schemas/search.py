@@ -1,0 +1,83 @@
+"""Shapes of the searches: the three MCP search tools, POST /api/search and POST /api/recall.
+
+The tools' arguments are the shared start of POST /api/search's body, so a limit or a weight's
+default is declared once. /api/recall is the established semantic search with `threshold`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from server.models import SearchHit
+from server.schemas.fields import (
+    Before,
+    FusionWeight,
+    KindName,
+    ProjectFilter,
+    Query,
+    SearchLimit,
+    Shape,
+    Since,
+    TagFilter,
+    Unit,
+)
+
+SearchMode = Literal["hybrid", "semantic", "keyword"]
+SEMANTIC_CUTOFF = (
+    "Cut-off between 0 and 1; by default the one measured for the embedding model (0.15 for"
+    " the bundled one), which drops what is unrelated."
+)
+
+
+class KeywordSearch(Shape):
+    """search_memories: exact words and identifiers."""
+
+    query: Query
+    limit: SearchLimit = 10
+    project: ProjectFilter = None
+    since: Since = None
+    before: Before = None
+
+
+class SemanticSearch(KeywordSearch):
+    """semantic_search: close in meaning."""
+
+    min_similarity: Unit | None = Field(None, description=SEMANTIC_CUTOFF)
+
+
+class HybridSearch(KeywordSearch):
+    """hybrid_search: both lists fused."""
+
+    keyword_weight: FusionWeight = 0.5
+    semantic_weight: FusionWeight = 0.5
+    include_archived: bool = Field(False, description="Also raw session turns already distilled.")
+
+
+class SearchRequest(HybridSearch, SemanticSearch):
+    """POST /api/search: any mode, every filter, every score."""
+
+    mode: SearchMode = "hybrid"
+    tag: TagFilter = None
+    kind: KindName | None = None
+    min_similarity: Unit | None = Field(
+        None, description=SEMANTIC_CUTOFF + " Hybrid mode's default is 0."
+    )
+
+
+class RecallRequest(Shape):
+    """POST /api/recall: semantic search with a threshold, kept for compatibility."""
+
+    query: Query
+    threshold: Unit | None = Field(None, description=SEMANTIC_CUTOFF)
+    limit: SearchLimit = 20
+    project: ProjectFilter = None
+
+
+class SearchResponse(BaseModel):
+    """What both search routes answer."""
+
+    mode: SearchMode
+    results: list[SearchHit]
+    took_ms: float

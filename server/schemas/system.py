@@ -1,0 +1,34 @@
+"""Shapes of the service's own routes: health, cache invalidation and the error body."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    database: Literal["ok", "unavailable"]
+    database_kind: Literal["embedded", "external"]
+    embedding_model: str
+    embedding_dimension: int
+    version: str
+
+
+class Done(BaseModel):
+    status: str
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class Error(BaseModel):
+    """Every REST error: {"error": {"code", "message"}}."""
+
+    error: ErrorDetail
+
+
+OpenApiDocument = dict[str, Any]
