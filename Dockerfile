@@ -88,8 +88,8 @@ USER 10001:10001
 WORKDIR /home/claude-memory
 
 # Fail the build, not the first start, when the model, torch or pg_dump cannot run here.
-RUN python -c "from server.embeddings import Embedder; e = Embedder.load('all-MiniLM-L6-v2'); assert e.encode(['ok']).shape == (1, 384)" \
-    && python -c "import subprocess; from server.backup import pg_tool; subprocess.run([pg_tool('pg_dump'), '--version'], check=True)" \
+RUN python -c "from server.service.embeddings import Embedder; e = Embedder.load('all-MiniLM-L6-v2'); assert e.encode(['ok']).shape == (1, 384)" \
+    && python -c "import subprocess; from server.jobs.backup import pg_tool; subprocess.run([pg_tool('pg_dump'), '--version'], check=True)" \
     && claude-memory --help > /dev/null
 
 EXPOSE 3333

@@ -49,7 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.hook_install import hook_command  # noqa: E402
+from server.jobs.hook_install import hook_command  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 FIXTURES = ROOT.parent / "shared" / "fixtures"

@@ -63,10 +63,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.config import Settings  # noqa: E402
-from server.embeddings import Embedder  # noqa: E402
+from server.core.config import Settings  # noqa: E402
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters  # noqa: E402
-from server.runtime import open_service  # noqa: E402
+from server.service.embeddings import Embedder  # noqa: E402
+from server.service.runtime import open_service  # noqa: E402
 
 TARGET_RATIO = 0.8
 TARGET_REIMPORT_SECONDS = 2.0

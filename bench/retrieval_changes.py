@@ -34,12 +34,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.config import Settings  # noqa: E402
+from server.core.config import Settings  # noqa: E402
+from server.core.models import MemoryFilter  # noqa: E402
 from server.ingest.documents import import_text  # noqa: E402
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters  # noqa: E402
-from server.memory import MemoryService  # noqa: E402
-from server.models import MemoryFilter  # noqa: E402
-from server.runtime import open_service  # noqa: E402
+from server.service.memory import MemoryService  # noqa: E402
+from server.service.runtime import open_service  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
 
 DEFAULT_CORPUS = ROOT / "bench" / "changes_corpus"

@@ -37,15 +37,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.config import Settings  # noqa: E402
-from server.memory import MemoryService  # noqa: E402
-from server.models import MemoryFilter, NewMemory  # noqa: E402
-from server.runtime import open_service  # noqa: E402
+from server.core.config import Settings  # noqa: E402
+from server.core.models import MemoryFilter, NewMemory  # noqa: E402
+from server.core.validation import content_hash  # noqa: E402
+from server.service.memory import MemoryService  # noqa: E402
+from server.service.runtime import open_service  # noqa: E402
+from server.service.supersessions import link_new_memories  # noqa: E402
+from server.service.turn_context import embed_in_context, place_of_new  # noqa: E402
 from server.store import memories as memory_store  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
-from server.supersessions import link_new_memories  # noqa: E402
-from server.turn_context import embed_in_context, place_of_new  # noqa: E402
-from server.validation import content_hash  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 MODES = ("semantic", "keyword", "hybrid")
@@ -117,7 +117,7 @@ async def store_turns(
     """Insert every turn (bypassing the write guard, so near-identical turns all stay).
 
     Each LoCoMo session is a session of raw turns, so every turn is embedded with the turns
-    before it by the importers' own code (server/turn_context.py). Returns the dialog ids of
+    before it by the importers' own code (server/service/turn_context.py). Returns the dialog ids of
     each memory and how many supersession links the turns formed.
     """
     memories = [

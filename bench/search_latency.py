@@ -43,16 +43,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.app import create_app  # noqa: E402
-from server.cache import ReadCache  # noqa: E402
-from server.config import Settings  # noqa: E402
-from server.memory import MemoryService  # noqa: E402
-from server.models import MEMORY_KINDS, MemoryFilter, NewMemory  # noqa: E402
-from server.runtime import open_service  # noqa: E402
+from server.core.config import Settings  # noqa: E402
+from server.core.models import MEMORY_KINDS, MemoryFilter, NewMemory  # noqa: E402
+from server.core.validation import content_hash  # noqa: E402
+from server.service.cache import ReadCache  # noqa: E402
+from server.service.memory import MemoryService  # noqa: E402
+from server.service.runtime import open_service  # noqa: E402
 from server.store import embedding_model as model_store  # noqa: E402
 from server.store import memories as memory_store  # noqa: E402
 from server.store import search as search_store  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
-from server.validation import content_hash  # noqa: E402
 
 LOCOMO = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 FIXTURES = ROOT.parent / "shared" / "fixtures"

@@ -16,7 +16,7 @@ its best passage, as semantic search scores it):
   duplicate_pairs.json), on the memory vectors that find_duplicates and the write guard compare.
 
 For each cut-off in use it prints the share of true pairs kept and of unrelated pairs let
-through, and the cut-off each rule proposes (CUTOFF_RULES). server/cutoffs.py holds the
+through, and the cut-off each rule proposes (CUTOFF_RULES). server/service/cutoffs.py holds the
 defaults chosen from these figures; docs/BENCHMARKS.md records them.
 
 Usage: .venv/bin/python bench/similarity_calibration.py [--locomo PATH]
@@ -42,16 +42,16 @@ sys.path.insert(0, str(ROOT / "bench"))
 import retrieval_changes  # noqa: E402
 import retrieval_locomo  # noqa: E402
 
-from server.config import Settings  # noqa: E402
-from server.cutoffs import cutoffs_for  # noqa: E402
+from server.core.config import Settings  # noqa: E402
+from server.core.models import MemoryFilter  # noqa: E402
+from server.domain.supersession_rules import redundant_near_copy  # noqa: E402
 from server.ingest.documents import import_text  # noqa: E402
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters  # noqa: E402
-from server.memory import MemoryService  # noqa: E402
-from server.models import MemoryFilter  # noqa: E402
-from server.runtime import open_service  # noqa: E402
+from server.service.cutoffs import cutoffs_for  # noqa: E402
+from server.service.memory import MemoryService  # noqa: E402
+from server.service.runtime import open_service  # noqa: E402
 from server.store import search as search_store  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
-from server.supersession_rules import redundant_near_copy  # noqa: E402
 
 PAIRS = ROOT / "bench" / "calibration" / "duplicate_pairs.json"
 GRID = [round(0.05 * step, 2) for step in range(1, 20)]

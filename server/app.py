@@ -21,15 +21,15 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server import api, hooks_api
-from server.auth import BearerTokenGuard
-from server.body_limit import BodySizeLimit
-from server.config import Settings
-from server.errors import ServiceError
-from server.http_guard import HostOriginGuard, allowed_hosts_for
-from server.mcp_tools import bind_service, build_mcp
-from server.memory import MemoryService
-from server.recall import HookRecall
+from server.adapters import hook_routes, rest
+from server.adapters.auth import BearerTokenGuard
+from server.adapters.body_limit import BodySizeLimit
+from server.adapters.http_guard import HostOriginGuard, allowed_hosts_for
+from server.adapters.mcp_tools import bind_service, build_mcp
+from server.core.config import Settings
+from server.core.errors import ServiceError
+from server.ingest.recall import HookRecall
+from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +65,8 @@ def create_app(
 
     routes: list[BaseRoute] = [
         Route("/", root),
-        *api.routes(memory_service),
-        *hooks_api.routes(hook_recall),
+        *rest.routes(memory_service),
+        *hook_routes.routes(hook_recall),
         Route("/ui", root),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.

@@ -19,9 +19,9 @@ from dataclasses import replace
 from typing import Any
 
 from server import __version__
-from server.cli_jobs import add_hook_commands, add_job_commands
-from server.config import Settings, load_settings
-from server.errors import StartupError
+from server.core.config import Settings, load_settings
+from server.core.errors import StartupError
+from server.jobs.commands import add_hook_commands, add_job_commands
 
 logger = logging.getLogger("server.cli")
 
@@ -130,7 +130,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     _check_exposure(host, args.allow_remote, settings)
     _require_free_port(host, port)
     if args.detach:
-        from server.daemon import start_detached
+        from server.jobs.daemon import start_detached
 
         serve_args = ["--host", host, "--port", str(port)]
         if args.allow_remote:
@@ -167,8 +167,8 @@ async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSig
     import uvicorn
 
     from server.app import create_app
-    from server.runtime import open_service
-    from server.supersessions import backfill_in_background
+    from server.service.runtime import open_service
+    from server.service.supersessions import backfill_in_background
 
     async with open_service(settings) as memory_service:
         # Memories stored before supersession links existed get theirs beside the requests.
@@ -213,7 +213,7 @@ def _url_host(host: str) -> str:
 
 
 def cmd_stop(args: argparse.Namespace, settings: Settings) -> int:
-    from server.daemon import stop
+    from server.jobs.daemon import stop
 
     pid = stop(settings.claude_memory_home)
     _emit({"status": "stopped" if pid else "not running", "pid": pid}, False)
@@ -235,8 +235,8 @@ def _require_free_port(host: str, port: int) -> None:
 
 def cmd_mcp_stdio(args: argparse.Namespace, settings: Settings) -> int:
     """MCP over stdio for clients without HTTP; stdout carries only the protocol."""
-    from server.mcp_tools import bind_service, build_mcp
-    from server.runtime import open_service
+    from server.adapters.mcp_tools import bind_service, build_mcp
+    from server.service.runtime import open_service
 
     async def run() -> None:
         async with open_service(settings) as memory_service:
@@ -253,8 +253,8 @@ def cmd_mcp_stdio(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     from server.db.migrate import apply_migrations
     from server.db.pool import open_pool
-    from server.runtime import open_database
-    from server.supersessions import backfill
+    from server.service.runtime import open_database
+    from server.service.supersessions import backfill
 
     async def run() -> tuple[list[str], int]:
         async with open_database(settings) as url:
@@ -278,9 +278,9 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
-    from server.progress import ProgressLine
-    from server.reembed import reembed
-    from server.runtime import open_service
+    from server.jobs.progress import ProgressLine
+    from server.service.reembed import reembed
+    from server.service.runtime import open_service
 
     if args.batch_size < 1:
         raise StartupError("--batch-size must be 1 or more")

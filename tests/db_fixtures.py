@@ -26,13 +26,13 @@ from psycopg import sql
 from starlette.applications import Starlette
 
 from server.app import create_app
-from server.config import Settings
+from server.core.config import Settings
 from server.db.embedded import EmbeddedPostgres, start_embedded
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
-from server.embeddings import Embedder
-from server.memory import MemoryService
-from server.reembed import ensure_model_recorded
+from server.service.embeddings import Embedder
+from server.service.memory import MemoryService
+from server.service.reembed import ensure_model_recorded
 from server.store.tx import Pool
 
 pytestmark = pytest.mark.integration
@@ -66,7 +66,7 @@ async def pool(pg_url: str, embedder: Embedder) -> AsyncIterator[Pool]:
 
 @pytest.fixture
 def settings(pg_url: str, tmp_path: Path) -> Settings:
-    from server.config import Secret
+    from server.core.config import Secret
 
     return Settings(database_url=Secret(pg_url), claude_memory_home=tmp_path / "data")
 

@@ -14,7 +14,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from server.errors import DatabaseSetupError
+from server.core.errors import DatabaseSetupError
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from server.errors import DatabaseSetupError
+from server.core.errors import DatabaseSetupError
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psycopg
 
-from server.errors import DatabaseSetupError
+from server.core.errors import DatabaseSetupError
 
 logger = logging.getLogger(__name__)
 

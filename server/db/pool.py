@@ -9,7 +9,7 @@ import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg_pool import AsyncConnectionPool
 
-from server.errors import DatabaseSetupError
+from server.core.errors import DatabaseSetupError
 
 logger = logging.getLogger(__name__)
 

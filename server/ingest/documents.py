@@ -24,7 +24,10 @@ from typing import Any
 
 import anyio
 
-from server.errors import ServiceError
+from server.core.errors import ServiceError
+from server.core.models import FileImport, FileProgress, MemoryDraft
+from server.core.timeparse import parse_optional_time
+from server.core.validation import prepare_draft
 from server.ingest.claude_ai import (
     ClaudeAiConversation,
     ClaudeAiMessage,
@@ -34,10 +37,7 @@ from server.ingest.claude_ai import (
 )
 from server.ingest.importer import ImportSummary
 from server.ingest.text import chunk_text, find_note_files, read_note_file
-from server.memory import MemoryService
-from server.models import FileImport, FileProgress, MemoryDraft
-from server.timeparse import parse_optional_time
-from server.validation import prepare_draft
+from server.service.memory import MemoryService
 
 CHUNK_CHARS = 1_500
 CHUNK_OVERLAP = 200

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import anyio
 
+from server.core.models import FileImport, FileProgress, MemoryDraft, SessionEvent
 from server.ingest.claude_code import (
     ToolEvent,
     TranscriptChunk,
@@ -29,8 +30,7 @@ from server.ingest.claude_code import (
     read_transcript,
 )
 from server.learn.corrections import correction_cue
-from server.memory import MemoryService
-from server.models import FileImport, FileProgress, MemoryDraft, SessionEvent
+from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
 

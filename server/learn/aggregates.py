@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
 
-from server.percent import percent_label
+from server.core.percent import percent_label
 
 TOP = 10  # commands and files kept per project
 MIN_SHARE_SHOWN = 0.05  # workflow categories under 5% of the calls are left out of the text

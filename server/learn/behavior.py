@@ -4,7 +4,7 @@ Distillation keeps what a project needs; this pass keeps what an agent working w
 needs anywhere: workflow habits, communication style, how decisions get made, quality habits.
 Each observation must cite the turns it rests on; those turns are quoted as its evidence, and
 an observation without a cited user turn is dropped. The same observation from another session
-adds that session to its evidence instead of a copy (server/learning.py). A session that
+adds that session to its evidence instead of a copy (server/service/learning.py). A session that
 yields nothing is marked done and not sent again; `--force` replaces a session's earlier
 observations. Failures and an unreachable LLM are handled as in `distill`.
 """
@@ -15,6 +15,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
+from server.core.models import MemoryDraft, PendingSession, SessionTurnRow
 from server.learn.distill_core import (
     DistillFailed,
     SessionTurn,
@@ -25,8 +26,7 @@ from server.learn.distill_core import (
 from server.learn.distill_reply import DistilledItem, merge_items
 from server.learn.jobs import Progress, run_sessions
 from server.learn.llm import ChatClient, LlmError
-from server.memory import MemoryService
-from server.models import MemoryDraft, PendingSession, SessionTurnRow
+from server.service.memory import MemoryService
 
 ASPECTS = ("workflow", "communication", "decisions", "quality")
 QUOTE_CHARS = 200

@@ -49,8 +49,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from server.core.models import preview
 from server.learn.aggregates import SignalEvent
-from server.models import preview
 
 QUOTE_CHARS = 300
 CORRECTED_CHARS = 160

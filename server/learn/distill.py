@@ -1,6 +1,6 @@
 """`claude-memory distill`: imported sessions into durable memories, through a local LLM.
 
-For each pending session (server/learning.py decides which), the turns not yet distilled are
+For each pending session (server/service/learning.py decides which), the turns not yet distilled are
 rendered into windows that fit the model's context (distill_core.transcript_windows), each
 window is distilled (one request, one repair request), the results are merged, and the
 service stores them with the session's turns archived and its state set, in one transaction.
@@ -23,6 +23,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from server.core.models import DistillOutcome, MemoryDraft, PendingSession, StoredTurn
 from server.learn.distill_core import (
     DistillFailed,
     SessionTurn,
@@ -33,8 +34,7 @@ from server.learn.distill_reply import DistilledItem, merge_items
 from server.learn.jobs import Progress, run_sessions
 from server.learn.link_review import InvalidVerdicts, parse_verdicts, review_request
 from server.learn.llm import ChatClient, LlmError
-from server.memory import MemoryService
-from server.models import DistillOutcome, MemoryDraft, PendingSession, StoredTurn
+from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from server.core.models import preview
 from server.learn.distill_reply import (
     DISTILL_KINDS,
     DistilledItem,
@@ -26,7 +27,6 @@ from server.learn.distill_reply import (
     parse_items,
 )
 from server.learn.llm import ChatClient
-from server.models import preview
 
 logger = logging.getLogger(__name__)
 

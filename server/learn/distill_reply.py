@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from server.models import preview
+from server.core.models import preview
 
 logger = logging.getLogger(__name__)
 

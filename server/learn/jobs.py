@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from server.models import PendingSession
+from server.core.models import PendingSession
 
 Progress = Callable[[int, int], None]
 

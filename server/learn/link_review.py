@@ -1,8 +1,8 @@
 """Asking the model whether a newer memory replaces an older one: the request and its reply.
 
-The supersession rules (server/supersession_rules.py) read words: now and then they link two
+The supersession rules (server/domain/supersession_rules.py) read words: now and then they link two
 facts that only look alike, and they miss a change stated in other words. After a session is
-distilled, the Distiller puts the pairs of its new memories (server/supersessions.py
+distilled, the Distiller puts the pairs of its new memories (server/service/supersessions.py
 `review_pairs`) to the model in one request, and applies the usable verdicts
 (`apply_verdicts`). Pure: no I/O.
 
@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from server.core.models import LinkPair, LinkVerdict, preview
 from server.learn.distill_core import REPLY_SHARE, prompt_tokens
 from server.learn.distill_reply import InvalidOutput, find_json_list
-from server.models import LinkPair, LinkVerdict, preview
 
 # Distilled memories are 1 to 4 sentences; a longer older memory (a saved handbook) is shown
 # by its start, which keeps 24 pairs near 10,000 tokens.

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from server.models import Preference, PreferenceTiers, ProjectSummary
-from server.percent import percent_label
+from server.core.models import Preference, PreferenceTiers, ProjectSummary
+from server.core.percent import percent_label
 
 MAX_ITEMS = 12
 MAX_LINE_CHARS = 240

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from server.core.models import EventRow, MemoryDraft
 from server.learn.signals import (
     Correction,
     SignalEvent,
@@ -23,8 +24,7 @@ from server.learn.signals import (
     pattern_memories,
     project_patterns,
 )
-from server.memory import MemoryService
-from server.models import EventRow, MemoryDraft
+from server.service.memory import MemoryService
 
 MAX_EVIDENCE_IDS = 20
 

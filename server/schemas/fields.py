@@ -12,10 +12,10 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from server.errors import InvalidInput
-from server.models import MEMORY_KINDS
-from server.timeparse import parse_optional_time
-from server.validation import MAX_FUSION_WEIGHT, MAX_ID, MAX_PAGE, MAX_SEARCH_LIMIT
+from server.core.errors import InvalidInput
+from server.core.models import MEMORY_KINDS
+from server.core.timeparse import parse_optional_time
+from server.core.validation import MAX_FUSION_WEIGHT, MAX_ID, MAX_PAGE, MAX_SEARCH_LIMIT
 
 
 class Shape(BaseModel):

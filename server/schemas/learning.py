@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from server.core.validation import MAX_SCAN_LIMIT
 from server.schemas.fields import ProjectFilter, SearchLimit, Shape, Unit
-from server.validation import MAX_SCAN_LIMIT
 
 
 class PreferencesQuery(Shape):

@@ -13,8 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from server.bulk_writes import MAX_BULK_ITEMS
-from server.models import ExportFormat, Memory, SimilarMemory
+from server.core.models import ExportFormat, Memory, SimilarMemory
 from server.schemas.fields import (
     Before,
     Filter,
@@ -28,6 +27,7 @@ from server.schemas.fields import (
     TagFilter,
     Time,
 )
+from server.service.bulk_writes import MAX_BULK_ITEMS
 
 Tags = list[str]
 TEXT: JsonDict = {"minLength": 1}  # empty text is refused by the service, with a message saying so

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, get_args
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from server.errors import InvalidInput, ServiceError
+from server.core.errors import InvalidInput, ServiceError
 
 ShapeT = TypeVar("ShapeT", bound=BaseModel)
 

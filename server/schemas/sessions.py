@@ -14,7 +14,7 @@ from server.schemas.fields import (
     Shape,
     Since,
 )
-from server.views import MAX_TIMELINE_POINTS
+from server.service.views import MAX_TIMELINE_POINTS
 
 
 class SessionsQuery(Shape):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from psycopg import sql
 from psycopg.rows import class_row
 
-from server.models import EmbeddingModelRecord, Memory
+from server.core.models import EmbeddingModelRecord, Memory
 from server.store.memories import COLUMNS
 from server.store.tx import Conn
 

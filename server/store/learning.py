@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from server.models import EventRow, Memory, PendingSession, SessionTurnRow, StoredTurn
+from server.core.models import EventRow, Memory, PendingSession, SessionTurnRow, StoredTurn
 from server.store.memories import COLUMNS
 from server.store.tx import Conn
 

@@ -14,7 +14,7 @@ from typing import Any
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from server.models import (
+from server.core.models import (
     DocumentVectors,
     Memory,
     MemoryFilter,

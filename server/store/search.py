@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from server.models import TURN_CONTEXT_WEIGHTS, MemoryFilter, Neighbour
+from server.core.models import TURN_CONTEXT_WEIGHTS, MemoryFilter, Neighbour
 from server.store.memories import FILTER_SQL, filter_params
 from server.store.tx import Conn
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from psycopg.rows import class_row
 
-from server.models import FileProgress, ImportedSession, SessionEvent
+from server.core.models import FileProgress, ImportedSession, SessionEvent
 from server.store.tx import Conn
 
 SESSION_COLUMNS = (

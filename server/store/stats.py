@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.models import SessionCounts, StorageSizes
+from server.core.models import SessionCounts, StorageSizes
 from server.store.tx import Conn
 
 

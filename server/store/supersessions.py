@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from psycopg.rows import class_row
 
-from server.models import LinkPair
+from server.core.models import LinkPair
 from server.store.tx import Conn
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.models import DayCount, MemoryFilter, TimelinePoint
+from server.core.models import DayCount, MemoryFilter, TimelinePoint
 from server.store.memories import FILTER_SQL, filter_params
 from server.store.tx import Conn
 

@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from server.errors import Unavailable
+from server.core.errors import Unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -30,11 +30,16 @@ import pytest
 from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
 
 from server.app import create_app
-from server.config import Settings
+from server.core.config import Settings
+from server.core.models import PreferenceTier
+from server.domain.preferences import (
+    BASE_CONFIDENCE,
+    FADE_FLOOR,
+    FADE_HALF_LIFE_DAYS,
+    SESSION_BONUS,
+)
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
-from server.memory import MemoryService
-from server.models import PreferenceTier
-from server.preferences import BASE_CONFIDENCE, FADE_FLOOR, FADE_HALF_LIFE_DAYS, SESSION_BONUS
+from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,7 +138,7 @@ async def chromium() -> AsyncIterator[Browser]:
 
 def last_seen_for(target: float, tier: PreferenceTier, sessions: int) -> datetime:
     """When the last evidence must have been seen for a learned preference with `sessions`
-    supporting sessions to have `target` confidence now (server/preferences.py's fade, solved
+    supporting sessions to have `target` confidence now (server/domain/preferences.py's fade, solved
     for the age)."""
     supported = BASE_CONFIDENCE[tier] + SESSION_BONUS * (sessions - 1)
     fresh = (target / supported - FADE_FLOOR) / (1 - FADE_FLOOR)

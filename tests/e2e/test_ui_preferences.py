@@ -6,7 +6,7 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from server.percent import whole_percent
+from server.core.percent import whole_percent
 from tests.e2e.conftest import SIGNALS_CONFIDENCE, Seeded, Ui
 
 pytestmark = pytest.mark.e2e

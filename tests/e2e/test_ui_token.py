@@ -10,7 +10,7 @@ import pytest
 from playwright.async_api import Browser, Request, expect
 
 from server.app import create_app
-from server.config import Secret, Settings
+from server.core.config import Secret, Settings
 from tests.db_fixtures import serving
 from tests.e2e.conftest import VIEWPORT, Seeded
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 from tests.db_fixtures import free_port, serving
 
 __all__ = ["free_port", "serving"]

@@ -8,7 +8,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 
 PNPM = "This repository uses pnpm, never npm; CI rejects a package-lock.json."
 CURSOR = "GET /orders uses keyset pagination with an opaque base64url cursor."
@@ -345,7 +345,7 @@ async def test_sessions_lists_import_and_learning_state(
 
 
 async def test_openapi_document_lists_every_route(client: httpx.AsyncClient) -> None:
-    from server.api import routes
+    from server.adapters.rest import routes
 
     document = (await client.get("/api/openapi.json")).json()
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 
 PNPM = "This repository uses pnpm, never npm; CI rejects a package-lock.json."
 PAGINATION = "GET /orders uses keyset pagination with an opaque base64url cursor."

@@ -18,9 +18,9 @@ import re
 import sys
 from pathlib import Path
 
-from server.memory import MemoryService
-from server.openapi import openapi_document
-from server.recall import import_session
+from server.adapters.openapi import openapi_document
+from server.ingest.recall import import_session
+from server.service.memory import MemoryService
 
 CHECKS = ",".join(
     [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 
 
 @pytest.mark.parametrize("mode", ["semantic", "keyword", "hybrid"])

@@ -11,12 +11,12 @@ from fastmcp import Client
 from psycopg import sql
 
 from server.app import create_app
-from server.config import Secret, Settings
+from server.core.config import Secret, Settings
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
-from server.embeddings import Embedder
-from server.memory import MemoryService
-from server.reembed import ensure_model_recorded
+from server.service.embeddings import Embedder
+from server.service.memory import MemoryService
+from server.service.reembed import ensure_model_recorded
 from tests.integration.conftest import serving
 
 

@@ -10,8 +10,8 @@ import pytest
 from fastmcp import Client
 
 from server.app import create_app
-from server.config import Secret, Settings
-from server.memory import MemoryService
+from server.core.config import Secret, Settings
+from server.service.memory import MemoryService
 from tests.integration.conftest import serving
 
 TOKEN = "s3cret-token-for-tests-0123456789"
@@ -73,8 +73,8 @@ async def test_mcp_clients_with_the_token_work_over_both_transports(guarded_url:
 
 
 def test_a_short_token_is_refused_at_start() -> None:
-    from server.config import load_settings
-    from server.errors import ConfigError
+    from server.core.config import load_settings
+    from server.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="CLAUDE_MEMORY_TOKEN"):
         load_settings({"CLAUDE_MEMORY_TOKEN": "short"}, env_file=None)

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from server.core.models import MemoryFilter
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.behavior import BehaviorReader
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
 from server.learn.profile import patch_claude_md, render_profile
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

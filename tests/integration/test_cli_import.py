@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 import httpx
 
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 from tests.integration.processes import cli_command, run_cli
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from server.config import Settings
+from server.core.config import Settings
+from server.core.models import MemoryFilter
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

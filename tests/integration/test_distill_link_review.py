@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
+from server.core.models import LinkReviewOutcome, LinkVerdict, Memory, MemoryFilter
 from server.learn.distill import Distiller, DistillSummary
 from server.learn.link_review import SYSTEM_PROMPT
 from server.learn.llm import ChatClient
-from server.memory import MemoryService
-from server.models import LinkReviewOutcome, LinkVerdict, Memory, MemoryFilter
+from server.service.memory import MemoryService
+from server.service.supersessions import CONFIRMED_NOTE, backfill, model_reason
 from server.store.tx import Pool, transaction
-from server.supersessions import CONFIRMED_NOTE, backfill, model_reason
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from server.embeddings import Embedder
+from server.service.embeddings import Embedder
 
 TEXTS = [
     "what did we decide about pagination cursors?",

@@ -23,14 +23,14 @@ import httpx
 import pytest
 
 from server.app import create_app
-from server.config import Secret, Settings
-from server.context import HEADER
-from server.errors import InvalidInput
-from server.hook_install import hook_command
+from server.core.config import Secret, Settings
+from server.core.errors import InvalidInput
+from server.core.models import MemoryFilter
+from server.domain.context import HEADER
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
-from server.memory import MemoryService
-from server.models import MemoryFilter
-from server.recall import TranscriptImports, import_session
+from server.ingest.recall import TranscriptImports, import_session
+from server.jobs.hook_install import hook_command
+from server.service.memory import MemoryService
 from tests.integration.conftest import free_port, serving
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -222,7 +222,8 @@ async def test_prompt_hook_keeps_to_the_character_budget(
 ) -> None:
     detail = "The limiter keys each request by its x-api-key header, else by client IP. "
     # Six notes that differ by a word, not by a number: notes differing only by a number would
-    # read as versions of one fact, and recall shows each fact once (server/supersessions.py).
+    # read as versions of one fact, and recall shows each fact once
+    # (server/service/supersessions.py).
     for name in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot"):
         await remember(service, f"{RATE_LIMIT} (note {name}) {detail * 20}")
     tight = replace(settings, recall_max_chars=1_000, recall_max_hits=3)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters, ImportSummary
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+from server.core.models import Memory, MemoryFilter
 from server.ingest.documents import import_claude_ai, import_memories, import_text
-from server.memory import MemoryService
-from server.models import Memory, MemoryFilter
+from server.service.memory import MemoryService
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 CLAUDE_AI = FIXTURES / "claude-ai"

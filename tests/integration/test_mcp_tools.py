@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from server.memory import MemoryService
-from server.validation import content_hash
+from server.core.validation import content_hash
+from server.service.memory import MemoryService
 
 TOOLS = {
     "startup_context",

@@ -14,7 +14,7 @@ import httpx
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 
 
 async def test_legacy_sse_handshake_by_hand(app_url: str, service: MemoryService) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from server.core.errors import DatabaseSetupError
 from server.db.migrate import MIGRATIONS_DIR, apply_migrations, discover_migrations
-from server.errors import DatabaseSetupError
 from tests.integration.processes import run_cli
 
 

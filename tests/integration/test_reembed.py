@@ -11,11 +11,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from server.config import Secret, Settings
-from server.embeddings import Embedder
-from server.errors import EmbeddingModelMismatch
-from server.reembed import reembed
-from server.runtime import open_service
+from server.core.config import Secret, Settings
+from server.core.errors import EmbeddingModelMismatch
+from server.service.embeddings import Embedder
+from server.service.reembed import reembed
+from server.service.runtime import open_service
 from tests.integration.conftest import free_port
 from tests.integration.processes import run_cli, start_cli, wait_for_health
 

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
+from server.core.errors import Conflict, InvalidInput, NotFound
+from server.core.validation import content_hash
 from server.db.embedded import shared_buffers_mb
-from server.errors import Conflict, InvalidInput, NotFound
-from server.memory import MemoryService
+from server.service.memory import MemoryService
 from server.store.tx import Pool
-from server.validation import content_hash
 
 DECISION = (
     "We decided to use cursor-based pagination for the orders API because offset pagination "

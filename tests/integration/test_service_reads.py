@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.errors import InvalidInput
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.core.errors import InvalidInput
+from server.core.models import MemoryFilter
+from server.service.memory import MemoryService
 from server.store.tx import committed_state, transaction
 
 NOTES = {
@@ -243,7 +243,7 @@ async def test_export_rejects_unknown_format(service: MemoryService) -> None:
 
 async def service_bulk_insert(service: MemoryService, contents: list[str]) -> None:
     """Insert many rows fast with plain SQL (the export test only needs rows, not vectors)."""
-    from server.validation import content_hash
+    from server.core.validation import content_hash
 
     async with service.pool.connection() as conn, conn.cursor() as cur:
         await cur.executemany(

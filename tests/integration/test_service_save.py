@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from server.errors import InvalidInput
-from server.memory import MemoryService
-from server.validation import content_hash
+from server.core.errors import InvalidInput
+from server.core.validation import content_hash
+from server.service.memory import MemoryService
 
 DECISION = (
     "We decided to use cursor-based pagination for the orders API because offset pagination "

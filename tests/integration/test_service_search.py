@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from server.errors import InvalidInput, NotFound
-from server.memory import MemoryService
-from server.models import MemoryFilter, SearchResult
+from server.core.errors import InvalidInput, NotFound
+from server.core.models import MemoryFilter, SearchResult
+from server.core.validation import content_hash
+from server.service.memory import MemoryService
 from server.store import search as search_store
 from server.store.tx import transaction
-from server.validation import content_hash
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "projects"
 # Session S1 states the decision three times: asked for (line 3), summarised (line 39) and

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from server.core.models import Memory, MemoryFilter
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.signals_job import mine_signals
-from server.memory import MemoryService
-from server.models import Memory, MemoryFilter
+from server.service.memory import MemoryService
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 

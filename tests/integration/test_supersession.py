@@ -19,12 +19,12 @@ import psycopg
 import pytest
 from pgvector.psycopg import register_vector_async
 
+from server.core.errors import InvalidInput
+from server.core.validation import content_hash
 from server.db.migrate import MIGRATIONS_DIR, apply_migrations
-from server.errors import InvalidInput
-from server.memory import MemoryService
+from server.service.memory import MemoryService
+from server.service.supersessions import backfill
 from server.store.tx import Pool, transaction
-from server.supersessions import backfill
-from server.validation import content_hash
 from tests.integration.processes import run_cli
 
 START = datetime(2026, 5, 1, 9, tzinfo=UTC)

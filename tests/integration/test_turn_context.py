@@ -1,7 +1,7 @@
 """Conversation turns are stored with the two turns before them blended into their vector.
 
 Real database and model: the vectors read back are compared with the model's own encodings of
-the turns, blended as server/turn_context.py says.
+the turns, blended as server/service/turn_context.py says.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from server.config import Secret, Settings
-from server.embeddings import Embedder
-from server.memory import MemoryService
-from server.models import FileImport, MemoryDraft
-from server.reembed import reembed
-from server.runtime import open_service
-from server.turn_context import blend
+from server.core.config import Secret, Settings
+from server.core.models import FileImport, MemoryDraft
+from server.service.embeddings import Embedder
+from server.service.memory import MemoryService
+from server.service.reembed import reembed
+from server.service.runtime import open_service
+from server.service.turn_context import blend
 
 START = datetime(2026, 10, 5, 9, 30, tzinfo=UTC)
 TURNS = [

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from server.core.models import MemoryFilter
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.service.memory import MemoryService
 
 pytestmark = pytest.mark.llm
 

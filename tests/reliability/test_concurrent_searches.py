@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from server.config import Settings
+from server.core.config import Settings
+from server.core.models import MemoryFilter
 from server.db.pool import open_pool
-from server.embeddings import Embedder
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.service.embeddings import Embedder
+from server.service.memory import MemoryService
 from tests.integration.test_service_search import bulk_insert, filler
 
 pytestmark = pytest.mark.reliability

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.core.models import MemoryFilter
+from server.service.memory import MemoryService
 
 pytestmark = pytest.mark.reliability
 

@@ -13,13 +13,13 @@ import psycopg
 import pytest
 
 from server.app import create_app
-from server.config import Secret, Settings
+from server.core.config import Secret, Settings
 from server.db.embedded import start_embedded
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
-from server.embeddings import Embedder
-from server.memory import MemoryService
-from server.reembed import ensure_model_recorded
+from server.service.embeddings import Embedder
+from server.service.memory import MemoryService
+from server.service.reembed import ensure_model_recorded
 from tests.db_fixtures import serving
 
 pytestmark = pytest.mark.reliability

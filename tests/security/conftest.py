@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from server.app import create_app
-from server.config import Secret, Settings
-from server.embeddings import Embedder
-from server.memory import MemoryService
+from server.core.config import Secret, Settings
+from server.service.embeddings import Embedder
+from server.service.memory import MemoryService
 from server.store.tx import Pool
 from tests.db_fixtures import empty_tables, serving
 

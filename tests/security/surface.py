@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import httpx
 
-from server.openapi import openapi_document
+from server.adapters.openapi import openapi_document
 
 # Routes outside the OpenAPI document. /messages/ needs a session id to reach the SSE app.
 EXTRA_ROUTES: tuple[tuple[str, str], ...] = (

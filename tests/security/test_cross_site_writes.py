@@ -14,8 +14,8 @@ import json
 import httpx
 import pytest
 
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.core.models import MemoryFilter
+from server.service.memory import MemoryService
 
 pytestmark = pytest.mark.security
 

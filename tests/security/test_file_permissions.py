@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from fastmcp import Client
 
-from server.backup import backup
+from server.adapters.mcp_tools import INLINE_EXPORT_LIMIT
+from server.core.models import MemoryDraft
 from server.db.embedded import EmbeddedPostgres
-from server.mcp_tools import INLINE_EXPORT_LIMIT
-from server.memory import MemoryService
-from server.models import MemoryDraft
+from server.jobs.backup import backup
+from server.service.memory import MemoryService
 
 pytestmark = pytest.mark.security
 

@@ -22,10 +22,10 @@ import pytest
 from fastmcp import Client
 from mcp.types import Tool
 
+from server.adapters.openapi import openapi_document
+from server.core.models import MemoryDraft
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
-from server.memory import MemoryService
-from server.models import MemoryDraft
-from server.openapi import openapi_document
+from server.service.memory import MemoryService
 from tests.security.raw_http import RawMcpSession, percent_encoded, send_raw, target
 from tests.security.surface import leaked_internals
 from tests.security.transcripts import SESSION, conversation, write_session

@@ -16,12 +16,12 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.context import HEADER
+from server.core.models import MemoryFilter
+from server.domain.context import HEADER
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
-from server.memory import MemoryService
-from server.models import MemoryFilter
+from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM
 from tests.security.transcripts import CWD, SESSION, conversation, write_session
 

@@ -17,8 +17,8 @@ import pytest
 from starlette.routing import Route
 
 from server.app import create_app
-from server.config import Settings
-from server.memory import MemoryService
+from server.core.config import Settings
+from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 from tests.security.surface import every_route, route_id, send
 

@@ -22,12 +22,12 @@ import httpx
 import pytest
 from fastmcp import Client
 
+from server.core.models import MemoryDraft
+from server.core.redact import redact
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
-from server.memory import MemoryService
-from server.models import MemoryDraft
-from server.redact import redact
+from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM
 from tests.security.transcripts import conversation, stored_strings, strings_in, write_session
 

@@ -19,8 +19,8 @@ from fastmcp import Client
 from mcp.shared.exceptions import MCPError
 
 from server.app import create_app
-from server.config import Secret, Settings
-from server.memory import MemoryService
+from server.core.config import Secret, Settings
+from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 from tests.security.surface import OPEN_ROUTES, concrete, every_route, route_id, send
 

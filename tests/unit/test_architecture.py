@@ -1,9 +1,10 @@
 """Dependency rules, checked by parsing imports (the layering in docs/ARCHITECTURE.md).
 
+- every module sits in a layer of LAYERS, and imports (at any depth, lazy ones too) only from
+  its own layer or a lower one; a new module fails until it is placed;
 - psycopg and SQL live only in server/store/ and server/db/;
-- adapters (api, mcp_tools, cli, app) never import server.store;
-- the store never imports the service or the adapters;
-- hooks.py (when it exists) imports only the standard library.
+- adapters, schemas and the entry points never import server.store;
+- hooks.py imports only the standard library (Claude Code runs it with `python -I -S`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,20 @@ import sys
 from pathlib import Path
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
-DATA_LAYERS = ("store", "db")
-ADAPTERS = ("server.api", "server.mcp_tools", "server.cli", "server.app")
+# Lowest first. A module belongs to the layer of its longest matching prefix.
+LAYERS = (
+    ("server.core", "server.hooks"),  # shared vocabulary; the stdlib-only hook client
+    ("server.domain",),  # pure rules, no I/O
+    ("server.db", "server.store"),  # getting a database; all SQL
+    ("server.service",),  # MemoryService and its parts
+    ("server.ingest", "server.learn"),  # jobs that feed the service
+    ("server.jobs",),  # what the CLI's commands run
+    ("server.schemas",),  # request and response models
+    ("server.adapters",),  # REST, OpenAPI, MCP, hook routes, HTTP guards
+    ("server.app", "server.cli"),  # entry points
+)
+DATA_LAYERS = ("server.store", "server.db")
+NO_STORE = ("server.adapters", "server.schemas", "server.app", "server.cli")
 SQL_STATEMENT = re.compile(
     r"\b(SELECT\b.*\bFROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TABLE|INDEX|EXTENSION)"
     r"|ALTER TABLE|DROP (TABLE|INDEX|DATABASE)|TRUNCATE)\b",
@@ -27,15 +40,14 @@ def modules() -> dict[str, Path]:
     found = {}
     for path in SERVER.rglob("*.py"):
         parts = path.relative_to(SERVER.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        found[name] = path
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     return found
 
 
 def imports_of(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+    """Every imported name, module-level or inside a function: `a.b` and `a.b.name`."""
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -44,15 +56,37 @@ def imports_of(path: Path) -> set[str]:
     return names
 
 
-def in_data_layer(module: str) -> bool:
-    return any(module.startswith(f"server.{layer}") for layer in DATA_LAYERS)
+def under(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(f"{p}.") for p in prefixes)
+
+
+def rank(module: str) -> int | None:
+    """The layer of `module`; the bare package (`__version__` only) counts as the lowest."""
+    if module == "server":
+        return 0
+    matches = [(len(p), i) for i, layer in enumerate(LAYERS) for p in layer if under(module, (p,))]
+    return max(matches)[1] if matches else None
+
+
+def test_every_module_is_in_a_layer() -> None:
+    assert [name for name in modules() if rank(name) is None] == []
+
+
+def test_imports_point_to_the_same_or_a_lower_layer() -> None:
+    known = modules()
+    upward = []
+    for name, path in known.items():
+        for target in {i for i in imports_of(path) if i in known}:
+            if (rank(target) or 0) > (rank(name) or 0):
+                upward.append(f"{name} -> {target}")
+    assert sorted(upward) == []
 
 
 def test_psycopg_is_imported_only_by_the_data_layers() -> None:
     offenders = [
         name
         for name, path in modules().items()
-        if not in_data_layer(name)
+        if not under(name, DATA_LAYERS)
         and any(i.split(".")[0] in ("psycopg", "psycopg_pool") for i in imports_of(path))
     ]
     assert offenders == []
@@ -61,7 +95,7 @@ def test_psycopg_is_imported_only_by_the_data_layers() -> None:
 def test_sql_strings_appear_only_in_the_data_layers() -> None:
     offenders = []
     for name, path in modules().items():
-        if in_data_layer(name):
+        if under(name, DATA_LAYERS):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if (
@@ -77,28 +111,25 @@ def test_adapters_do_not_reach_into_the_store() -> None:
     offenders = [
         name
         for name, path in modules().items()
-        if name in ADAPTERS and any(i.startswith("server.store") for i in imports_of(path))
+        if under(name, NO_STORE) and any(under(i, ("server.store",)) for i in imports_of(path))
     ]
     assert offenders == []
 
 
 def test_store_does_not_import_service_or_adapters() -> None:
-    upward = ("server.memory", "server.app", "server.api", "server.mcp_tools", "server.cli")
     offenders = [
         name
         for name, path in modules().items()
-        if name.startswith("server.store") and any(i.startswith(upward) for i in imports_of(path))
+        if under(name, DATA_LAYERS)
+        and any((rank(i) or 0) > rank(name) for i in imports_of(path) if i.startswith("server."))
     ]
     assert offenders == []
 
 
 def test_hooks_use_only_the_standard_library() -> None:
-    path = SERVER / "hooks.py"
-    if not path.exists():
-        return
     third_party = [
         i
-        for i in imports_of(path)
+        for i in imports_of(SERVER / "hooks.py")
         if i.split(".")[0] not in sys.stdlib_module_names and not i.startswith("__future__")
     ]
     assert third_party == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from server.cache import ReadCache
+from server.service.cache import ReadCache
 
 
 class States:

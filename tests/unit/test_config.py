@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from server.config import Secret, Settings, load_settings, read_env_file, setting_names
-from server.errors import ConfigError
+from server.core.config import Secret, Settings, load_settings, read_env_file, setting_names
+from server.core.errors import ConfigError
 
 
 def test_defaults_match_the_documented_ones(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_malformed_env_file_line_is_reported_with_its_number(tmp_path: Path) -> 
 def test_root_default_home_is_outside_root_home(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from server.config import default_home
+    from server.core.config import default_home
 
     if os.geteuid() == 0:
         assert default_home() == Path("/var/lib/claude-memory")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.config import DEFAULT_EMBEDDING_MODEL
-from server.cutoffs import MEASURED, UNMEASURED, cutoffs_for
+from server.core.config import DEFAULT_EMBEDDING_MODEL
+from server.service.cutoffs import MEASURED, UNMEASURED, cutoffs_for
 
 
 def test_the_bundled_model_has_measured_cutoffs() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from server.export import memory_record, writer_for
-from server.models import Memory
+from server.core.models import Memory
+from server.domain.export import memory_record, writer_for
 
 MEMORY = Memory(
     id=7,

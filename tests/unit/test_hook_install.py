@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from server.cli import main
-from server.hook_install import (
+from server.jobs.hook_install import (
     EVENTS,
     HookSettingsError,
     install,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.http_guard import _hostname, allowed_hosts_for
+from server.adapters.http_guard import _hostname, allowed_hosts_for
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from server.core.models import LinkPair, LinkVerdict
 from server.learn.distill_core import prompt_tokens
 from server.learn.link_review import (
     MAX_TEXT_CHARS,
@@ -15,7 +16,6 @@ from server.learn.link_review import (
     review_messages,
     review_request,
 )
-from server.models import LinkPair, LinkVerdict
 
 
 def pair(number: int, old: str = "", new: str = "", rule_reason: str | None = None) -> LinkPair:

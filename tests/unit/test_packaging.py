@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from server.config import setting_names
+from server.core.config import setting_names
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.percent import percent_label, whole_percent
+from server.core.percent import percent_label, whole_percent
 
 
 @pytest.mark.parametrize(

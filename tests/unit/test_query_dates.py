@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.query_dates import event_period, event_reference, mentioned_period
+from server.domain.query_dates import event_period, event_reference, mentioned_period
 
 
 def day(year: int, month: int, number: int) -> datetime:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.ranking import (
+from server.core.ranking import (
     RankingPrior,
     idf,
     parse_kind_weights,

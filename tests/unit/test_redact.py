@@ -1,4 +1,4 @@
-"""Tests for server.redact: secrets are replaced, look-alikes are left alone.
+"""Tests for server.core.redact: secrets are replaced, look-alikes are left alone.
 
 All secret values are fake: built from repeated characters so they match the
 providers' formats without being real credentials.
@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from server.redact import Redaction, redact
+from server.core.redact import Redaction, redact
 
 # --- fake secrets -------------------------------------------------------------
 

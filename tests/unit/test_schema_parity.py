@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from server.mcp_tools import build_mcp
-from server.openapi import openapi_document
+from server.adapters.mcp_tools import build_mcp
+from server.adapters.openapi import openapi_document
 
 # tool -> (REST method, path, renamed arguments {tool name: REST name})
 SAME_OPERATION: dict[str, tuple[str, str, dict[str, str]]] = {
@@ -123,12 +123,13 @@ def test_an_argument_only_the_tool_takes_is_reported() -> None:
 
 
 def test_every_operation_in_the_route_table_is_served() -> None:
-    from server import api, hooks_api
-    from server.route_table import OPERATIONS
+    from server.adapters import hook_routes
+    from server.adapters import rest as api
+    from server.adapters.route_table import OPERATIONS
 
     served = {
         (route.path, method)
-        for route in [*api.routes(service=None), *hooks_api.routes(recall=None)]  # type: ignore[arg-type]
+        for route in [*api.routes(service=None), *hook_routes.routes(recall=None)]  # type: ignore[arg-type]
         for method in (route.methods or ())  # type: ignore[attr-defined]
         if method != "HEAD"
     }

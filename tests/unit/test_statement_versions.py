@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from server.models import SearchHit
-from server.statement_versions import (
+from server.core.models import SearchHit
+from server.domain.statement_versions import (
     StaleStatement,
     confirmed,
     newer_first,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.supersession_rules import read_statement, redundant_near_copy, replacement_reason
+from server.domain.supersession_rules import read_statement, redundant_near_copy, replacement_reason
 
 CHANGES = [
     (

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.errors import InvalidInput
-from server.timeparse import parse_optional_time, parse_time
+from server.core.errors import InvalidInput
+from server.core.timeparse import parse_optional_time, parse_time
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

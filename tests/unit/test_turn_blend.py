@@ -1,4 +1,5 @@
-"""The blend of a conversation turn's vector with the turns before it (server/turn_context.py)."""
+"""The blend of a conversation turn's vector with the turns before it
+(server/service/turn_context.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from server.models import TURN_CONTEXT_WEIGHTS, NewMemory
-from server.turn_context import blend, place_of_new, turn_place
+from server.core.models import TURN_CONTEXT_WEIGHTS, NewMemory
+from server.service.turn_context import blend, place_of_new, turn_place
 
 WHEN = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.models import SearchHit
-from server.versions import order_as_of, order_versions, question_tense, wanted_ids
+from server.core.models import SearchHit
+from server.domain.versions import order_as_of, order_versions, question_tense, wanted_ids
 
 
 def _hit(

@@ -1,4 +1,5 @@
-// The REST API's JSON shapes, in the server's snake_case (server/openapi.py is the source).
+// The REST API's JSON shapes, in the server's snake_case (the source: server/core/models.py
+// and server/schemas/, from which /api/openapi.json is derived).
 
 export const MEMORY_KINDS = [
   "raw",
@@ -202,7 +203,7 @@ export type Preference = {
   memory: Memory;
   tier: PreferenceTier;
   confidence: number;
-  /** `confidence` as the whole percent to show, rounded by the server (server/percent.py). */
+  /** `confidence` as the whole percent to show, rounded by the server (core/percent.py). */
   confidence_percent: number;
   evidence_sessions: number;
   last_seen: string;

@@ -13,8 +13,8 @@ import { firstLine, formatScore } from "./format";
 import { snippet } from "./highlight";
 
 export const DEFAULT_MODE: SearchMode = "hybrid";
-/** The semantic cut-off measured for the bundled model (server/cutoffs.py): below it, almost
- * nothing answers a question; above, ranking orders the hits. */
+/** The semantic cut-off measured for the bundled model (server/service/cutoffs.py): below
+ * it, almost nothing answers a question; above, ranking orders the hits. */
 export const DEFAULT_MIN_SIMILARITY = 0.15;
 export const SEARCH_LIMIT = 30;
 

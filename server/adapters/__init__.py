@@ -1,0 +1,1 @@
+"""The service's entry points: REST, OpenAPI, MCP, hook routes, HTTP guards."""

@@ -1,0 +1,46 @@
+"""REST routes the Claude Code hook client (server/hooks.py) calls: thin adapters over
+ingest/recall.py.
+
+    POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project}
+    POST /api/hooks/prompt {session_id, cwd, prompt} -> {additionalContext, memory_ids}
+    POST /api/hooks/session-end {session_id, cwd, transcript_path} -> 202 {status}
+
+`additionalContext` is "" when there is nothing to add. The session-end route answers at once
+and imports the transcript in the background. These routes sit behind the same Host/Origin
+guard and optional bearer token as every other route; their shapes are in schemas/hooks.py.
+"""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute
+
+from server.adapters.http_edge import Handler, serve
+from server.adapters.route_table import OPERATIONS
+from server.ingest.recall import HookRecall
+from server.schemas import hooks
+
+
+def routes(recall: HookRecall) -> list[BaseRoute]:
+    """The /api/hooks routes over `recall` (the app owns it and closes it when stopping)."""
+
+    async def session_start(body: hooks.SessionStartHook) -> JSONResponse:
+        context = await recall.session_start(body.session_id, body.cwd, body.source)
+        return JSONResponse({"additionalContext": context.markdown, "project": context.project})
+
+    async def prompt(body: hooks.PromptHook) -> JSONResponse:
+        context, ids = await recall.prompt(body.session_id, body.cwd, body.prompt)
+        return JSONResponse({"additionalContext": context, "memory_ids": ids})
+
+    async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
+        started = recall.request_import(body.transcript_path)
+        return JSONResponse({"status": "importing" if started else "queued"}, status_code=202)
+
+    handlers: dict[str, Handler] = {
+        "hookSessionStart": session_start,
+        "hookPrompt": prompt,
+        "hookSessionEnd": session_end,
+    }
+    return [
+        serve(op, handlers[op.operation_id]) for op in OPERATIONS if op.operation_id in handlers
+    ]

@@ -1,0 +1,87 @@
+"""The REST edge: read a request into its operation's shapes, then call the handler.
+
+A route's handler never sees the raw request: it receives `memory_id` (for paths that name
+one), `query` (the parsed query string) and `body` (the parsed JSON body) as its operation in
+server/adapters/route_table.py declares them. Unknown query parameters and body fields are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from server.adapters.route_table import Operation
+from server.core.errors import InvalidInput, ServiceError
+from server.schemas.parsing import UnprocessableInput, parse_body, parse_query
+
+Handler = Callable[..., Awaitable[Response]]
+
+
+class UnsupportedMediaType(ServiceError):
+    """A request body that is not declared as JSON (415)."""
+
+    code = "unsupported_media_type"
+    status = 415
+
+
+def serve(operation: Operation, handler: Handler) -> Route:
+    """The Starlette route for `operation`, handing `handler` its parsed input."""
+
+    async def endpoint(request: Request) -> Response:
+        arguments: dict[str, Any] = {}
+        if "{memory_id}" in operation.path:
+            arguments["memory_id"] = _memory_id(request)
+        if operation.query is not None:
+            arguments["query"] = parse_query(operation.query, request.query_params)
+        if operation.body is not None:
+            arguments["body"] = parse_body(operation.body, await json_body(request))
+        return await handler(**arguments)
+
+    return Route(operation.path, endpoint, methods=[operation.method])
+
+
+def _memory_id(request: Request) -> int:
+    raw = request.path_params["memory_id"]
+    try:
+        return int(raw)
+    except ValueError:
+        raise UnprocessableInput(f"memory id must be a whole number, got {raw!r}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise InvalidInput(f"the request body is not valid JSON: {name} is not a number in JSON")
+
+
+def _declared_json(content_type: str) -> bool:
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object; a body must be declared `Content-Type: application/json`.
+
+    A web page can send another site a text/plain or form body without asking first; a JSON
+    content type makes the browser ask (a CORS preflight), and this server never says yes. So
+    a page from any origin, another port on this machine included, cannot write here.
+    """
+    raw = await request.body()
+    if raw and not _declared_json(request.headers.get("content-type", "")):
+        raise UnsupportedMediaType(
+            "send the request body as JSON with Content-Type: application/json"
+        )
+    try:
+        body = json.loads(raw or b"{}", parse_constant=_reject_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        raise InvalidInput("the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise UnprocessableInput("the request body must be a JSON object")
+    try:
+        json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("the request body has text that is not valid Unicode") from None
+    return body

@@ -1,0 +1,262 @@
+"""REST routes: one handler per operation of server/adapters/route_table.py, each a thin adapter.
+
+A handler receives its input already parsed into the shapes of server/schemas (by
+server/adapters/http_edge.py), calls one service method and returns JSON with the same snake_case
+fields the MCP tools return. Errors are ServiceError subclasses, rendered by the app's one handler
+as {"error": {"code", "message"}}: a value that is wrong is 400, a value of the wrong type 422.
+"""
+
+from __future__ import annotations
+
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute
+
+from server import __version__
+from server.adapters.http_edge import Handler, serve
+from server.adapters.openapi import openapi_document
+from server.adapters.route_table import OPERATIONS
+from server.core.models import MemoryDraft, MemoryFilter, to_json
+from server.schemas import learning, memories, search, sessions
+from server.service.memory import MemoryService
+
+DOWNLOADS = {
+    "json": ("json", "application/json"),
+    "jsonl": ("jsonl", "application/x-ndjson"),
+    "markdown": ("md", "text/markdown"),
+}
+
+
+def list_filter(query: memories.ListFilters) -> MemoryFilter:
+    """The service's filter from GET /api/memories' (or /api/export's) query."""
+    return MemoryFilter(
+        project=query.project,
+        tag=query.tag,
+        kind=query.kind,
+        source=query.source,
+        since=query.since,
+        before=query.before,
+        include_deleted=query.include_deleted,
+        text=query.q,
+        include_archived=query.include_archived,
+        only_deleted=query.only_deleted,
+        session_id=query.session_id,
+    )
+
+
+def draft(item: memories.NewMemory) -> MemoryDraft:
+    return MemoryDraft(
+        content=item.content,
+        tags=item.tags,
+        project=item.project,
+        source=item.source or "api",
+        kind=item.kind,
+        created_at=item.created_at,
+        metadata=item.metadata,
+    )
+
+
+def routes(service: MemoryService) -> list[BaseRoute]:
+    """The REST routes over `service`: every operation of the route table but the hooks'."""
+
+    async def health() -> JSONResponse:
+        """Liveness plus database state; never echoes the database's own error text."""
+        database_ok = await service.database_ok()
+        body = {
+            "status": "ok" if database_ok else "degraded",
+            "database": "ok" if database_ok else "unavailable",
+            "database_kind": "embedded" if service.settings.uses_embedded_database else "external",
+            "embedding_model": service.embedder.name,
+            "embedding_dimension": service.embedder.dimension,
+            "version": __version__,
+        }
+        return JSONResponse(body, status_code=200 if database_ok else 503)
+
+    async def invalidate_cache() -> JSONResponse:
+        service.invalidate_cache()
+        return JSONResponse({"status": "ok"})
+
+    async def openapi() -> JSONResponse:
+        return JSONResponse(openapi_document())
+
+    async def stats() -> JSONResponse:
+        return JSONResponse(to_json(await service.stats()))
+
+    async def projects() -> JSONResponse:
+        return JSONResponse(to_json(await service.projects()))
+
+    async def tags() -> JSONResponse:
+        return JSONResponse(to_json(await service.tags()))
+
+    async def list_memories(query: memories.ListMemories) -> JSONResponse:
+        page = await service.list_memories(
+            list_filter(query), limit=query.limit, offset=query.offset
+        )
+        return JSONResponse(to_json(page))
+
+    async def create_memory(body: memories.CreateMemory) -> JSONResponse:
+        outcome = await service.save(
+            body.content,
+            tags=body.tags or [],
+            project=body.project,
+            source=body.source or "api",
+            kind=body.kind,
+            created_at=body.created_at,
+            metadata=body.metadata,
+            force=body.force,
+        )
+        if outcome.status == "saved":
+            return JSONResponse({**to_json(outcome.memory), "redacted": outcome.redacted}, 201)
+        return JSONResponse(
+            {
+                "status": outcome.status,
+                "id": outcome.id,
+                "similar": to_json(outcome.similar),
+                "redacted": outcome.redacted,
+            }
+        )
+
+    async def create_many(body: memories.BulkCreate) -> JSONResponse:
+        drafts = [draft(item) for item in body.memories]
+        return JSONResponse(to_json(await service.save_many(drafts, force=body.force)))
+
+    async def get_memory(memory_id: int) -> JSONResponse:
+        return JSONResponse(to_json(await service.get(memory_id)))
+
+    async def update_memory(memory_id: int, body: memories.UpdateMemory) -> JSONResponse:
+        # supersedes: an id sets the link; 0, or null sent on purpose, clears it; absent keeps it.
+        cleared = "supersedes" in body.model_fields_set and body.supersedes is None
+        outcome = await service.update(
+            memory_id,
+            content=body.content,
+            tags=body.tags,
+            project=body.project,
+            kind=body.kind,
+            supersedes=0 if cleared else body.supersedes,
+            force=body.force,
+        )
+        return JSONResponse(to_json(outcome))
+
+    async def delete_memory(memory_id: int, query: memories.DeleteQuery) -> JSONResponse:
+        if query.purge:
+            purged = await service.purge(memory_id)
+            return JSONResponse({"purged_id": purged.id})
+        return JSONResponse(to_json(await service.soft_delete(memory_id)))
+
+    async def restore_memory(memory_id: int) -> JSONResponse:
+        return JSONResponse(to_json(await service.restore(memory_id)))
+
+    async def related(memory_id: int, query: memories.RelatedQuery) -> JSONResponse:
+        return JSONResponse(to_json(await service.related(memory_id, limit=query.limit)))
+
+    async def versions(memory_id: int) -> JSONResponse:
+        return JSONResponse(to_json(await service.versions(memory_id)))
+
+    async def bulk_delete(query: memories.BulkDeleteEverything) -> JSONResponse:
+        result = await service.bulk_soft_delete(
+            tag=query.tag,
+            project=query.project,
+            source=query.source,
+            everything=query.all,
+            dry_run=query.dry_run,
+        )
+        return JSONResponse(to_json(result))
+
+    async def recall(body: search.RecallRequest) -> JSONResponse:
+        """The established /api/recall: semantic search with `threshold`, kept compatible."""
+        result = await service.search_semantic(
+            body.query,
+            limit=body.limit,
+            min_similarity=body.threshold,
+            where=MemoryFilter(project=body.project),
+        )
+        return JSONResponse(
+            {"mode": result.mode, "results": to_json(result.hits), "took_ms": result.took_ms}
+        )
+
+    async def search_memories(body: search.SearchRequest) -> JSONResponse:
+        where = MemoryFilter(
+            project=body.project,
+            tag=body.tag,
+            kind=body.kind,
+            since=body.since,
+            before=body.before,
+            include_archived=body.include_archived,
+        )
+        if body.mode == "semantic":
+            result = await service.search_semantic(
+                body.query, limit=body.limit, min_similarity=body.min_similarity, where=where
+            )
+        elif body.mode == "keyword":
+            result = await service.search_keyword(body.query, limit=body.limit, where=where)
+        else:
+            result = await service.search_hybrid(
+                body.query,
+                limit=body.limit,
+                keyword_weight=body.keyword_weight,
+                semantic_weight=body.semantic_weight,
+                min_similarity=body.min_similarity or 0.0,
+                where=where,
+            )
+        return JSONResponse(
+            {"mode": result.mode, "results": to_json(result.hits), "took_ms": result.took_ms}
+        )
+
+    async def export(query: memories.ExportQuery) -> Response:
+        chunks = await service.export(list_filter(query), query.format)
+        extension, media = DOWNLOADS[query.format]
+        return StreamingResponse(
+            (chunk.encode("utf-8") async for chunk in chunks),
+            media_type=f"{media}; charset=utf-8",
+            headers={"content-disposition": f'attachment; filename="claude-memory.{extension}"'},
+        )
+
+    async def timeline(query: sessions.TimelineQuery) -> JSONResponse:
+        where = MemoryFilter(
+            project=query.project, kind=query.kind, since=query.since, before=query.before
+        )
+        return JSONResponse(to_json(await service.timeline(where, limit=query.limit)))
+
+    async def preferences(query: learning.PreferencesQuery) -> JSONResponse:
+        return JSONResponse(to_json(await service.preferences(query.project)))
+
+    async def list_sessions(query: sessions.SessionsQuery) -> JSONResponse:
+        page = await service.sessions(
+            project=query.project, source=query.source, limit=query.limit, offset=query.offset
+        )
+        return JSONResponse(to_json(page))
+
+    async def lock(memory_id: int, body: memories.LockRequest) -> JSONResponse:
+        return JSONResponse(to_json(await service.set_locked(memory_id, body.locked)))
+
+    async def reset_failures(body: learning.ResetFailures) -> JSONResponse:
+        return JSONResponse({"reset": await service.reset_distill_failures(body.session or None)})
+
+    handlers: dict[str, Handler] = {
+        "health": health,
+        "invalidateCache": invalidate_cache,
+        "openapi": openapi,
+        "stats": stats,
+        "projects": projects,
+        "tags": tags,
+        "listMemories": list_memories,
+        "createMemory": create_memory,
+        "bulkDeleteMemories": bulk_delete,
+        "createMemories": create_many,
+        "getMemory": get_memory,
+        "updateMemory": update_memory,
+        "deleteMemory": delete_memory,
+        "restoreMemory": restore_memory,
+        "relatedMemories": related,
+        "memoryVersions": versions,
+        "recall": recall,
+        "search": search_memories,
+        "export": export,
+        "timeline": timeline,
+        "preferences": preferences,
+        "lockMemory": lock,
+        "resetDistillFailures": reset_failures,
+        "listSessions": list_sessions,
+    }
+    return [
+        serve(op, handlers[op.operation_id]) for op in OPERATIONS if op.operation_id in handlers
+    ]

@@ -1,0 +1,416 @@
+"""Every REST operation, declared once: method, path, shapes in and out, and OpenAPI links.
+
+The REST adapters (server/adapters/rest.py, server/adapters/hook_routes.py) serve these entries with
+a handler each, and server/adapters/openapi.py derives the document from them. Links pass an id from
+a response to the operations that take it; schemathesis' stateful phase follows them to chain real
+calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from server.core.models import (
+    BulkDeleteResult,
+    BulkSaveResult,
+    Memory,
+    MemoryPage,
+    MemoryVersion,
+    PreferenceTiers,
+    ProjectSummary,
+    RelatedMemory,
+    SessionPage,
+    Stats,
+    TagCount,
+    Timeline,
+    UpdateOutcome,
+)
+from server.schemas import hooks, learning, memories, search, sessions, system
+
+Links = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One response: its status, the type its JSON body has, and where its ids lead."""
+
+    status: int
+    shape: Any
+    description: str = "OK"
+    links: Links = field(default_factory=dict)
+    media_types: tuple[str, ...] = ("application/json",)
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    operation_id: str
+    summary: str
+    replies: tuple[Reply, ...]
+    query: type[BaseModel] | None = None
+    body: type[BaseModel] | None = None
+
+
+def memory_links(pointer: str, *targets: str) -> Links:
+    """Links passing the memory id at `pointer` in the response to operations on it.
+
+    A target is an operationId, or "purgeMemory": deleteMemory with purge=true.
+    """
+    links: Links = {}
+    for target in targets:
+        parameters: dict[str, Any] = {"path.memory_id": f"$response.body#{pointer}"}
+        if target == "purgeMemory":
+            parameters["query.purge"] = True
+        links[target] = {
+            "operationId": "deleteMemory" if target == "purgeMemory" else target,
+            "parameters": parameters,
+        }
+    return links
+
+
+def query_links(value: str, targets: dict[str, str]) -> Links:
+    """Links passing `value` (a runtime expression) as the named query parameter of each target."""
+    return {
+        f"{operation_id}By{parameter.title().replace('_', '')}": {
+            "operationId": operation_id,
+            "parameters": {f"query.{parameter}": value},
+        }
+        for operation_id, parameter in targets.items()
+    }
+
+
+FIRST_MEMORY = memory_links("/memories/0/id", "getMemory", "updateMemory", "deleteMemory")
+FIRST_HIT = memory_links("/results/0/id", "getMemory", "relatedMemories")
+BY_PROJECT = {
+    "listMemories": "project",
+    "timeline": "project",
+    "preferences": "project",
+    "listSessions": "project",
+}
+MEMORY = "/api/memories/{memory_id}"
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "GET",
+        "/health",
+        "health",
+        "Liveness, database state, model and version",
+        (
+            Reply(200, system.Health, "healthy"),
+            Reply(503, system.Health, "the database does not answer"),
+        ),
+    ),
+    Operation(
+        "POST",
+        "/cache/invalidate",
+        "invalidateCache",
+        "Drop the read cache (batch jobs call this after writing)",
+        (Reply(200, system.Done),),
+    ),
+    Operation(
+        "GET",
+        "/api/openapi.json",
+        "openapi",
+        "This document",
+        (Reply(200, system.OpenApiDocument),),
+    ),
+    Operation(
+        "GET", "/api/stats", "stats", "Counts, storage sizes, sessions", (Reply(200, Stats),)
+    ),
+    Operation(
+        "GET",
+        "/api/projects",
+        "projects",
+        "Projects with live memories",
+        (
+            Reply(
+                200,
+                list[ProjectSummary],
+                links=query_links("$response.body#/0/project", BY_PROJECT),
+            ),
+        ),
+    ),
+    Operation(
+        "GET",
+        "/api/tags",
+        "tags",
+        "Tags with counts",
+        (
+            Reply(
+                200,
+                list[TagCount],
+                links=query_links("$response.body#/0/tag", {"listMemories": "tag"}),
+            ),
+        ),
+    ),
+    Operation(
+        "GET",
+        "/api/memories",
+        "listMemories",
+        "List memories, newest first",
+        (Reply(200, MemoryPage, links=FIRST_MEMORY),),
+        query=memories.ListMemories,
+    ),
+    Operation(
+        "POST",
+        "/api/memories",
+        "createMemory",
+        "Create a memory (through the write guard)",
+        (
+            Reply(
+                201,
+                memories.SavedMemory,
+                "saved",
+                memory_links(
+                    "/id",
+                    "getMemory",
+                    "updateMemory",
+                    "deleteMemory",
+                    "relatedMemories",
+                    "lockMemory",
+                ),
+            ),
+            Reply(
+                200,
+                memories.NotSaved,
+                "not saved: already there or too close",
+                memory_links("/id", "getMemory", "updateMemory", "deleteMemory", "restoreMemory"),
+            ),
+        ),
+        body=memories.CreateMemory,
+    ),
+    Operation(
+        "DELETE",
+        "/api/memories",
+        "bulkDeleteMemories",
+        "Soft-delete every memory matching project, tag and/or source",
+        (Reply(200, BulkDeleteResult),),
+        query=memories.BulkDeleteEverything,
+    ),
+    Operation(
+        "POST",
+        "/api/memories/bulk",
+        "createMemories",
+        "Create up to 1,000 memories in one transaction",
+        (
+            Reply(
+                200,
+                BulkSaveResult,
+                "per-item outcomes",
+                memory_links("/items/0/id", "getMemory", "updateMemory", "deleteMemory"),
+            ),
+        ),
+        body=memories.BulkCreate,
+    ),
+    Operation(
+        "GET",
+        MEMORY,
+        "getMemory",
+        "One memory",
+        (
+            Reply(
+                200,
+                Memory,
+                links=memory_links(
+                    "/id",
+                    "updateMemory",
+                    "deleteMemory",
+                    "restoreMemory",
+                    "relatedMemories",
+                    "lockMemory",
+                ),
+            ),
+        ),
+    ),
+    Operation(
+        "PATCH",
+        MEMORY,
+        "updateMemory",
+        "Change content, tags, project or kind",
+        (
+            Reply(
+                200,
+                UpdateOutcome,
+                links=memory_links("/memory/id", "getMemory", "deleteMemory", "lockMemory"),
+            ),
+        ),
+        body=memories.UpdateMemory,
+    ),
+    Operation(
+        "DELETE",
+        MEMORY,
+        "deleteMemory",
+        "Soft delete; with purge=true, erase a soft-deleted memory",
+        (
+            Reply(
+                200,
+                Memory | memories.Purged,
+                "the soft-deleted memory, or the id of the purged one",
+                memory_links("/id", "restoreMemory", "purgeMemory", "getMemory"),
+            ),
+        ),
+        query=memories.DeleteQuery,
+    ),
+    Operation(
+        "POST",
+        f"{MEMORY}/restore",
+        "restoreMemory",
+        "Undo a soft delete",
+        (
+            Reply(
+                200,
+                Memory,
+                links=memory_links("/id", "getMemory", "updateMemory", "deleteMemory"),
+            ),
+        ),
+    ),
+    Operation(
+        "GET",
+        f"{MEMORY}/related",
+        "relatedMemories",
+        "Nearest neighbours of a memory",
+        (Reply(200, list[RelatedMemory], links=memory_links("/0/id", "getMemory")),),
+        query=memories.RelatedQuery,
+    ),
+    Operation(
+        "GET",
+        f"{MEMORY}/versions",
+        "memoryVersions",
+        "The chain of versions of a memory's fact, oldest first",
+        (Reply(200, list[MemoryVersion], links=memory_links("/0/id", "getMemory")),),
+    ),
+    Operation(
+        "POST",
+        "/api/recall",
+        "recall",
+        "Semantic search with a threshold (kept for compatibility)",
+        (Reply(200, search.SearchResponse, links=FIRST_HIT),),
+        body=search.RecallRequest,
+    ),
+    Operation(
+        "POST",
+        "/api/search",
+        "search",
+        "Semantic, keyword or hybrid search, with every score",
+        (Reply(200, search.SearchResponse, links=FIRST_HIT),),
+        body=search.SearchRequest,
+    ),
+    Operation(
+        "GET",
+        "/api/export",
+        "export",
+        "Download matching memories (streamed)",
+        (
+            Reply(
+                200,
+                list[Memory],
+                "a download",
+                media_types=("application/json", "application/x-ndjson", "text/markdown"),
+            ),
+        ),
+        query=memories.ExportQuery,
+    ),
+    Operation(
+        "GET",
+        "/api/timeline",
+        "timeline",
+        "Newest memories as points, and per-day counts per project",
+        (Reply(200, Timeline, links=memory_links("/points/0/id", "getMemory")),),
+        query=sessions.TimelineQuery,
+    ),
+    Operation(
+        "GET",
+        "/api/preferences",
+        "preferences",
+        "Learned preferences: explicit, signals, inferred",
+        (Reply(200, PreferenceTiers),),
+        query=learning.PreferencesQuery,
+    ),
+    Operation(
+        "POST",
+        f"{MEMORY}/lock",
+        "lockMemory",
+        "Lock a learned preference (explicit tier), or unlock it with locked=false",
+        (
+            Reply(
+                200,
+                Memory,
+                links=memory_links("/id", "getMemory", "updateMemory", "deleteMemory"),
+            ),
+        ),
+        body=memories.LockRequest,
+    ),
+    Operation(
+        "POST",
+        "/api/sessions/reset-failures",
+        "resetDistillFailures",
+        "Make failed sessions (all, or one by id or prefix) pending for distill again",
+        (Reply(200, learning.ResetCount),),
+        body=learning.ResetFailures,
+    ),
+    Operation(
+        "GET",
+        "/api/sessions",
+        "listSessions",
+        "Imported sessions with import and learning state",
+        (
+            Reply(
+                200,
+                SessionPage,
+                links={
+                    "resetDistillFailures": {
+                        "operationId": "resetDistillFailures",
+                        "requestBody": {"session": "$response.body#/sessions/0/session_id"},
+                    },
+                    **query_links(
+                        "$response.body#/sessions/0/session_id", {"listMemories": "session_id"}
+                    ),
+                },
+            ),
+        ),
+        query=sessions.SessionsQuery,
+    ),
+    Operation(
+        "POST",
+        "/api/hooks/session-start",
+        "hookSessionStart",
+        "Claude Code SessionStart hook: the startup context of the session's project",
+        (
+            Reply(
+                200,
+                hooks.SessionStartContext,
+                "context for the session; project is null outside known projects",
+                query_links("$response.body#/project", {"listMemories": "project"}),
+            ),
+        ),
+        body=hooks.SessionStartHook,
+    ),
+    Operation(
+        "POST",
+        "/api/hooks/prompt",
+        "hookPrompt",
+        "Claude Code UserPromptSubmit hook: memories relevant to the prompt, each once",
+        (Reply(200, hooks.PromptContext),),
+        body=hooks.PromptHook,
+    ),
+    Operation(
+        "POST",
+        "/api/hooks/session-end",
+        "hookSessionEnd",
+        "Claude Code Stop/SessionEnd hook: import the transcript in the background",
+        (
+            Reply(202, hooks.ImportStarted, "accepted; the import runs after the answer"),
+            Reply(
+                400,
+                system.Error,
+                "transcript_path is not an existing <config dir>/projects/<project>/"
+                "<session>.jsonl file",
+            ),
+        ),
+        body=hooks.SessionEndHook,
+    ),
+)

@@ -1,0 +1,288 @@
+"""One `Settings` object, read once from the environment, then `.env`, then defaults.
+
+Nothing else in the package reads `os.environ`: commands call `load_settings()` and pass the
+result down, and tests build `Settings(...)` directly. Every variable here is listed, with its
+default, in the README's configuration table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from server.core.errors import ConfigError
+from server.core.models import MEMORY_KINDS
+from server.core.ranking import RankingPrior, parse_kind_weights
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+# Raw transcript turns rank a little below what was distilled or saved on purpose.
+DEFAULT_KIND_WEIGHTS = "raw=0.9"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class Secret:
+    """A string that never shows itself in reprs, logs or tracebacks."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def default_home() -> Path:
+    """The per-user data dir; as root, /var/lib/claude-memory.
+
+    Postgres refuses to run as root, so the embedded server runs as a separate system user that
+    must be able to reach its data dir: root's home directory is closed to it.
+    """
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return Path("/var/lib/claude-memory")
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "share"
+    return base / "claude-memory"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the process can be configured with. Field names match the variables."""
+
+    database_url: Secret | None = None
+    claude_memory_home: Path = field(default_factory=default_home)
+    host: str = "127.0.0.1"
+    port: int = 3333
+    # Names besides loopback and the bound address that requests may be addressed to (Host and
+    # Origin), for a server reached as `mybox.lan` or as a compose service name.
+    allowed_hosts: tuple[str, ...] = ()
+    claude_memory_token: Secret | None = None
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    embedding_batch_size: int = 64
+    guard_noop_threshold: float = 0.92
+    guard_update_threshold: float = 0.75
+    cache_max_size: int = 500
+    cache_ttl_seconds: float = 600.0
+    db_pool_min_size: int = 1
+    db_pool_max_size: int = 5
+    db_statement_timeout_ms: int = 30_000
+    max_content_chars: int = 100_000
+    search_kind_weights: str = DEFAULT_KIND_WEIGHTS
+    search_recency_weight: float = 0.1
+    search_recency_half_life_days: float = 90.0
+    recall_threshold: float | None = (
+        None  # None: measured for the model (server/service/cutoffs.py)
+    )
+    recall_max_hits: int = 3
+    recall_max_chars: int = 3_000
+    ollama_url: str = "http://localhost:11434/v1"
+    llm_api_key: Secret | None = None
+    distill_model: str = "qwen2.5:7b"
+    distill_workers: int = 4
+    distill_min_messages: int = 5
+    distill_context_tokens: int = 16_000
+    llm_timeout_seconds: float = 300.0
+    log_level: str = "INFO"
+
+    @property
+    def embedded_pgdata(self) -> Path:
+        return self.claude_memory_home / "pg"
+
+    @property
+    def uses_embedded_database(self) -> bool:
+        return self.database_url is None
+
+    @property
+    def ranking_prior(self) -> RankingPrior:
+        return RankingPrior(
+            kind_weights=parse_kind_weights(self.search_kind_weights),
+            recency_weight=self.search_recency_weight,
+            half_life_days=self.search_recency_half_life_days,
+        )
+
+
+def _parse_int(name: str, raw: str, low: int, high: int) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _parse_float(name: str, raw: str, low: float, high: float) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _parse_log_level(name: str, raw: str) -> str:
+    level = raw.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, got {raw!r}")
+    return level
+
+
+def _parse_kind_weights(name: str, raw: str) -> str:
+    try:
+        weights = parse_kind_weights(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+    unknown = sorted(set(weights) - set(MEMORY_KINDS))
+    if unknown:
+        raise ConfigError(
+            f"{name}: unknown kind {unknown[0]!r}; kinds are {', '.join(MEMORY_KINDS)}"
+        )
+    return raw
+
+
+def _parse_token(name: str, raw: str) -> str:
+    token = raw.strip()
+    if len(token) < 16 or any(c.isspace() for c in token):
+        raise ConfigError(f"{name} must be at least 16 characters with no spaces")
+    return token
+
+
+def _parse_url(name: str, raw: str) -> str:
+    url = raw.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
+    return url
+
+
+_HOST_NAME = re.compile(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?|[0-9a-f:]+")
+
+
+def _parse_host_names(name: str, raw: str) -> tuple[str, ...]:
+    """Comma-separated host names or IP addresses, without ports or schemes."""
+    names = tuple(part.strip().lower().strip("[]") for part in raw.split(",") if part.strip())
+    for host in names:
+        if not _HOST_NAME.fullmatch(host):
+            raise ConfigError(
+                f"{name} must list host names or IP addresses separated by commas (no port, "
+                f"no scheme), got {host!r}"
+            )
+        if host in ("0.0.0.0", "::", "*"):
+            raise ConfigError(f"{name} cannot allow every address ({host!r})")
+    return names
+
+
+def _parse_nonempty(name: str, raw: str) -> str:
+    if not raw.strip():
+        raise ConfigError(f"{name} must not be empty")
+    return raw.strip()
+
+
+_PARSERS: dict[str, Callable[[str, str], Any]] = {
+    "DATABASE_URL": lambda n, r: Secret(_parse_nonempty(n, r)),
+    "CLAUDE_MEMORY_HOME": lambda n, r: Path(_parse_nonempty(n, r)).expanduser(),
+    "HOST": _parse_nonempty,
+    "PORT": lambda n, r: _parse_int(n, r, 1, 65535),
+    "ALLOWED_HOSTS": _parse_host_names,
+    "CLAUDE_MEMORY_TOKEN": lambda n, r: Secret(_parse_token(n, r)),
+    "EMBEDDING_MODEL": _parse_nonempty,
+    "EMBEDDING_BATCH_SIZE": lambda n, r: _parse_int(n, r, 1, 4096),
+    "GUARD_NOOP_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "GUARD_UPDATE_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "CACHE_MAX_SIZE": lambda n, r: _parse_int(n, r, 0, 1_000_000),
+    "CACHE_TTL_SECONDS": lambda n, r: _parse_float(n, r, 0.0, 86_400.0),
+    "DB_POOL_MIN_SIZE": lambda n, r: _parse_int(n, r, 1, 100),
+    "DB_POOL_MAX_SIZE": lambda n, r: _parse_int(n, r, 1, 100),
+    "DB_STATEMENT_TIMEOUT_MS": lambda n, r: _parse_int(n, r, 0, 86_400_000),
+    "MAX_CONTENT_CHARS": lambda n, r: _parse_int(n, r, 1, 10_000_000),
+    "SEARCH_KIND_WEIGHTS": lambda n, r: _parse_kind_weights(n, r),
+    "SEARCH_RECENCY_WEIGHT": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "SEARCH_RECENCY_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 0.0, 36_500.0),
+    "RECALL_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
+    "RECALL_MAX_HITS": lambda n, r: _parse_int(n, r, 1, 20),
+    "RECALL_MAX_CHARS": lambda n, r: _parse_int(n, r, 500, 9_000),
+    "OLLAMA_URL": lambda n, r: _parse_url(n, r),
+    "LLM_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
+    "DISTILL_MODEL": _parse_nonempty,
+    "DISTILL_WORKERS": lambda n, r: _parse_int(n, r, 1, 64),
+    "DISTILL_MIN_MESSAGES": lambda n, r: _parse_int(n, r, 1, 10_000),
+    "DISTILL_CONTEXT_TOKENS": lambda n, r: _parse_int(n, r, 2_000, 2_000_000),
+    "LLM_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 1.0, 3_600.0),
+    "LOG_LEVEL": _parse_log_level,
+}
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """Parse a `.env` file: KEY=value lines, `#` comments, optional quotes, optional `export`."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("export "):
+            stripped = stripped[len("export ") :].lstrip()
+        key, sep, value = stripped.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"{path}:{number}: expected KEY=value")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")
+) -> Settings:
+    """Build Settings from `environ` (default: the process environment), then `env_file`.
+
+    An empty variable counts as unset, so `DATABASE_URL=` in a `.env` means "embedded".
+    Raises ConfigError with one line naming the variable when a value is unusable.
+    """
+    env = dict(os.environ if environ is None else environ)
+    file_values = read_env_file(env_file) if env_file is not None and env_file.is_file() else {}
+    values: dict[str, Any] = {}
+    for name, parse in _PARSERS.items():
+        raw = env.get(name)
+        if raw is None or raw == "":
+            raw = file_values.get(name)
+        if raw is None or raw == "":
+            continue
+        values[name.lower()] = parse(name, raw)
+    settings = Settings(**values)
+    _check_consistency(settings)
+    return settings
+
+
+def _check_consistency(settings: Settings) -> None:
+    if settings.guard_update_threshold > settings.guard_noop_threshold:
+        raise ConfigError(
+            "GUARD_UPDATE_THRESHOLD must not exceed GUARD_NOOP_THRESHOLD "
+            f"({settings.guard_update_threshold} > {settings.guard_noop_threshold})"
+        )
+    if settings.db_pool_min_size > settings.db_pool_max_size:
+        raise ConfigError(
+            "DB_POOL_MIN_SIZE must not exceed DB_POOL_MAX_SIZE "
+            f"({settings.db_pool_min_size} > {settings.db_pool_max_size})"
+        )
+
+
+def setting_names() -> list[str]:
+    """The environment variable names, in table order (used by the docs test)."""
+    return [f.name.upper() for f in fields(Settings)]

@@ -1,0 +1,220 @@
+"""Input checks shared by every write and read path: each raises InvalidInput with a message
+that says what to send instead. Redaction happens here too, so no content reaches hashing,
+embedding or storage without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from server.core.errors import InvalidInput, NotFound
+from server.core.models import MEMORY_KINDS, MemoryDraft, MemoryFilter, NewMemory
+from server.core.redact import redact
+
+MAX_TAGS = 50
+MAX_TAG_CHARS = 100
+MAX_FIELD_CHARS = 1_000
+MAX_ID = 2**63 - 1
+MAX_SEARCH_LIMIT = 100
+MAX_PAGE = 500
+MAX_FUSION_WEIGHT = 10
+MAX_SCAN_LIMIT = 10_000
+MAX_QUERY_CHARS = 10_000
+MAX_METADATA_CHARS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedContent:
+    """Content after validation and redaction, with its hash."""
+
+    content: str
+    content_hash: str
+    redacted: int
+
+
+def clean_text(value: str) -> str:
+    """Text Postgres can store: NUL characters dropped, lone surrogates replaced."""
+    text = value.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def prepare_content(content: str, max_chars: int) -> PreparedContent:
+    """Strip, check size, redact secrets and hash: the form every write stores."""
+    if not isinstance(content, str):
+        raise InvalidInput("content must be text")
+    text = clean_text(content).strip()
+    if not text:
+        raise InvalidInput("content is empty; give the text to remember")
+    if len(text) > max_chars:
+        raise InvalidInput(
+            f"content has {len(text):,} characters; the limit is {max_chars:,}: "
+            "split it into several memories"
+        )
+    redaction = redact(text)
+    return PreparedContent(redaction.text, content_hash(redaction.text), redaction.count)
+
+
+def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
+    """A draft checked, cleaned and redacted into the row to insert, with its redaction count.
+
+    Content, tags and metadata values are free text a caller may paste a secret into, so all
+    three are redacted; source, project and session fields are names and ids.
+    """
+    prepared = prepare_content(draft.content, max_chars)
+    tags, tag_redactions = clean_tags(draft.tags)
+    metadata, metadata_redactions = clean_metadata(draft.metadata)
+    memory = NewMemory(
+        content=prepared.content,
+        content_hash=prepared.content_hash,
+        kind=check_kind(draft.kind),
+        tags=tags,
+        source=clean_field(draft.source, "source"),
+        project=clean_field(draft.project, "project"),
+        project_path=clean_field(draft.project_path, "project_path"),
+        session_id=blank_to_none(clean_field(draft.session_id or "", "session_id")),
+        role=blank_to_none(clean_field(draft.role or "", "role")),
+        created_at=draft.created_at,
+        metadata=metadata,
+    )
+    return memory, prepared.redacted + tag_redactions + metadata_redactions
+
+
+def clean_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Metadata storable and redacted, within a size limit, with its redaction count.
+
+    Every string, keys and values at any depth, loses NUL characters (Postgres cannot store
+    them) and has its secrets replaced.
+    """
+    if not isinstance(metadata, dict):
+        raise InvalidInput("metadata must be a JSON object")
+    cleaned, redacted = _clean_strings(metadata)
+    if len(repr(cleaned)) > MAX_METADATA_CHARS:
+        raise InvalidInput(f"metadata is larger than {MAX_METADATA_CHARS:,} characters")
+    return cleaned, redacted
+
+
+def _clean_strings(value: Any) -> tuple[Any, int]:
+    if isinstance(value, str):
+        result = redact(clean_text(value))
+        return result.text, result.count
+    if isinstance(value, dict):
+        cleaned: dict[str, Any] = {}
+        total = 0
+        for key, item in value.items():
+            new_key, key_count = _clean_strings(str(key))
+            cleaned[new_key], item_count = _clean_strings(item)
+            total += key_count + item_count
+        return cleaned, total
+    if isinstance(value, list):
+        pairs = [_clean_strings(item) for item in value]
+        return [item for item, _ in pairs], sum(count for _, count in pairs)
+    return value, 0
+
+
+def check_id(memory_id: int) -> None:
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id < 1:
+        raise InvalidInput(f"memory id must be a positive whole number, got {memory_id!r}")
+    if memory_id > MAX_ID:
+        raise NotFound(f"no memory with id {memory_id}")
+
+
+def check_kind(kind: str) -> str:
+    if kind not in MEMORY_KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(MEMORY_KINDS)}, got {kind!r}")
+    return kind
+
+
+def clean_field(value: str, name: str) -> str:
+    text = clean_text(value).strip()
+    if len(text) > MAX_FIELD_CHARS:
+        raise InvalidInput(f"{name} is longer than {MAX_FIELD_CHARS} characters")
+    return text
+
+
+def clean_tags(tags: Sequence[str]) -> tuple[list[str], int]:
+    """Trimmed, redacted, de-duplicated tags in their given order, and the redaction count.
+
+    A comma-separated string works too. Redaction comes before the length check, so a tag
+    refused as too long is never quoted with a secret in it.
+    """
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    cleaned: list[str] = []
+    redacted = 0
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise InvalidInput("tags must be a list of text labels")
+        result = redact(clean_text(tag))
+        redacted += result.count
+        text = result.text.strip()
+        if not text or text in cleaned:
+            continue
+        if len(text) > MAX_TAG_CHARS:
+            raise InvalidInput(f"tag {text[:20]!r}... is longer than {MAX_TAG_CHARS} characters")
+        cleaned.append(text)
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInput(f"at most {MAX_TAGS} tags per memory, got {len(cleaned)}")
+    return cleaned, redacted
+
+
+def check_filter(where: MemoryFilter) -> MemoryFilter:
+    """The filter with its text fields made storable; a bad kind or date range is refused."""
+    if where.kind is not None:
+        check_kind(where.kind)
+    if where.since and where.before and where.since >= where.before:
+        raise InvalidInput("since must be earlier than before")
+    return replace(
+        where,
+        project=blank_to_none(where.project),
+        tag=blank_to_none(where.tag),
+        source=blank_to_none(where.source),
+        text=blank_to_none(where.text),
+        session_id=blank_to_none(where.session_id),
+    )
+
+
+def blank_to_none(value: str | None) -> str | None:
+    """Cleaned, stripped text, or None for nothing but blanks."""
+    if value is None:
+        return None
+    text = clean_text(value).strip()
+    return text or None
+
+
+def check_query(query: str) -> str:
+    text = clean_text(query).strip() if isinstance(query, str) else ""
+    if not text:
+        raise InvalidInput("query is empty; say what to look for")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"query is longer than {MAX_QUERY_CHARS:,} characters")
+    return text
+
+
+def check_limit(limit: int, maximum: int = MAX_SEARCH_LIMIT) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInput(f"limit must be between 1 and {maximum}, got {limit!r}")
+    return limit
+
+
+def check_page(limit: int, offset: int, max_limit: int) -> None:
+    """A page request: 1 ≤ limit ≤ max_limit and an offset Postgres can count to."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= max_limit:
+        raise InvalidInput(f"limit must be between 1 and {max_limit}, got {limit!r}")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_ID:
+        raise InvalidInput(f"offset must be between 0 and {MAX_ID}, got {offset!r}")
+
+
+def check_unit(name: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"{name} must be between 0 and 1, got {value!r}")

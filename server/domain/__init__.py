@@ -1,0 +1,1 @@
+"""Pure rules about memories, no I/O: supersession, versions, dates, formats."""

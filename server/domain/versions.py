@@ -1,0 +1,177 @@
+"""Versions of a fact in search results: the current one first, or the one a question looks back to.
+
+A memory that another live memory supersedes (server/service/supersessions.py) is an older version
+of a fact. Search keeps both in the list, so the agent sees the history, and orders them by what the
+question asks:
+
+- about the present (the default): the successor is lifted to the superseded hit's place and
+  the superseded one follows it; a successor that did not make the list is pulled in.
+- about the past ("used to", "previously", "back in", "before we switched", "what was it
+  called"): the version before the current one is lifted above it, pulled in when missing;
+  "originally", "at first", "initially" go back to the first version. A plain "before" ("what
+  runs before the deploy?") is about order, not time, and reads as the present.
+
+Scores are moved with the hits (the lifted hit takes the score of the place it takes, the one it
+passes keeps a hair less), so the list stays ordered by score. `version_note` says why.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Literal
+
+from server.core.models import SearchHit
+
+Tense = Literal["present", "past", "first"]
+
+_FIRST = re.compile(
+    r"\b(?:originally|original|at first|initially|in the beginning|first version)\b", re.I
+)
+_CHANGE_VERB = r"(?:changed|switched|moved|migrated|renamed|bumped|upgraded|replaced|dropped|cut)"
+_PAST = re.compile(
+    r"\b(?:used to|previously|formerly|back in|back when|at the time|in the past|originally"
+    r"|was it called|were we using|did we use|did it use|old name|former"
+    rf"|before (?:we |it |they |you |i )?{_CHANGE_VERB}"
+    r"|before (?:the|that|this) (?:change|switch|move|migration|rename|upgrade|update)"
+    r"|before (?:that|then))\b",
+    re.I,
+)
+# Past-tense words that leave a question's time open ("what did we decide?" is often about now,
+# "how large was the pool when it failed?" is not): enough to hold back weaker evidence.
+_PAST_WORDS = re.compile(r"\b(?:was|were|did|had|first)\b", re.I)
+PASSED_BY = 0.999  # the hit a lifted version passes keeps this share of its score
+MAX_PULLED = 5  # versions pulled into one result list, at most
+
+
+def question_tense(query: str) -> Tense:
+    """Whether a question asks about the present, a past state, or the first state of a fact."""
+    if _FIRST.search(query):
+        return "first"
+    if _PAST.search(query):
+        return "past"
+    return "present"
+
+
+def plainly_present(query: str) -> bool:
+    """A question about the present with no past-tense word in it at all."""
+    return question_tense(query) == "present" and not _PAST_WORDS.search(query)
+
+
+def wanted_ids(hits: Sequence[SearchHit], tense: Tense | None) -> list[int]:
+    """Versions missing from the list that the question would want: successors or predecessors
+    (both, for a question asked as of a moment: tense None)."""
+    present = {hit.id for hit in hits}
+    wanted: list[int] = []
+    for hit in hits:
+        if tense is None:
+            others = [hit.supersedes, hit.superseded_by]
+        else:
+            others = [hit.superseded_by if tense == "present" else hit.supersedes]
+        for other in others:
+            if other is not None and other not in present and other not in wanted:
+                wanted.append(other)
+    return wanted[:MAX_PULLED]
+
+
+def order_as_of(
+    hits: Sequence[SearchHit], pulled: Sequence[SearchHit], at: datetime
+) -> list[SearchHit]:
+    """The hits with, for each fact, the version current at `at` in the place of its best-ranked
+    version ("before the security review": the version that was current then).
+
+    A version is current at `at` when it was stored by then and its successor was not; when
+    every known version came later, the first one is.
+    """
+    ranked = list(hits)
+    by_id = {hit.id: hit for hit in [*hits, *pulled]}
+    settled: set[int] = set()
+    position = 0
+    while position < len(ranked):
+        hit = ranked[position]
+        chain = _chain(hit, by_id)
+        if hit.id in settled or len(chain) < 2:
+            position += 1
+            continue
+        settled.update(v.id for v in chain)
+        target = _current_at(chain, at)
+        index = next((i for i, h in enumerate(ranked) if h.id == target.id), None)
+        if target.id != hit.id and (index is None or index > position):
+            note = f"the version current on {at:%Y-%m-%d}"
+            lifted = replace(target, score=hit.score, version_note=target.version_note or note)
+            if index is not None:
+                ranked.pop(index)
+            ranked[position] = replace(hit, score=round(hit.score * PASSED_BY, 6))
+            ranked.insert(position, lifted)
+        position += 1
+    return ranked
+
+
+def _chain(hit: SearchHit, by_id: dict[int, SearchHit]) -> list[SearchHit]:
+    """The known versions linked to `hit`, oldest first."""
+    found = {hit.id: hit}
+    frontier = [hit]
+    while frontier:
+        current = frontier.pop()
+        for other_id in (current.supersedes, current.superseded_by):
+            other = by_id.get(other_id) if other_id is not None else None
+            if other is not None and other.id not in found:
+                found[other.id] = other
+                frontier.append(other)
+    return sorted(found.values(), key=lambda h: (h.created_at, h.id))
+
+
+def _current_at(chain: Sequence[SearchHit], at: datetime) -> SearchHit:
+    stored = [version for version in chain if version.created_at <= at]
+    return stored[-1] if stored else chain[0]
+
+
+def order_versions(
+    hits: Sequence[SearchHit], pulled: Sequence[SearchHit], tense: Tense
+) -> list[SearchHit]:
+    """The hits (and pulled versions) ordered so the version the question wants comes first."""
+    ranked = list(hits)
+    by_id = {hit.id: hit for hit in ranked}
+    for extra in pulled:
+        if extra.id not in by_id:
+            by_id[extra.id] = extra
+    for _ in range(len(by_id)):  # each pass settles one more link of a chain
+        moved = False
+        for position, hit in enumerate(ranked):
+            target_id = hit.superseded_by if tense == "present" else hit.supersedes
+            target = by_id.get(target_id) if target_id is not None else None
+            if target is None or not _should_lift(hit, tense):
+                continue
+            index = next((i for i, h in enumerate(ranked) if h.id == target.id), None)
+            if index is not None and index < position:
+                continue
+            note = (
+                f"current version of #{hit.id}"
+                if tense == "present"
+                else f"the version before #{hit.id}"
+            )
+            lifted = replace(target, score=hit.score, version_note=target.version_note or note)
+            passed = replace(hit, score=round(hit.score * PASSED_BY, 6))
+            if index is not None:
+                ranked.pop(index)
+            ranked[position] = passed
+            ranked.insert(position, lifted)
+            by_id[lifted.id] = lifted
+            by_id[passed.id] = passed
+            moved = True
+            break
+        if not moved:
+            break
+    return ranked
+
+
+def _should_lift(hit: SearchHit, tense: Tense) -> bool:
+    """Present: a superseded hit hands its place to its successor. Past: the current version
+    hands its place to the one before it, once. First: every version to the one before it."""
+    if tense == "present":
+        return hit.superseded_by is not None
+    if tense == "past":
+        return hit.superseded_by is None and hit.supersedes is not None
+    return hit.supersedes is not None

@@ -1,0 +1,316 @@
+"""What the Claude Code hooks ask of the server (routes in server/adapters/hook_routes.py).
+
+- Session start: the startup context of the project the session runs in.
+- Prompt recall: a hybrid search with the prompt inside that project (all projects when the
+  folder is not a known project). Only hits whose cosine similarity reaches RECALL_THRESHOLD
+  (by default the cut-off measured for the embedding model, server/service/cutoffs.py) count, at
+  most RECALL_MAX_HITS of them, cut to fit RECALL_MAX_CHARS; nothing relevant gives an empty
+  answer, so the hook stays silent. Each fact is shown in its current version only
+  (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
+  when the change is recent. Raw turns of the same session are skipped (the
+  model still has them in context), and a memory reaches a session at most once: the ids
+  already injected are kept per session in an in-memory map (`InjectedMemories`, 24 h per
+  session). The map is lost when the server restarts; a memory may then be injected once more.
+- Turn and session end: the session's transcript (and its sub-agents') is imported at once,
+  incrementally, in a background task, so memory is fresh without waiting for a scheduled
+  import and before Claude Code deletes old transcripts (30 days). Imports run one at a time;
+  a request for a file that is being imported makes it run once more afterwards.
+
+The project of a session is found from its `cwd`: the known project whose path is the folder or
+contains it, so a session started in a sub-folder of a repository still finds its memories.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+from cachetools import TTLCache
+
+from server.core.config import Settings
+from server.core.errors import InvalidInput
+from server.core.models import MemoryFilter, SearchHit, StartupContext
+from server.domain.context import HEADER, changed_note
+from server.ingest.claude_code import TranscriptFile, discover_transcripts
+from server.ingest.importer import ClaudeCodeImporter, ImportFilters, ImportSummary
+from server.service.memory import MemoryService
+
+logger = logging.getLogger(__name__)
+
+MIN_PROMPT_CHARS = 4  # "ok", "y": nothing to search for
+MAX_QUERY_CHARS = 1_000  # the model reads ~256 word pieces; a pasted log adds only noise
+CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can be passed over
+SESSION_TTL_SECONDS = 24 * 3600.0
+MAX_SESSIONS = 10_000
+SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the app stops
+RECALL_TITLE = "# Memory recall for this prompt"
+
+
+class InjectedMemories:
+    """Per session, the ids of memories already injected; sessions expire after a day idle."""
+
+    def __init__(self, ttl: float = SESSION_TTL_SECONDS, max_sessions: int = MAX_SESSIONS) -> None:
+        self._sessions: TTLCache[str, frozenset[int]] = TTLCache(maxsize=max_sessions, ttl=ttl)
+
+    def of(self, session_id: str) -> frozenset[int]:
+        return self._sessions.get(session_id, frozenset())
+
+    def add(self, session_id: str, ids: Sequence[int]) -> None:
+        self._sessions[session_id] = self.of(session_id) | frozenset(ids)
+
+    def forget(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+
+
+class HookRecall:
+    """The hooks' server side over one MemoryService; one per app."""
+
+    def __init__(self, service: MemoryService, settings: Settings) -> None:
+        self.service = service
+        self.threshold = (
+            settings.recall_threshold
+            if settings.recall_threshold is not None
+            else service.cutoffs.recall
+        )
+        self.max_hits = settings.recall_max_hits
+        self.max_chars = settings.recall_max_chars
+        self.injected = InjectedMemories()
+        self.imports = TranscriptImports(service)
+
+    async def session_start(self, session_id: str, cwd: str, source: str) -> StartupContext:
+        """The startup context for the project of `cwd` (general context when unknown)."""
+        if source in ("clear", "compact"):
+            # The context that held earlier recalls is gone: they may be recalled again.
+            self.injected.forget(session_id)
+        project = await self.project_for(cwd)
+        return await self.service.startup_context(project or cwd or None)
+
+    async def prompt(self, session_id: str, cwd: str, prompt: str) -> tuple[str, list[int]]:
+        """Context for one prompt, and the ids of the memories in it; ("", []) if none fit."""
+        query = prompt.strip()[:MAX_QUERY_CHARS]
+        if len(query) < MIN_PROMPT_CHARS:
+            return "", []
+        project = await self.project_for(cwd)
+        result = await self.service.search_hybrid(
+            query,
+            limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
+            min_similarity=self.threshold,
+            where=MemoryFilter(project=project),
+        )
+        seen = self.injected.of(session_id) if session_id else frozenset()
+        relevant = [
+            hit
+            for hit in current_versions(result.hits, self.threshold)
+            if hit.id not in seen
+            and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
+        ]
+        text, shown = recall_markdown(relevant[: self.max_hits], self.max_chars)
+        if session_id and shown:
+            self.injected.add(session_id, shown)
+        logger.info(
+            "prompt recall: %d of %d hits injected in %.0f ms",
+            len(shown),
+            len(result.hits),
+            result.took_ms,
+        )
+        return text, shown
+
+    async def project_for(self, cwd: str) -> str | None:
+        """The known project whose path is `cwd` or a parent of it, longest path first.
+
+        Read from the service's project list each time (cached there, and never older than the
+        last commit), so a project another process just imported is found at once.
+        """
+        folder = cwd.strip().rstrip("/")
+        if not folder:
+            return None
+        wanted = folder.lower()
+        matches = [
+            (len(path), summary.project)
+            for summary in await self.service.projects()
+            if (path := summary.project_path.rstrip("/").lower())
+            and (wanted == path or wanted.startswith(path + "/"))
+        ]
+        return max(matches)[1] if matches else None
+
+    def request_import(self, transcript_path: str) -> bool:
+        """Start importing a session's transcript; False if it was already being imported."""
+        return self.imports.request(checked_transcript(transcript_path))
+
+
+def current_versions(hits: Sequence[SearchHit], threshold: float) -> list[SearchHit]:
+    """The relevant hits, each fact in its current version only.
+
+    A hit is relevant at `threshold` similarity or more; the version that replaced a relevant
+    hit is relevant with it (search lifted it to that hit's place), and a hit whose successor
+    is in the list is left out: the agent is told the current fact, not last month's.
+    """
+    relevant = {
+        hit.id for hit in hits if hit.similarity is not None and hit.similarity >= threshold
+    }
+    for hit in hits:
+        if hit.id in relevant and hit.superseded_by is not None:
+            relevant.add(hit.superseded_by)
+    return [
+        hit
+        for hit in hits
+        if hit.id in relevant and (hit.superseded_by is None or hit.superseded_by not in relevant)
+    ]
+
+
+def recall_markdown(hits: Sequence[SearchHit], max_chars: int) -> tuple[str, list[int]]:
+    """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
+
+    Each hit gets an equal share of the budget and is cut to it, so the first long one cannot
+    crowd out the rest.
+    """
+    if not hits:
+        return "", []
+    head = f"{RECALL_TITLE}\n\n_{HEADER}_\n"
+    share = (max_chars - len(head)) // len(hits)
+    lines: list[str] = []
+    for hit in hits:
+        project = f", {hit.project}" if hit.project else ""
+        label = (
+            f"- {hit.created_at.date().isoformat()} [{hit.kind} #{hit.id}{project}, "
+            f"similarity {hit.similarity or 0:.2f}] "
+        )
+        room = share - len(label) - 1
+        if room < 40:
+            break
+        text = changed_note(hit.supersedes, hit.created_at) + " ".join(hit.content.split())
+        if len(text) > room:
+            text = text[: room - 1].rstrip() + "…"
+        lines.append(label + text)
+    if not lines:
+        return "", []
+    return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]
+
+
+def checked_transcript(raw: str) -> Path:
+    """A Claude Code transcript path: `<config>/projects/<project>/<session>.jsonl`, a file.
+
+    Anything else is refused, so a local caller cannot make the server read arbitrary files.
+    """
+    if not raw or not os.path.isabs(raw):
+        raise InvalidInput("transcript_path must be an absolute path")
+    path = Path(os.path.normpath(raw))
+    if path.suffix != ".jsonl" or path.parent.parent.name != "projects":
+        raise InvalidInput(
+            "transcript_path must be a Claude Code transcript: <config dir>/projects/"
+            "<project>/<session>.jsonl"
+        )
+    try:
+        is_file = path.is_file()
+    except OSError as exc:  # a name longer than the system allows, say
+        raise InvalidInput(f"transcript_path cannot be read: {exc.strerror}") from exc
+    if not is_file:
+        raise InvalidInput(f"no transcript at {path}")
+    return path
+
+
+class TranscriptImports:
+    """Background imports of single sessions: one at a time, repeated if asked again meanwhile."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+        self._lock = asyncio.Lock()
+        self._again: dict[Path, bool] = {}  # files queued or importing -> asked again since
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def close(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
+        """Refuse new imports, let running ones finish for `grace_seconds`, then cancel them.
+
+        Called when the app stops, so no import outlives the app and holds on to the pool.
+        A cancelled import loses nothing: each file's turns and read position are written in
+        one transaction, and the next import resumes from the last committed position.
+        """
+        self._closed = True
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=grace_seconds)
+        for task in pending:
+            task.cancel()
+        if pending:
+            logger.warning("stopping: %d session import(s) cancelled", len(pending))
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def request(self, transcript: Path) -> bool:
+        if self._closed:
+            raise InvalidInput("the server is shutting down; the next import run will catch up")
+        if transcript in self._again:
+            self._again[transcript] = True
+            return False
+        self._again[transcript] = False
+        task = asyncio.create_task(self._run(transcript))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _run(self, transcript: Path) -> None:
+        try:
+            while True:
+                async with self._lock:
+                    await self._import_once(transcript)
+                if not self._again.get(transcript):
+                    return
+                self._again[transcript] = False
+        finally:
+            self._again.pop(transcript, None)
+
+    async def _import_once(self, transcript: Path) -> None:
+        try:
+            summary = await import_session(self.service, transcript)
+        except Exception:
+            logger.exception("hook import of %s failed", transcript)
+            return
+        for error in summary.errors[:5]:
+            logger.error("hook import of %s: %s", transcript, error)
+        logger.info(
+            "hook import of %s: %d turns imported, %d files unchanged, %.2f s",
+            transcript.name,
+            summary.turns_imported,
+            summary.files_unchanged,
+            summary.seconds,
+        )
+
+
+async def import_session(service: MemoryService, transcript: Path) -> ImportSummary:
+    """Import one session file and its sub-agents' files from where earlier imports stopped.
+
+    The same incremental import as `claude-memory import --claude-code` (same read positions,
+    dedup and project names), limited to this session's files.
+    """
+    found = await anyio.to_thread.run_sync(discover_transcripts, transcript.parent.parent)
+    files = [f for f in found if f.path == transcript or _subagent_of(f, transcript)]
+    return await _SessionImporter(service, ImportFilters()).run_files(files)
+
+
+def _subagent_of(found: TranscriptFile, transcript: Path) -> bool:
+    return (
+        found.kind == "subagent"
+        and found.session_id == transcript.stem
+        and found.project_dir == transcript.parent.name
+    )
+
+
+class _SessionImporter(ClaudeCodeImporter):
+    """ClaudeCodeImporter over a given list of files instead of a whole projects root."""
+
+    async def run_files(self, files: Sequence[TranscriptFile]) -> ImportSummary:
+        started = time.monotonic()
+        state = await self.service.import_state()
+        self._names = dict(state.project_names)
+        self.summary.files_found = len(files)
+        for transcript in files:
+            await self._import_file(transcript, state.offsets.get(str(transcript.path)))
+        await self._flush()
+        self.summary.sessions = len(self._sessions)
+        self.summary.seconds = time.monotonic() - started
+        return self.summary

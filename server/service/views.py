@@ -1,0 +1,95 @@
+"""Read-only views for the web UI and scripts: timeline, imported sessions, preferences.
+
+A mixin of MemoryService (server/service/memory.py); every view goes through the read cache, which
+serves nothing older than the last commit (server/service/cache.py).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from server.core.config import Settings
+from server.core.errors import InvalidInput
+from server.core.models import (
+    MemoryFilter,
+    PreferenceTiers,
+    SessionPage,
+    Timeline,
+)
+from server.core.validation import MAX_PAGE, blank_to_none, check_filter, check_page
+from server.domain.preferences import build_tiers
+from server.service.cache import ReadCache
+from server.store import memories as memory_store
+from server.store import search as search_store
+from server.store import sessions as session_store
+from server.store import timeline as timeline_store
+from server.store.tx import Pool, transaction
+
+MAX_TIMELINE_POINTS = 5_000
+MAX_TIMELINE_DAYS = 5_000
+PREFERENCES_PER_TIER = 100
+PREFERENCE_ROWS = 1_000
+
+
+class Views:
+    """`timeline`, `sessions` and `preferences`, for MemoryService."""
+
+    pool: Pool
+    cache: ReadCache
+    settings: Settings
+
+    async def timeline(self, where: MemoryFilter | None = None, *, limit: int = 2_000) -> Timeline:
+        """The newest `limit` matching memories as points, and per-day counts per project.
+
+        Counts cover every match (up to 5,000 day-project rows, newest days kept), so a chart
+        stays right when the points are cut off; `truncated` says whether they were.
+        """
+        where = check_filter(where or MemoryFilter())
+        if not 1 <= limit <= MAX_TIMELINE_POINTS:
+            raise InvalidInput(f"limit must be between 1 and {MAX_TIMELINE_POINTS}, got {limit}")
+
+        async def load() -> Timeline:
+            async with transaction(self.pool) as conn:
+                total = await memory_store.count(conn, where)
+                points = await timeline_store.points(conn, where, limit)
+                days = await timeline_store.day_counts(conn, where, MAX_TIMELINE_DAYS)
+            return Timeline(total=total, truncated=total > len(points), points=points, days=days)
+
+        return await self.cache.get_or_load(("timeline", where, limit), load)
+
+    async def sessions(
+        self,
+        *,
+        project: str | None = None,
+        source: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> SessionPage:
+        """Imported sessions, most recently active first, with import and learning state."""
+        check_page(limit, offset, MAX_PAGE)
+        project, source = blank_to_none(project), blank_to_none(source)
+
+        async def load() -> SessionPage:
+            async with transaction(self.pool) as conn:
+                total = await session_store.count(conn, project, source)
+                rows = await session_store.list_page(conn, project, source, limit, offset)
+            return SessionPage(total=total, limit=limit, offset=offset, sessions=rows)
+
+        return await self.cache.get_or_load(("sessions", project, source, limit, offset), load)
+
+    async def preferences(self, project: str | None = None) -> PreferenceTiers:
+        """Learned preferences in three tiers, with confidence and evidence (100 per tier).
+
+        With a project, its own preferences and the general ones (stored without a project).
+        """
+        project = blank_to_none(project)
+
+        async def load() -> PreferenceTiers:
+            async with transaction(self.pool) as conn:
+                rows = await memory_store.learned_preferences(conn, project, PREFERENCE_ROWS)
+                pairs = await search_store.similar_pairs(
+                    conn, [m.id for m in rows], self.settings.guard_update_threshold
+                )
+            return build_tiers(rows, pairs, datetime.now(tz=UTC), PREFERENCES_PER_TIER)
+
+        return await self.cache.get_or_load(("preferences", project), load)
