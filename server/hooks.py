@@ -1,7 +1,7 @@
 """The Claude Code hook client: `claude-memory hook <event>`, standard library only.
 
-Claude Code runs this on every session start, prompt, turn end and session end, so it must
-start fast and can never get in the way:
+Claude Code runs this on every session start, prompt, tool call, turn end and session end,
+so it must start fast and can never get in the way:
 
 - `install-hooks` registers it as `<venv python> -I -S <repo>/server/hooks.py <event> --url
   http://HOST:PORT || true`. `-S` skips `site` (and with it the editable install's import
@@ -40,14 +40,37 @@ EVENTS: dict[str, tuple[str, str | None, float]] = {
     "user-prompt-submit": ("/api/hooks/prompt", "UserPromptSubmit", 2.0),
     "stop": ("/api/hooks/session-end", None, 1.0),
     "session-end": ("/api/hooks/session-end", None, 1.0),
+    "post-tool-use": ("/api/hooks/tool", None, 1.0),
+    "post-tool-use-failure": ("/api/hooks/tool", None, 1.0),
 }
+_CALL_FIELDS = (
+    "hook_event_name",
+    "session_id",
+    "cwd",
+    "prompt_id",
+    "agent_id",
+    "tool_name",
+    "tool_use_id",
+    "tool_input",
+    "tool_response",
+    "error",
+    "is_interrupt",
+)
 # Payload fields forwarded per event; the rest (tool I/O, last messages) is not needed.
 FIELDS: dict[str, tuple[str, ...]] = {
     "session-start": ("session_id", "cwd", "source"),
-    "user-prompt-submit": ("session_id", "cwd", "prompt"),
+    "user-prompt-submit": ("session_id", "cwd", "prompt", "prompt_id"),
     "stop": ("session_id", "cwd", "transcript_path"),
     "session-end": ("session_id", "cwd", "transcript_path"),
+    "post-tool-use": _CALL_FIELDS,
+    "post-tool-use-failure": _CALL_FIELDS,
 }
+# A tool's input and output can be megabytes (a file read, a long log); the journal keeps a
+# few hundred characters of each, so the client sends only the start of every text in them.
+TOOL_IO = ("tool_input", "tool_response")
+MAX_TOOL_TEXT_CHARS = 2_000
+MAX_TOOL_ITEMS = 50
+MAX_TOOL_DEPTH = 4
 MAX_PROMPT_CHARS = 20_000  # the server searches with less; this only bounds the request
 # Claude Code replaces additionalContext over 10,000 chars with a preview and a file path.
 MAX_CONTEXT_CHARS = 9_999
@@ -73,7 +96,13 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
     if "--timeout" in options:
         timeout = min(float(options["--timeout"]), 30.0)
     payload = _read_payload(stdin)
-    body = {name: payload[name] for name in FIELDS[event] if isinstance(payload.get(name), str)}
+    body: dict[str, Any] = {}
+    for name in FIELDS[event]:
+        value = payload.get(name)
+        if name in TOOL_IO and value is not None:
+            body[name] = _bounded(value, MAX_TOOL_DEPTH)
+        elif isinstance(value, str | bool):
+            body[name] = value
     if "prompt" in body:
         body["prompt"] = body["prompt"][:MAX_PROMPT_CHARS]
     host, port = _split_url(options.get("--url") or _url_from_environment())
@@ -91,6 +120,20 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
     }
     stdout.write(json.dumps(output) + "\n")
     stdout.flush()
+
+
+def _bounded(value: Any, depth: int) -> Any:
+    """`value` with long texts, long lists and deep nesting cut (tool I/O can be huge)."""
+    if isinstance(value, str):
+        return value[:MAX_TOOL_TEXT_CHARS]
+    if depth <= 0:
+        return None
+    if isinstance(value, list):
+        return [_bounded(item, depth - 1) for item in value[:MAX_TOOL_ITEMS]]
+    if isinstance(value, dict):
+        items = list(value.items())[:MAX_TOOL_ITEMS]
+        return {str(key): _bounded(item, depth - 1) for key, item in items}
+    return value
 
 
 def _read_payload(stdin: BinaryIO) -> dict[str, Any]:

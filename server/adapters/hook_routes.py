@@ -2,7 +2,8 @@
 ingest/recall.py.
 
     POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project}
-    POST /api/hooks/prompt {session_id, cwd, prompt} -> {additionalContext, memory_ids}
+    POST /api/hooks/prompt {session_id, cwd, prompt, prompt_id} -> {additionalContext, memory_ids}
+    POST /api/hooks/tool {PostToolUse or PostToolUseFailure input} -> 202 {recorded}
     POST /api/hooks/session-end {session_id, cwd, transcript_path} -> 202 {status}
 
 `additionalContext` is "" when there is nothing to add. The session-end route answers at once
@@ -29,8 +30,13 @@ def routes(recall: HookRecall) -> list[BaseRoute]:
         return JSONResponse({"additionalContext": context.markdown, "project": context.project})
 
     async def prompt(body: hooks.PromptHook) -> JSONResponse:
+        await recall.record_prompt(body.session_id, body.cwd, body.prompt_id, body.prompt)
         context, ids = await recall.prompt(body.session_id, body.cwd, body.prompt)
         return JSONResponse({"additionalContext": context, "memory_ids": ids})
+
+    async def tool_call(body: hooks.ToolHook) -> JSONResponse:
+        recorded = await recall.record_call(body.model_dump())
+        return JSONResponse({"recorded": recorded}, status_code=202)
 
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
         started = recall.request_import(body.transcript_path)
@@ -39,6 +45,7 @@ def routes(recall: HookRecall) -> list[BaseRoute]:
     handlers: dict[str, Handler] = {
         "hookSessionStart": session_start,
         "hookPrompt": prompt,
+        "hookToolCall": tool_call,
         "hookSessionEnd": session_end,
     }
     return [

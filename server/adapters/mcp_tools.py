@@ -1,4 +1,4 @@
-"""The MCP server: 18 tools, each a thin adapter over one MemoryService method.
+"""The MCP server: 19 tools, each a thin adapter over one MemoryService method.
 
 Tools cannot see the Starlette app's state, so the lifespan puts the service in a module-level
 holder (`bind_service`) and every tool fetches it with `service()`. Names and parameters match
@@ -29,6 +29,7 @@ from server.core.models import (
     BulkDeleteResult,
     CheckResult,
     DuplicatePair,
+    JournalPage,
     Memory,
     MemoryFilter,
     MemoryPage,
@@ -52,6 +53,7 @@ from server.schemas.memories import (
 )
 from server.schemas.parsing import input_error
 from server.schemas.search import HybridSearch, KeywordSearch, SemanticSearch
+from server.schemas.sessions import JournalQuery
 from server.service.memory import MemoryService
 
 ShapeT = TypeVar("ShapeT", bound=BaseModel)
@@ -298,6 +300,20 @@ def build_mcp() -> FastMCP:
         with tool_errors():
             where = await _filter(args.project, args.tag, args.since, args.before)
             return await _export(where, args.output_format)
+
+    @mcp.tool(annotations=READ_ONLY)
+    @arguments(JournalQuery)
+    async def journal(args: JournalQuery) -> JournalPage:
+        """What was done: prompts and the tool calls that followed them, newest first.
+
+        For "which commands failed in this project this week" (tool="Bash", failed=true,
+        since="7d") or "what did we run after the deploy prompt" (query="deploy").
+        """
+        with tool_errors():
+            where = replace(
+                args.journal_filter(), project=await service().resolve_project(args.project)
+            )
+            return await service().journal(where, limit=args.limit)
 
     return mcp
 

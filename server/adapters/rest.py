@@ -225,6 +225,11 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         )
         return JSONResponse(to_json(page))
 
+    async def journal(query: sessions.JournalQuery) -> JSONResponse:
+        return JSONResponse(
+            to_json(await service.journal(query.journal_filter(), limit=query.limit))
+        )
+
     async def lock(memory_id: int, body: memories.LockRequest) -> JSONResponse:
         return JSONResponse(to_json(await service.set_locked(memory_id, body.locked)))
 
@@ -256,6 +261,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         "lockMemory": lock,
         "resetDistillFailures": reset_failures,
         "listSessions": list_sessions,
+        "journal": journal,
     }
     return [
         serve(op, handlers[op.operation_id]) for op in OPERATIONS if op.operation_id in handlers

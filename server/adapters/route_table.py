@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from server.core.models import (
     BulkDeleteResult,
     BulkSaveResult,
+    JournalPage,
     Memory,
     MemoryPage,
     MemoryVersion,
@@ -375,6 +376,22 @@ OPERATIONS: tuple[Operation, ...] = (
         query=sessions.SessionsQuery,
     ),
     Operation(
+        "GET",
+        "/api/journal",
+        "journal",
+        "The tool-call journal: prompts and the calls that followed them, newest first",
+        (
+            Reply(
+                200,
+                JournalPage,
+                links=query_links(
+                    "$response.body#/entries/0/session_id", {"listMemories": "session_id"}
+                ),
+            ),
+        ),
+        query=sessions.JournalQuery,
+    ),
+    Operation(
         "POST",
         "/api/hooks/session-start",
         "hookSessionStart",
@@ -396,6 +413,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "Claude Code UserPromptSubmit hook: memories relevant to the prompt, each once",
         (Reply(200, hooks.PromptContext),),
         body=hooks.PromptHook,
+    ),
+    Operation(
+        "POST",
+        "/api/hooks/tool",
+        "hookToolCall",
+        "Claude Code PostToolUse / PostToolUseFailure hook: one call into the journal",
+        (Reply(202, hooks.CallRecorded, "stored, or ignored without a tool_use_id"),),
+        body=hooks.ToolHook,
     ),
     Operation(
         "POST",

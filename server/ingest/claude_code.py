@@ -27,6 +27,18 @@ Rules chosen here, and why:
   still being read incrementally. The parent's copy of that report is a tool result, skipped.
 - `queue-operation` records are skipped: `enqueue` copies the prompt that follows (counted as
   "queued_copy"), and the others carry no uuid to key a turn by.
+- Journal prompts: a main-thread user line whose prose is a human prompt becomes the current
+  prompt, keyed by its `promptId` (2.1+, the hooks' `prompt_id`), else by its uuid. A tool call
+  is linked to the current prompt; its result line's `promptId`, when present, overrides (it
+  is authoritative, and links calls in a chunk that starts after their prompt). A slash-command
+  echo ends the current prompt: what follows it was caused by the command, not the prompt
+  before. Sub-agent files have no current prompt (their user lines are the main agent's).
+- Tool outcomes: a call failed when its result has `is_error`, was rejected by the user
+  (`toolDenialKind`, `toolUseResult: "User rejected tool use"`), is an interrupted Bash run, or
+  has an `"Error: …"` string as `toolUseResult`. `toolUseResult` is only read on a line with
+  one result, the only case where it is known which call it describes. A failed call's result
+  text becomes its error (wrappers stripped) and it has no preview; an interrupted run keeps
+  its partial output as the preview, with the error "interrupted", as the hooks report it.
 """
 
 from __future__ import annotations
@@ -39,12 +51,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from server.core.models import PROMPT_CHARS, ToolOutcome
 from server.ingest.discovery import TranscriptFile, discover_transcripts
 from server.ingest.names import project_display_names
-from server.ingest.prose import assistant_prose, clean, tool_results, tool_uses, user_prose
+from server.ingest.prose import assistant_prose, tool_results, tool_uses, user_prose
 from server.ingest.timestamps import parse_timestamp
+from server.ingest.tool_calls import cut, outcome_of_result, tool_target
 
 __all__ = [
+    "PromptRecord",
     "ToolEvent",
     "TranscriptChunk",
     "TranscriptFile",
@@ -52,6 +67,7 @@ __all__ = [
     "discover_transcripts",
     "project_display_names",
     "read_transcript",
+    "tool_target",
 ]
 
 Role = Literal["user", "assistant"]
@@ -59,9 +75,6 @@ Role = Literal["user", "assistant"]
 # Lines this long are spilled outputs or base64 blobs, never prose; they are skipped without
 # being held in memory ("oversize"). Real lines reach a few MB (FORMATS.md §1.10).
 MAX_LINE_BYTES = 64 * 1024 * 1024
-TARGET_MAX_CHARS = 500  # a tool event's target is cut to this many characters
-# Input fields naming what a tool acted on, most telling first (Grep: the pattern, not the repo).
-_TARGET_FIELDS = ("command", "file_path", "notebook_path", "pattern", "path", "url")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +102,23 @@ class ToolEvent:
     timestamp: datetime | None
     tool: str
     target: str | None  # Bash command, or the file path / pattern / url it acted on
-    success: bool | None  # from the tool_result's is_error; None when not in this chunk
+    success: bool | None  # from its tool_result; None when the result is not in this chunk
     agent_id: str | None
+    prompt_key: str | None = None  # the human prompt it followed (see PromptRecord)
+    output_preview: str | None = None  # start of its output, from the result in this chunk
+    error: str | None = None  # why it failed, when it did
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRecord:
+    """A human prompt of the main thread, for the journal."""
+
+    key: str  # the line's promptId (Claude Code 2.1+), else its uuid
+    uuid: str
+    text: str  # the prompt's prose, cut to PROMPT_CHARS
+    timestamp: datetime | None
+    agent_id: str | None
+    session_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +135,9 @@ class TranscriptChunk:
     session_id: str | None  # the first sessionId seen
     title: str | None  # custom-title, else ai-title, else summary
     version: str | None  # the last Claude Code version seen
-    # tool_use_id -> success for results whose tool_use was read in an earlier chunk
-    late_results: dict[str, bool] = field(default_factory=dict)
+    # tool_use_id -> outcome for results whose tool_use was read in an earlier chunk
+    late_results: dict[str, ToolOutcome] = field(default_factory=dict)
+    prompts: list[PromptRecord] = field(default_factory=list)  # one per key, first seen
 
 
 def _complete_lines(handle: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes | None]]:
@@ -146,16 +175,6 @@ def _lines_before(path: Path, offset: int) -> int:
     return count
 
 
-def _target(tool_input: Any) -> str | None:
-    if not isinstance(tool_input, Mapping):
-        return None
-    for key in _TARGET_FIELDS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return clean(value[:TARGET_MAX_CHARS])
-    return None
-
-
 @dataclass(slots=True)
 class _Reply:
     """An assistant turn being assembled from the streamed lines of one message."""
@@ -171,7 +190,9 @@ class _ChunkReader:
         self.entries: list[Turn | _Reply] = []
         self.replies: dict[str, _Reply] = {}
         self.events: list[ToolEvent] = []
-        self.results: dict[str, bool] = {}
+        self.results: dict[str, ToolOutcome] = {}
+        self.prompts: dict[str, PromptRecord] = {}
+        self.prompt_key: str | None = None  # the human prompt being worked on
         self.skipped: Counter[str] = Counter()
         self.seen_uuids: set[str] = set()
         self.titles: dict[str, str] = {}
@@ -251,19 +272,35 @@ class _ChunkReader:
         )
 
     def _take_user(self, record: Mapping[str, Any], line_number: int) -> None:
-        for block in tool_results(record):
+        blocks = tool_results(record)
+        for block in blocks:
             tool_use_id = block.get("tool_use_id")
             if isinstance(tool_use_id, str):
-                self.results[tool_use_id] = not block.get("is_error")
+                self.results[tool_use_id] = outcome_of_result(block, record, len(blocks) == 1)
         prose = user_prose(record)
+        prompt_id = record.get("promptId")
+        prompt_id = prompt_id if isinstance(prompt_id, str) and prompt_id else None
         if prose.skip is not None:
             self.skipped[prose.skip] += 1
+            if prose.skip == "command" and not record.get("isSidechain"):
+                self.prompt_key = prompt_id
             return
         turn = self._turn(record, "user", prose.text, line_number)
         if turn is None:
             self.skipped["no_uuid"] += 1
-        else:
-            self.entries.append(turn)
+            return
+        self.entries.append(turn)
+        # user_prose skips every sub-agent line, so this is a prompt of the main thread.
+        self.prompt_key = prompt_id or turn.uuid
+        if self.prompt_key not in self.prompts:
+            self.prompts[self.prompt_key] = PromptRecord(
+                key=self.prompt_key,
+                uuid=turn.uuid,
+                text=cut(turn.text, PROMPT_CHARS),
+                timestamp=turn.timestamp,
+                agent_id=turn.agent_id,
+                session_id=turn.session_id,
+            )
 
     def _take_assistant(self, record: Mapping[str, Any], line_number: int) -> None:
         turn = self._turn(record, "assistant", "", line_number)
@@ -276,9 +313,10 @@ class _ChunkReader:
                         session_id=turn.session_id,
                         timestamp=turn.timestamp,
                         tool=str(block.get("name") or "unknown"),
-                        target=_target(block.get("input")),
+                        target=tool_target(block.get("input")),
                         success=None,
                         agent_id=turn.agent_id,
+                        prompt_key=self.prompt_key,
                     )
                 )
         prose = assistant_prose(record)
@@ -317,16 +355,23 @@ class _ChunkReader:
         ]
 
     def tool_events(self) -> list[ToolEvent]:
-        return [
-            replace(event, success=self.results[event.tool_use_id])
-            if event.tool_use_id in self.results
-            else event
-            for event in self.events
-        ]
+        events = []
+        for event in self.events:
+            outcome = self.results.get(event.tool_use_id)
+            if outcome is not None:
+                event = replace(
+                    event,
+                    success=outcome.success,
+                    output_preview=outcome.output_preview,
+                    error=outcome.error,
+                    prompt_key=outcome.prompt_key or event.prompt_key,
+                )
+            events.append(event)
+        return events
 
-    def late_results(self) -> dict[str, bool]:
+    def late_results(self) -> dict[str, ToolOutcome]:
         called = {event.tool_use_id for event in self.events}
-        return {key: ok for key, ok in self.results.items() if key not in called}
+        return {key: done for key, done in self.results.items() if key not in called}
 
 
 def read_transcript(
@@ -379,4 +424,5 @@ def read_transcript(
         title=reader.title(),
         version=reader.version,
         late_results=reader.late_results(),
+        prompts=list(reader.prompts.values()),
     )

@@ -2,9 +2,10 @@
 
 Each transcript file is read from where the last run stopped (`imported_files`), so a session
 still being written is picked up line by line and an unchanged file costs one `stat`. Turns of
-many files are embedded in one batch (`BATCH_TURNS`), then each file's turns, tool events and
-new read position are written in one transaction: a crash leaves every file either imported up
-to a recorded point or untouched. Dedup is by record uuid and content hash, in the service.
+many files are embedded in one batch (`BATCH_TURNS`), then each file's turns, tool events,
+journal prompts and new read position are written in one transaction: a crash leaves every file
+either imported up to a recorded point or untouched. Dedup is by record uuid and content hash,
+in the service.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from pathlib import Path
 
 import anyio
 
-from server.core.models import FileImport, FileProgress, MemoryDraft, SessionEvent
+from server.core.models import FileImport, FileProgress, JournalPrompt, MemoryDraft, SessionEvent
 from server.ingest.claude_code import (
+    PromptRecord,
     ToolEvent,
     TranscriptChunk,
     TranscriptFile,
@@ -56,6 +58,7 @@ class ImportSummary:
     turns_skipped: Counter[str] = field(default_factory=Counter)
     malformed_lines: int = 0
     events: int = 0
+    prompts: int = 0  # human prompts read for the journal
     redactions: int = 0
     links_restored: int = 0  # supersession links an export file carried (import --memories)
     errors: list[str] = field(default_factory=list)
@@ -75,6 +78,7 @@ class ImportSummary:
             "turns_skipped": {k: n for k, n in sorted(self.turns_skipped.items()) if n},
             "malformed_lines": self.malformed_lines,
             "events": self.events,
+            "prompts": self.prompts,
             "redactions": self.redactions,
             "links_restored": self.links_restored,
             "errors": self.errors,
@@ -173,6 +177,7 @@ class ClaudeCodeImporter:
             return
         drafts, filtered = self._drafts(chunk, transcript, session_id, project, project_path)
         events = [_event(e, session_id, project) for e in chunk.events]
+        prompts = [_prompt(p, session_id, project) for p in chunk.prompts]
         progress = None
         if not filtered:
             # Turns a filter left out must stay readable by a later run without the filter.
@@ -192,7 +197,16 @@ class ClaudeCodeImporter:
             )
         self._sessions.add(session_id)
         self.summary.events += len(events)
-        self._pending.append(FileImport(drafts, events, chunk.late_results, progress))
+        self.summary.prompts += len(prompts)
+        self._pending.append(
+            FileImport(
+                drafts,
+                events=events,
+                results=chunk.late_results,
+                progress=progress,
+                prompts=prompts,
+            )
+        )
         self._pending_turns += len(drafts)
         if self._pending_turns >= BATCH_TURNS:
             await self._flush()
@@ -286,6 +300,19 @@ def _event(event: ToolEvent, session_id: str, project: str) -> SessionEvent:
         target=event.target,
         success=event.success,
         at=event.timestamp,
+        project=project,
+        prompt_key=event.prompt_key,
+        output_preview=event.output_preview,
+        error=event.error,
+    )
+
+
+def _prompt(prompt: PromptRecord, session_id: str, project: str) -> JournalPrompt:
+    return JournalPrompt(
+        session_id=session_id,
+        prompt_key=prompt.key,
+        text=prompt.text,
+        at=prompt.timestamp,
         project=project,
     )
 

@@ -27,17 +27,20 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import anyio
 from cachetools import TTLCache
 
 from server.core.config import Settings
 from server.core.errors import InvalidInput
-from server.core.models import MemoryFilter, SearchHit, StartupContext
+from server.core.models import JournalPrompt, MemoryFilter, SearchHit, StartupContext
 from server.domain.context import HEADER, changed_note
 from server.ingest.claude_code import TranscriptFile, discover_transcripts
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters, ImportSummary
+from server.ingest.tool_calls import call_from_hook
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
@@ -119,6 +122,31 @@ class HookRecall:
             result.took_ms,
         )
         return text, shown
+
+    async def record_prompt(self, session_id: str, cwd: str, prompt_id: str, prompt: str) -> None:
+        """Journal a prompt the UserPromptSubmit hook saw, keyed by Claude Code's prompt id.
+
+        Without a prompt id (Claude Code before 2.1.196) the prompt is left to the import of
+        the transcript, which keys it the same way, so it is never stored twice. A failure is
+        logged: journaling never costs the user their recall.
+        """
+        if not (session_id and prompt_id and prompt.strip()):
+            return
+        try:
+            project = await self.project_for(cwd) or ""
+            entry = JournalPrompt(session_id, prompt_id, prompt, datetime.now(UTC), project)
+            await self.service.record_prompts([entry])
+        except Exception:
+            logger.exception("could not journal a prompt of session %s", session_id)
+
+    async def record_call(self, payload: dict[str, Any]) -> bool:
+        """Journal one PostToolUse / PostToolUseFailure call; False when it names no call."""
+        project = await self.project_for(str(payload.get("cwd") or "")) or ""
+        call = call_from_hook(payload, project=project, at=datetime.now(UTC))
+        if call is None or not call.session_id:
+            return False
+        await self.service.record_calls([call])
+        return True
 
     async def project_for(self, cwd: str) -> str | None:
         """The known project whose path is `cwd` or a parent of it, longest path first.

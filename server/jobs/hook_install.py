@@ -32,9 +32,14 @@ HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
 EVENTS = (
     ("SessionStart", "session-start", 5),
     ("UserPromptSubmit", "user-prompt-submit", 5),
+    ("PostToolUse", "post-tool-use", 3),
+    ("PostToolUseFailure", "post-tool-use-failure", 3),
     ("Stop", "stop", 3),
     ("SessionEnd", "session-end", 2),
 )
+# Capture-only hooks on every tool call run in the background (`"async": true`), so the agent
+# never waits for them (FORMATS.md §3.3).
+ASYNC_EVENTS = ("PostToolUse", "PostToolUseFailure")
 MARKERS = ("server/hooks.py", "server.hooks", "claude-memory hook")
 
 
@@ -90,6 +95,8 @@ def with_our_hooks(
     hooks = updated["hooks"]
     for name, event, timeout in EVENTS:
         ours = {"type": "command", "command": hook_command(event, url, python), "timeout": timeout}
+        if name in ASYNC_EVENTS:
+            ours["async"] = True
         groups = hooks.setdefault(name, [])
         if not isinstance(groups, list):
             raise HookSettingsError(f"hooks.{name} in settings.json is not a list")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,25 @@ class PromptHook(Shape):
     session_id: str = ""
     cwd: str = ""
     prompt: str = ""
+    prompt_id: str = Field(
+        "", description="Claude Code's id of the prompt (2.1.196+); the journal keeps it."
+    )
+
+
+class ToolHook(Shape):
+    """PostToolUse and PostToolUseFailure, as Claude Code sends them (FORMATS.md §3.2)."""
+
+    hook_event_name: Literal["PostToolUse", "PostToolUseFailure"] = "PostToolUse"
+    session_id: str = ""
+    cwd: str = ""
+    prompt_id: str = ""
+    agent_id: str = ""
+    tool_name: str = ""
+    tool_use_id: str = ""
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+    tool_response: Any = Field(None, description="The tool's result (PostToolUse).")
+    error: str = Field("", description="The failure (PostToolUseFailure).")
+    is_interrupt: bool = False
 
 
 class SessionEndHook(Shape):
@@ -39,6 +58,10 @@ class SessionStartContext(BaseModel):
 class PromptContext(BaseModel):
     additionalContext: str = Field(description='Markdown; "" when nothing fits.')
     memory_ids: list[int]
+
+
+class CallRecorded(BaseModel):
+    recorded: bool = Field(description="false: the call named no tool_use_id and was ignored.")
 
 
 class ImportStarted(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from server.core.models import JournalFilter
 from server.schemas.fields import (
     Before,
     Filter,
@@ -34,3 +35,28 @@ class TimelineQuery(Shape):
     since: Since = None
     before: Before = None
     limit: int = Field(2_000, ge=1, le=MAX_TIMELINE_POINTS)
+
+
+class JournalQuery(Shape):
+    """GET /api/journal and the journal tool: prompts and the tool calls that followed them."""
+
+    project: ProjectFilter = None
+    session_id: Filter = Field(None, description="One session, by id or the start of its id.")
+    tool: Filter = Field(None, description="Only calls of this tool (Bash, Edit, ...).")
+    failed: bool = Field(False, description="Only calls that failed or were refused.")
+    since: Since = None
+    before: Before = None
+    query: Filter = Field(None, description="Words in the prompt or in the call's input.")
+    limit: PageLimit = Field(50, description="At most this many calls, and as many prompts.")
+
+    def journal_filter(self) -> JournalFilter:
+        """The service's filter for this query (the limit is passed on its own)."""
+        return JournalFilter(
+            project=self.project,
+            session_id=self.session_id,
+            tool=self.tool,
+            failed_only=self.failed,
+            since=self.since,
+            before=self.before,
+            text=self.query,
+        )

@@ -26,7 +26,6 @@ from server.core.models import (
     Memory,
     MemoryDraft,
     NewMemory,
-    SessionEvent,
     SimilarMemory,
     preview,
     similar_memory,
@@ -35,8 +34,10 @@ from server.core.redact import redact
 from server.core.validation import prepare_draft
 from server.domain.supersession_rules import redundant_near_copy
 from server.service.embeddings import Embedder
+from server.service.journal import redacted_call, redacted_prompt
 from server.service.supersessions import link_new_memories
 from server.service.turn_context import embed_in_context, place_of_new
+from server.store import journal as journal_store
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import sessions as session_store
@@ -272,8 +273,13 @@ class BulkWrites:
                     )
                     await link_new_memories(conn, [i for i in ids if i is not None])
                     saved = sum(1 for new_id in ids if new_id is not None)
-                    await session_store.insert_events(conn, [_redacted(e) for e in item.events])
-                    await session_store.record_results(conn, item.results)
+                    await journal_store.insert_calls(
+                        conn, [redacted_call(event) for event in item.events]
+                    )
+                    await journal_store.record_results(conn, item.results)
+                    await journal_store.insert_prompts(
+                        conn, [redacted_prompt(prompt) for prompt in item.prompts]
+                    )
                     if item.progress is not None:
                         progress = item.progress
                         if progress.title:
@@ -307,10 +313,3 @@ def _label(item: FileImport) -> str:
 
 async def _by_id(conn: Conn, ids: Sequence[int]) -> dict[int, Memory]:
     return {memory.id: memory for memory in await memory_store.get_many(conn, ids)}
-
-
-def _redacted(event: SessionEvent) -> SessionEvent:
-    """A tool call with any secret in its command or target replaced, like every stored text."""
-    if not event.target:
-        return event
-    return replace(event, target=redact(event.target).text)

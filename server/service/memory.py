@@ -44,6 +44,7 @@ from server.service.bulk_writes import BulkWrites
 from server.service.cache import ReadCache
 from server.service.cutoffs import cutoffs_for
 from server.service.embeddings import Embedder
+from server.service.journal import ToolJournal
 from server.service.learning import Learning
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
@@ -58,7 +59,7 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Learning, Views):
+class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal):
     """The product's verbs over one pool, one embedder and one read cache.
 
     Single-memory writes live in server/service/writes.py, batch saves in

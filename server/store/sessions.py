@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
-
 from psycopg.rows import class_row
 
-from server.core.models import FileProgress, ImportedSession, SessionEvent
+from server.core.models import FileProgress, ImportedSession
 from server.store.tx import Conn
 
 SESSION_COLUMNS = (
@@ -140,31 +137,3 @@ def _progress_params(progress: FileProgress) -> dict[str, object]:
         "first_at": progress.first_at,
         "last_at": progress.last_at,
     }
-
-
-async def insert_events(conn: Conn, events: Sequence[SessionEvent]) -> None:
-    """Store tool calls; one already stored (same tool_use_id) keeps its row."""
-    if not events:
-        return
-    async with conn.cursor() as cur:
-        await cur.executemany(
-            "INSERT INTO session_events (session_id, agent_id, record_uuid, tool_use_id, tool,"
-            " target, success, at, project)"
-            " VALUES (%(session_id)s, %(agent_id)s, %(record_uuid)s, %(tool_use_id)s, %(tool)s,"
-            " %(target)s, %(success)s, %(at)s, %(project)s)"
-            " ON CONFLICT (tool_use_id) DO UPDATE"
-            " SET success = coalesce(session_events.success, EXCLUDED.success)",
-            [dataclasses.asdict(event) for event in events],
-        )
-
-
-async def record_results(conn: Conn, results: Mapping[str, bool]) -> None:
-    """Outcomes of tool calls stored by an earlier run, now that their results were read."""
-    if not results:
-        return
-    await conn.execute(
-        "UPDATE session_events SET success = r.success"
-        " FROM unnest(%(ids)s::text[], %(outcomes)s::boolean[]) AS r (tool_use_id, success)"
-        " WHERE session_events.tool_use_id = r.tool_use_id",
-        {"ids": list(results), "outcomes": list(results.values())},
-    )

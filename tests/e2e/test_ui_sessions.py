@@ -36,3 +36,25 @@ async def test_sessions_show_import_and_distill_state_and_turns(
     await expect(
         ui.page.get_by_role("status").filter(has_text="No failed sessions")
     ).to_be_visible()
+
+
+async def test_a_session_shows_its_prompts_with_the_tool_calls_under_them(
+    ui: Ui, api: httpx.AsyncClient, seeded: Seeded
+) -> None:
+    journal = (await api.get(f"/api/journal?session_id={S1}&limit=500")).json()
+    calls = sum(len(entry["calls"]) for entry in journal["entries"])
+    failed = [c for e in journal["entries"] for c in e["calls"] if c["success"] is False]
+
+    await ui.open("/ui/sessions")
+    await ui.page.get_by_role("button", name="Add cursor pagination to orders endpoint").click()
+    shown = ui.page.get_by_role("region", name="What was done")
+
+    await expect(shown.locator(".journal-call")).to_have_count(calls)
+    first = shown.locator(".journal-list > li").first
+    await expect(first.locator(".journal-prompt")).to_contain_text(
+        "Add cursor-based pagination to GET /orders"
+    )
+    await expect(first.locator(".journal-call").first).to_contain_text("src/routes/orders.ts")
+    await expect(shown.locator(".journal-call-failed")).to_have_count(len(failed))
+    assert failed, "the fixture session has a call the user rejected"
+    await ui.screenshot("session-journal")

@@ -26,6 +26,7 @@ SAME_OPERATION: dict[str, tuple[str, str, dict[str, str]]] = {
     "semantic_search": ("post", "/api/search", {}),
     "search_memories": ("post", "/api/search", {}),
     "hybrid_search": ("post", "/api/search", {}),
+    "journal": ("get", "/api/journal", {}),
 }
 COMPARED = ("default", "minimum", "maximum", "enum", "minLength", "maxLength", "maxItems")
 EMPTY_DEFAULTS: tuple[Any, ...] = (None, [], {})

@@ -8,6 +8,7 @@
 import type {
   BulkDeleteResult,
   Health,
+  JournalPage,
   Memory,
   MemoryVersion,
   MemoryPage,
@@ -251,6 +252,13 @@ export const lockPreference = (id: number, locked: boolean) =>
 
 export const getSessions = (limit: number, offset: number, signal?: AbortSignal) =>
   request<SessionPage>("GET", "/api/sessions", { query: { limit, offset }, signal });
+
+/** The journal of one session: its prompts and the tool calls under each, newest first. */
+export const getSessionJournal = (sessionId: string, limit: number, signal?: AbortSignal) =>
+  request<JournalPage>("GET", "/api/journal", {
+    query: { session_id: sessionId, limit },
+    signal,
+  });
 
 export const resetFailures = (sessionId?: string) =>
   request<{ reset: number }>("POST", "/api/sessions/reset-failures", {

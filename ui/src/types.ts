@@ -225,3 +225,27 @@ export type Health = {
 export type ErrorBody = {
   error: { code: string; message: string };
 };
+
+/** One tool call in the journal: what it acted on and how it went. */
+export type JournalCall = {
+  tool_use_id: string;
+  tool: string;
+  target: string | null;
+  success: boolean | null;
+  error: string | null;
+  output_preview: string | null;
+  at: string | null;
+  agent_id: string | null;
+};
+
+/** A prompt and the calls that followed it (oldest first); prompt is null when unknown. */
+export type JournalEntry = {
+  session_id: string;
+  project: string;
+  prompt_key: string | null;
+  prompt: string | null;
+  at: string | null;
+  calls: JournalCall[];
+};
+
+export type JournalPage = { entries: JournalEntry[]; calls: number; truncated: boolean };

@@ -4,6 +4,8 @@ import type { ImportedSession, Memory } from "../types";
 
 export const SESSION_PAGE_SIZE = 50;
 export const SESSION_TURN_LIMIT = 500;
+/** Calls (and prompts) of the journal shown under a session: the API's largest page. */
+export const SESSION_JOURNAL_LIMIT = 500;
 
 export function distillTone(state: string): "ok" | "warn" | "danger" | "neutral" {
   if (state === "done") return "ok";

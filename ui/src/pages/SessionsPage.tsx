@@ -4,6 +4,7 @@ import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { LoadingNotice } from "../components/LoadingNotice";
 import { SessionRow } from "../components/SessionRow";
+import { SessionJournal } from "../components/SessionJournal";
 import { SessionTurns } from "../components/SessionTurns";
 import { bumpData } from "../lib/dataVersion";
 import { formatCount } from "../lib/format";
@@ -81,6 +82,7 @@ export function SessionsPage({ params }: SessionsPageProps) {
       {data && selected && !data.sessions.some((s) => s.session_id === selected) && (
         <section className="panel" aria-label={`Session ${selected}`}>
           <h2 className="mono">Session {selected}</h2>
+          <SessionJournal sessionId={selected} />
           <SessionTurns sessionId={selected} />
         </section>
       )}
@@ -115,6 +117,7 @@ export function SessionsPage({ params }: SessionsPageProps) {
                   {session.session_id === selected && (
                     <tr className="turns-row">
                       <td colSpan={4}>
+                        <SessionJournal sessionId={session.session_id} />
                         <SessionTurns sessionId={session.session_id} />
                       </td>
                     </tr>
