@@ -1,4 +1,4 @@
-"""Latency of the UserPromptSubmit hook, process start to exit; prints one JSON object.
+"""Latency of the UserPromptSubmit hook and the PostToolUse capture, process start to exit.
 
 Claude Code waits for this hook before the prompt goes to the model, on every prompt, so its
 whole cost counts: starting the interpreter, reading the payload, asking the server (embed the
@@ -22,9 +22,20 @@ What the script does:
    on) and the server's share (`POST /api/hooks/prompt` from this process). All of these run
    in interleaved rounds, after warming the server up, so background load hits them alike.
 
+4. Adds `--lessons` active lessons (1,000 by default; Bash patterns drawn from the same
+   sentences, a few for every tool) and times the PreToolUse hook the same way, with Bash
+   calls of which about one in five matches a lesson. Claude Code waits for this hook before
+   every tool call, so it has the same target as the prompt hook.
+5. Times the PostToolUse capture the same way: the registered `post-tool-use` command with a
+   Bash call whose output is 50 KB (the client sends the first 2,000 characters of it), and
+   the server's share (`POST /api/hooks/tool`), interleaved. Claude Code runs this hook in the
+   background (`"async": true`), so it never delays the agent; the figure says what each tool
+   call costs the machine.
+
 Targets (issue): p95 <= 150 ms, and p50 within 3x of the bare interpreter's p50.
 
-Usage: .venv/bin/python bench/hook_latency.py [--memories 10000] [--runs 60] [--seed 7]
+Usage: .venv/bin/python bench/hook_latency.py [--memories 10000] [--runs 60] [--lessons 1000]
+       [--seed 7]
        [--home DIR]   (keep the filled database in DIR and reuse it on the next run)
 """
 
@@ -54,6 +65,8 @@ from server.jobs.hook_install import hook_command  # noqa: E402
 LOCOMO = ROOT.parent / "shared" / "bench" / "data" / "locomo10.json"
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 PAYLOAD = json.loads((FIXTURES / "hooks" / "UserPromptSubmit.json").read_text())
+TOOL_PAYLOAD = json.loads((FIXTURES / "hooks" / "PostToolUse.json").read_text())
+PRE_TOOL_PAYLOAD = json.loads((FIXTURES / "hooks" / "PreToolUse.json").read_text())
 PROJECTS = [f"project-{i:02d}" for i in range(20)]
 KINDS = ["raw", "distilled", "preference", "pattern", "manual", "note"]
 TAGS = ["decision", "bug", "fix", "preference", "pattern", "api", "db", "ui", "ci", "infra"]
@@ -213,10 +226,84 @@ def measure(
     }
 
 
+def tool_payload(rng: random.Random) -> dict[str, Any]:
+    """A Bash call with a long output, as PostToolUse sends it; a new id each time."""
+    output = "\n".join(rng.sample(sentences(), 400))[:50_000]
+    return {
+        **TOOL_PAYLOAD,
+        "session_id": str(uuid.uuid4()),
+        "tool_name": "Bash",
+        "tool_use_id": f"toolu_bench_{uuid.uuid4().hex}",
+        "tool_input": {"command": "pnpm test -- --reporter=verbose"},
+        "tool_response": {"stdout": output, "stderr": "", "interrupted": False},
+    }
+
+
+def add_lessons(url: str, count: int, rng: random.Random) -> list[str]:
+    """`count` active lessons on distinct words; returns the words, to build matching calls."""
+    words = sorted({w.strip(".,!?'\"").lower() for s in sentences() for w in s.split()})
+    words = [w for w in words if len(w) >= 6 and w.isalpha()]
+    chosen = rng.sample(words, min(count, len(words)))
+    for index, word in enumerate(chosen):
+        lesson = {
+            "pattern": rf"\b{word}\b",
+            "message": f"Lesson {index}: check before running commands about {word}.",
+            "tool": "" if index % 10 == 0 else "Bash",
+            "strictness": "ask" if index % 7 == 0 else "warn",
+        }
+        post(f"{url}/api/lessons", lesson)
+    return chosen
+
+
+def measure_pre_tool(url: str, runs: int, words: list[str], rng: random.Random) -> dict[str, Any]:
+    """The registered PreToolUse command on Bash calls, one in five naming a lesson's word."""
+    command = hook_command("pre-tool-use", url)
+    samples: list[float] = []
+    answered = 0
+    for run in range(runs + WARMUP):
+        word = rng.choice(words) if run % 5 == 0 else "unrelated"
+        call = {
+            **PRE_TOOL_PAYLOAD,
+            "session_id": str(uuid.uuid4()),
+            "tool_use_id": f"toolu_bench_{uuid.uuid4().hex}",
+            "tool_input": {"command": f"pnpm run check -- --{word} --verbose"},
+        }
+        elapsed, out = time_command(command, json.dumps(call).encode(), shell=True)
+        if run >= WARMUP:
+            samples.append(elapsed)
+            answered += bool(out.strip())
+    return {
+        "p50_ms": percentile(samples, 0.50),
+        "p95_ms": percentile(samples, 0.95),
+        "answered_runs": answered,
+    }
+
+
+def measure_capture(url: str, runs: int, rng: random.Random) -> dict[str, dict[str, float]]:
+    """The registered PostToolUse command and the server's share, in interleaved rounds."""
+    command = hook_command("post-tool-use", url)
+    samples: dict[str, list[float]] = {"hook": [], "server": []}
+    for _ in range(WARMUP):
+        post(f"{url}/api/hooks/tool", tool_payload(rng))
+    for _ in range(runs):
+        elapsed, out = time_command(command, json.dumps(tool_payload(rng)).encode(), shell=True)
+        if out.strip():
+            raise SystemExit(f"the capture hook printed {out[:200]!r}")
+        samples["hook"].append(elapsed)
+        started = time.perf_counter()
+        post(f"{url}/api/hooks/tool", tool_payload(rng))
+        samples["server"].append((time.perf_counter() - started) * 1000.0)
+    return {
+        name: {"p50_ms": percentile(values, 0.50), "p95_ms": percentile(values, 0.95)}
+        for name, values in samples.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--lessons", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--home", metavar="DIR", help="keep the data here and reuse it (default: a temp dir)"
@@ -257,6 +344,9 @@ def main() -> None:
             }
             needed = (len(commands) + 1) * (args.runs + WARMUP)
             timings = measure(commands, url, rng.sample(sentences(), needed), args.runs)
+            words = add_lessons(url, args.lessons, rng)
+            pre_tool = measure_pre_tool(url, args.runs, words, rng)
+            capture = measure_capture(url, args.runs, rng)
         finally:
             server.send_signal(signal.SIGINT)
             try:
@@ -282,6 +372,18 @@ def main() -> None:
         "client_only_p50_ms": timings["client"]["p50_ms"],
         "server_p50_ms": timings["server"]["p50_ms"],
         "server_p95_ms": timings["server"]["p95_ms"],
+        "pre_tool_use": {
+            "lessons": len(words),
+            **pre_tool,
+            "targets_met": pre_tool["p95_ms"] <= 150,
+        },
+        "post_tool_use": {
+            "command": hook_command("post-tool-use", url),
+            "p50_ms": capture["hook"]["p50_ms"],
+            "p95_ms": capture["hook"]["p95_ms"],
+            "server_p50_ms": capture["server"]["p50_ms"],
+            "server_p95_ms": capture["server"]["p95_ms"],
+        },
         "other_entry_points": {
             "python -I -m server.hooks": _figures(timings["module"]),
             "claude-memory hook": _figures(timings["cli"]),

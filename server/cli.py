@@ -22,6 +22,7 @@ from server import __version__
 from server.core.config import Settings, load_settings
 from server.core.errors import StartupError
 from server.jobs.commands import add_hook_commands, add_job_commands
+from server.jobs.lessons_cli import add_lesson_commands
 
 logger = logging.getLogger("server.cli")
 
@@ -34,6 +35,9 @@ examples:
   claude-memory import --claude-ai export.zip --text ~/notes --dry-run
   claude-memory migrate                    apply pending database migrations
   claude-memory reembed                    re-embed every memory after changing EMBEDDING_MODEL
+  claude-memory lessons add 'staging' 'Run load tests against the local stack, never staging' \\
+      --tool Bash --ask                    remind (and ask) before matching Bash commands
+  claude-memory lessons list --plain       the lessons shown before matching tool calls
 """
 
 
@@ -95,6 +99,7 @@ def _build_parser() -> argparse.ArgumentParser:
     stdio.set_defaults(run=cmd_mcp_stdio)
 
     add_job_commands(commands)
+    add_lesson_commands(commands)
     add_hook_commands(commands)
 
     migrate = commands.add_parser("migrate", help="apply pending database migrations")

@@ -1,7 +1,7 @@
 """The Claude Code hook client: `claude-memory hook <event>`, standard library only.
 
-Claude Code runs this on every session start, prompt, tool call, turn end and session end,
-so it must start fast and can never get in the way:
+Claude Code runs this on every session start, prompt, tool call (before and after), turn end
+and session end, so it must start fast and can never get in the way:
 
 - `install-hooks` registers it as `<venv python> -I -S <repo>/server/hooks.py <event> --url
   http://HOST:PORT || true`. `-S` skips `site` (and with it the editable install's import
@@ -40,6 +40,7 @@ EVENTS: dict[str, tuple[str, str | None, float]] = {
     "user-prompt-submit": ("/api/hooks/prompt", "UserPromptSubmit", 2.0),
     "stop": ("/api/hooks/session-end", None, 1.0),
     "session-end": ("/api/hooks/session-end", None, 1.0),
+    "pre-tool-use": ("/api/hooks/pre-tool", "PreToolUse", 1.0),
     "post-tool-use": ("/api/hooks/tool", None, 1.0),
     "post-tool-use-failure": ("/api/hooks/tool", None, 1.0),
 }
@@ -62,6 +63,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "user-prompt-submit": ("session_id", "cwd", "prompt", "prompt_id"),
     "stop": ("session_id", "cwd", "transcript_path"),
     "session-end": ("session_id", "cwd", "transcript_path"),
+    "pre-tool-use": ("session_id", "cwd", "tool_name", "tool_use_id", "tool_input"),
     "post-tool-use": _CALL_FIELDS,
     "post-tool-use-failure": _CALL_FIELDS,
 }
@@ -109,15 +111,19 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
     answer = post_json(host, port, path, body, _token(), timeout)
     if hook_name is None or answer is None:
         return
+    specific: dict[str, str] = {}
     context = answer.get("additionalContext")
-    if not isinstance(context, str) or not context.strip():
+    if isinstance(context, str) and context.strip():
+        specific["additionalContext"] = context[:MAX_CONTEXT_CHARS]
+    if hook_name == "PreToolUse" and answer.get("permissionDecision") == "ask":
+        # A strict lesson: Claude Code asks the user, showing the reason, before the call runs.
+        specific["permissionDecision"] = "ask"
+        reason = answer.get("permissionDecisionReason")
+        if isinstance(reason, str) and reason:
+            specific["permissionDecisionReason"] = reason[:MAX_CONTEXT_CHARS]
+    if not specific:
         return
-    output = {
-        "hookSpecificOutput": {
-            "hookEventName": hook_name,
-            "additionalContext": context[:MAX_CONTEXT_CHARS],
-        }
-    }
+    output = {"hookSpecificOutput": {"hookEventName": hook_name, **specific}}
     stdout.write(json.dumps(output) + "\n")
     stdout.flush()
 

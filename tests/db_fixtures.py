@@ -74,7 +74,8 @@ def settings(pg_url: str, tmp_path: Path) -> Settings:
 async def empty_tables(pool: Pool) -> None:
     async with pool.connection() as conn:
         await conn.execute(
-            "TRUNCATE memories, imported_sessions, imported_files, session_events"
+            "TRUNCATE memories, imported_sessions, imported_files, session_events, journal_prompts,"
+            " lessons"
             " RESTART IDENTITY CASCADE"
         )
 

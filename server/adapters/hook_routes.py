@@ -3,6 +3,7 @@ ingest/recall.py.
 
     POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project}
     POST /api/hooks/prompt {session_id, cwd, prompt, prompt_id} -> {additionalContext, memory_ids}
+    POST /api/hooks/pre-tool {PreToolUse input} -> {additionalContext, permissionDecision, ...}
     POST /api/hooks/tool {PostToolUse or PostToolUseFailure input} -> 202 {recorded}
     POST /api/hooks/session-end {session_id, cwd, transcript_path} -> 202 {status}
 
@@ -18,6 +19,7 @@ from starlette.routing import BaseRoute
 
 from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
+from server.domain.lessons import reminder
 from server.ingest.recall import HookRecall
 from server.schemas import hooks
 
@@ -34,6 +36,18 @@ def routes(recall: HookRecall) -> list[BaseRoute]:
         context, ids = await recall.prompt(body.session_id, body.cwd, body.prompt)
         return JSONResponse({"additionalContext": context, "memory_ids": ids})
 
+    async def pre_tool(body: hooks.PreToolHook) -> JSONResponse:
+        lessons = await recall.lessons_before(body.cwd, body.tool_name, body.tool_input)
+        strict = [lesson for lesson in lessons if lesson.strictness == "ask"]
+        return JSONResponse(
+            {
+                "additionalContext": reminder(lessons) if lessons else "",
+                "permissionDecision": "ask" if strict else None,
+                "permissionDecisionReason": strict[0].message if strict else None,
+                "lesson_ids": [lesson.id for lesson in lessons],
+            }
+        )
+
     async def tool_call(body: hooks.ToolHook) -> JSONResponse:
         recorded = await recall.record_call(body.model_dump())
         return JSONResponse({"recorded": recorded}, status_code=202)
@@ -46,6 +60,7 @@ def routes(recall: HookRecall) -> list[BaseRoute]:
         "hookSessionStart": session_start,
         "hookPrompt": prompt,
         "hookToolCall": tool_call,
+        "hookPreToolUse": pre_tool,
         "hookSessionEnd": session_end,
     }
     return [

@@ -1,13 +1,15 @@
 """The REST edge: read a request into its operation's shapes, then call the handler.
 
-A route's handler never sees the raw request: it receives `memory_id` (for paths that name
-one), `query` (the parsed query string) and `body` (the parsed JSON body) as its operation in
-server/adapters/route_table.py declares them. Unknown query parameters and body fields are ignored.
+A route's handler never sees the raw request: it receives each id its path names (`memory_id`,
+`lesson_id`: whole numbers), `query` (the parsed query string) and `body` (the parsed JSON
+body) as its operation in server/adapters/route_table.py declares them. Unknown query
+parameters and body fields are ignored.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,9 +35,9 @@ def serve(operation: Operation, handler: Handler) -> Route:
     """The Starlette route for `operation`, handing `handler` its parsed input."""
 
     async def endpoint(request: Request) -> Response:
-        arguments: dict[str, Any] = {}
-        if "{memory_id}" in operation.path:
-            arguments["memory_id"] = _memory_id(request)
+        arguments: dict[str, Any] = {
+            name: _path_id(request, name) for name in path_parameters(operation.path)
+        }
         if operation.query is not None:
             arguments["query"] = parse_query(operation.query, request.query_params)
         if operation.body is not None:
@@ -45,12 +47,18 @@ def serve(operation: Operation, handler: Handler) -> Route:
     return Route(operation.path, endpoint, methods=[operation.method])
 
 
-def _memory_id(request: Request) -> int:
-    raw = request.path_params["memory_id"]
+def path_parameters(path: str) -> list[str]:
+    """The names of the ids in a route's path: "/api/memories/{memory_id}" -> ["memory_id"]."""
+    return re.findall(r"{(\w+)}", path)
+
+
+def _path_id(request: Request, name: str) -> int:
+    raw = request.path_params[name]
     try:
         return int(raw)
     except ValueError:
-        raise UnprocessableInput(f"memory id must be a whole number, got {raw!r}") from None
+        label = name.replace("_", " ")
+        raise UnprocessableInput(f"{label} must be a whole number, got {raw!r}") from None
 
 
 def _reject_constant(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""The MCP server: 19 tools, each a thin adapter over one MemoryService method.
+"""The MCP server: 21 tools, each a thin adapter over one MemoryService method.
 
 Tools cannot see the Starlette app's state, so the lifespan puts the service in a module-level
 holder (`bind_service`) and every tool fetches it with `service()`. Names and parameters match
@@ -30,6 +30,8 @@ from server.core.models import (
     CheckResult,
     DuplicatePair,
     JournalPage,
+    Lesson,
+    LessonDraft,
     Memory,
     MemoryFilter,
     MemoryPage,
@@ -42,7 +44,13 @@ from server.core.models import (
     UpdateOutcome,
 )
 from server.schemas.fields import MemoryId, ProjectFilter
-from server.schemas.learning import FindDuplicates, RecentContextArguments
+from server.schemas.learning import (
+    FindDuplicates,
+    LessonList,
+    LessonsQuery,
+    RecentContextArguments,
+    SaveLesson,
+)
 from server.schemas.memories import (
     BulkDeleteQuery,
     ExportMemories,
@@ -314,6 +322,37 @@ def build_mcp() -> FastMCP:
                 args.journal_filter(), project=await service().resolve_project(args.project)
             )
             return await service().journal(where, limit=args.limit)
+
+    @mcp.tool(annotations=READ_ONLY)
+    @arguments(LessonsQuery)
+    async def list_lessons(args: LessonsQuery) -> LessonList:
+        """Lessons: reminders shown before tool calls that match them (tool, pattern, project)."""
+        with tool_errors():
+            project = await service().resolve_project(args.project)
+            found = await service().lessons(project, include_inactive=args.include_inactive)
+            return LessonList(lessons=found)
+
+    @mcp.tool(annotations=WRITES)
+    @arguments(SaveLesson)
+    async def save_lesson(args: SaveLesson) -> Lesson:
+        """Add a lesson, or change one (with lesson_id; active=false disables it).
+
+        Write one when a call should not be repeated: "never run load tests against staging:
+        use the local stack" (tool "Bash", pattern "staging"). strictness "ask" makes Claude
+        Code ask the user before such a call; "warn" only reminds the agent.
+        """
+        with tool_errors():
+            if args.lesson_id is not None:
+                return await service().update_lesson(args.lesson_id, args.change())
+            draft = LessonDraft(
+                pattern=args.pattern or "",
+                message=args.message or "",
+                tool=args.tool or "",
+                project=args.project or "",
+                strictness=args.strictness or "warn",
+                origin="agent",
+            )
+            return await service().add_lesson(draft)
 
     return mcp
 

@@ -1,10 +1,11 @@
 """The OpenAPI 3.1 document, derived from the route table and the shapes; /api/openapi.json.
 
 Parameters, request bodies and responses come from server/adapters/route_table.py's operations and
-the types they name (server/schemas for input, server/models for output), through Pydantic's JSON
-Schema. What this module adds is only what cannot be derived: the document's frame, the error
-response every operation may give, and the path parameter. The test suite runs schemathesis
-against the served document, so a route that drifts from its shapes fails.
+the types they name (server/schemas for input, server/core/models.py for output), through
+Pydantic's JSON Schema. What this module adds is only what cannot be derived: the document's
+frame, the error response every operation may give, and the path parameters (ids, whole
+numbers). The test suite runs schemathesis against the served document, so a route that drifts
+from its shapes fails.
 """
 
 from __future__ import annotations
@@ -17,17 +18,12 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import core_schema
 
 from server import __version__
+from server.adapters.http_edge import path_parameters
 from server.adapters.route_table import OPERATIONS, Operation, Reply
 from server.schemas.system import Error
 
 Schema = dict[str, Any]
 REF = "#/components/schemas/{model}"
-MEMORY_ID = {
-    "name": "memory_id",
-    "in": "path",
-    "required": True,
-    "schema": {"type": "integer", "minimum": 1},
-}
 
 
 class _Generator(GenerateJsonSchema):
@@ -90,7 +86,10 @@ def _operation(operation: Operation, error: Schema, components: Schema) -> Schem
             },
         },
     }
-    parameters = [MEMORY_ID] if "{memory_id}" in operation.path else []
+    parameters: list[Schema] = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}
+        for name in path_parameters(operation.path)
+    ]
     if operation.query is not None:
         parameters.extend(_query_parameters(operation.query))
     if parameters:

@@ -230,6 +230,16 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             to_json(await service.journal(query.journal_filter(), limit=query.limit))
         )
 
+    async def list_lessons(query: learning.LessonsQuery) -> JSONResponse:
+        found = await service.lessons(query.project, include_inactive=query.include_inactive)
+        return JSONResponse({"lessons": to_json(found)})
+
+    async def create_lesson(body: learning.NewLesson) -> JSONResponse:
+        return JSONResponse(to_json(await service.add_lesson(body.draft())), status_code=201)
+
+    async def update_lesson(lesson_id: int, body: learning.LessonEdit) -> JSONResponse:
+        return JSONResponse(to_json(await service.update_lesson(lesson_id, body.change())))
+
     async def lock(memory_id: int, body: memories.LockRequest) -> JSONResponse:
         return JSONResponse(to_json(await service.set_locked(memory_id, body.locked)))
 
@@ -262,6 +272,9 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         "resetDistillFailures": reset_failures,
         "listSessions": list_sessions,
         "journal": journal,
+        "listLessons": list_lessons,
+        "createLesson": create_lesson,
+        "updateLesson": update_lesson,
     }
     return [
         serve(op, handlers[op.operation_id]) for op in OPERATIONS if op.operation_id in handlers

@@ -17,6 +17,7 @@ from server.core.models import (
     BulkDeleteResult,
     BulkSaveResult,
     JournalPage,
+    Lesson,
     Memory,
     MemoryPage,
     MemoryVersion,
@@ -84,6 +85,12 @@ def query_links(value: str, targets: dict[str, str]) -> Links:
     }
 
 
+LESSON_LINKS = {
+    "updateLesson": {
+        "operationId": "updateLesson",
+        "parameters": {"path.lesson_id": "$response.body#/id"},
+    }
+}
 FIRST_MEMORY = memory_links("/memories/0/id", "getMemory", "updateMemory", "deleteMemory")
 FIRST_HIT = memory_links("/results/0/id", "getMemory", "relatedMemories")
 BY_PROJECT = {
@@ -390,6 +397,49 @@ OPERATIONS: tuple[Operation, ...] = (
             ),
         ),
         query=sessions.JournalQuery,
+    ),
+    Operation(
+        "GET",
+        "/api/lessons",
+        "listLessons",
+        "Lessons: reminders before matching tool calls, newest first",
+        (
+            Reply(
+                200,
+                learning.LessonList,
+                links={
+                    "updateLesson": {
+                        "operationId": "updateLesson",
+                        "parameters": {"path.lesson_id": "$response.body#/lessons/0/id"},
+                    }
+                },
+            ),
+        ),
+        query=learning.LessonsQuery,
+    ),
+    Operation(
+        "POST",
+        "/api/lessons",
+        "createLesson",
+        "Add a lesson: a tool, a pattern on its input, a project, a message, warn or ask",
+        (Reply(201, Lesson, "added", LESSON_LINKS),),
+        body=learning.NewLesson,
+    ),
+    Operation(
+        "PATCH",
+        "/api/lessons/{lesson_id}",
+        "updateLesson",
+        "Edit a lesson, or disable it (active=false) or enable it again",
+        (Reply(200, Lesson, links=LESSON_LINKS),),
+        body=learning.LessonEdit,
+    ),
+    Operation(
+        "POST",
+        "/api/hooks/pre-tool",
+        "hookPreToolUse",
+        "Claude Code PreToolUse hook: the active lessons that apply to the call",
+        (Reply(200, hooks.LessonsBeforeCall, "nothing to say when no lesson applies"),),
+        body=hooks.PreToolHook,
     ),
     Operation(
         "POST",

@@ -603,6 +603,55 @@ class JournalPrompt:
     project: str
 
 
+Strictness = Literal["warn", "ask"]
+STRICTNESS: tuple[str, ...] = get_args(Strictness)
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    """A reminder before a tool call (table `lessons`).
+
+    It matches a call when `tool` is the call's tool ("" for any), `pattern` (a regular
+    expression, case-insensitive) is found in the call's input, and `project` is the call's
+    ("" for every project). "warn" adds `message` to the agent's context; "ask" also makes
+    Claude Code ask the user before the call runs. `origin` says who wrote it: user, agent,
+    or the journal / corrections it was proposed from.
+    """
+
+    id: int
+    tool: str
+    pattern: str
+    project: str
+    message: str
+    strictness: str
+    origin: str
+    active: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LessonDraft:
+    pattern: str
+    message: str
+    tool: str = ""
+    project: str = ""
+    strictness: str = "warn"
+    origin: str = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class LessonChange:
+    """What an edit changes; None keeps a field."""
+
+    tool: str | None = None
+    pattern: str | None = None
+    project: str | None = None
+    message: str | None = None
+    strictness: str | None = None
+    active: bool | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class JournalFilter:
     """Which calls and prompts a journal read returns; None means any."""

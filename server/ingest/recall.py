@@ -36,7 +36,7 @@ from cachetools import TTLCache
 
 from server.core.config import Settings
 from server.core.errors import InvalidInput
-from server.core.models import JournalPrompt, MemoryFilter, SearchHit, StartupContext
+from server.core.models import JournalPrompt, Lesson, MemoryFilter, SearchHit, StartupContext
 from server.domain.context import HEADER, changed_note
 from server.ingest.claude_code import TranscriptFile, discover_transcripts
 from server.ingest.importer import ClaudeCodeImporter, ImportFilters, ImportSummary
@@ -138,6 +138,11 @@ class HookRecall:
             await self.service.record_prompts([entry])
         except Exception:
             logger.exception("could not journal a prompt of session %s", session_id)
+
+    async def lessons_before(self, cwd: str, tool: str, tool_input: Any) -> list[Lesson]:
+        """The active lessons that apply to a call about to run in the project of `cwd`."""
+        project = await self.project_for(cwd)
+        return await self.service.lessons_for_call(tool, tool_input, project)
 
     async def record_call(self, payload: dict[str, Any]) -> bool:
         """Journal one PostToolUse / PostToolUseFailure call; False when it names no call."""

@@ -32,6 +32,7 @@ HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
 EVENTS = (
     ("SessionStart", "session-start", 5),
     ("UserPromptSubmit", "user-prompt-submit", 5),
+    ("PreToolUse", "pre-tool-use", 3),
     ("PostToolUse", "post-tool-use", 3),
     ("PostToolUseFailure", "post-tool-use-failure", 3),
     ("Stop", "stop", 3),

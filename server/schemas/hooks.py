@@ -60,6 +60,27 @@ class PromptContext(BaseModel):
     memory_ids: list[int]
 
 
+class PreToolHook(Shape):
+    """PreToolUse, as Claude Code sends it: the call about to run."""
+
+    session_id: str = ""
+    cwd: str = ""
+    tool_name: str = ""
+    tool_use_id: str = ""
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+
+
+class LessonsBeforeCall(BaseModel):
+    """What the PreToolUse hook prints back, from the lessons that apply to the call."""
+
+    additionalContext: str = Field(description='The lessons\' messages; "" when none apply.')
+    permissionDecision: Literal["ask"] | None = Field(
+        description='"ask" when a strict lesson applies: Claude Code asks the user first.'
+    )
+    permissionDecisionReason: str | None
+    lesson_ids: list[int]
+
+
 class CallRecorded(BaseModel):
     recorded: bool = Field(description="false: the call named no tool_use_id and was ignored.")
 

@@ -28,13 +28,16 @@ from server.store.tx import Pool, transaction
 
 TARGET_CHARS = 500  # a call's input summary: command, path, pattern
 NAME_CHARS = 500  # ids and names: a session id, a tool name
+REDACT_MARGIN = 512  # longer than any secret the redaction rules recognise
 
 
 def bounded(text: str | None, limit: int) -> str | None:
     """`text` made storable, redacted and cut to `limit` characters; None stays None."""
     if text is None:
         return None
-    cleaned = redact(clean_text(text)).text
+    # Redact a window a little longer than what is kept: a secret that starts inside the kept
+    # part lies whole inside the window, and a long text costs no more than a short one.
+    cleaned = redact(clean_text(text[: limit + REDACT_MARGIN])).text
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 

@@ -46,6 +46,7 @@ from server.service.cutoffs import cutoffs_for
 from server.service.embeddings import Embedder
 from server.service.journal import ToolJournal
 from server.service.learning import Learning
+from server.service.lessons import Lessons
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
 from server.service.views import Views
@@ -59,7 +60,7 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal):
+class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons):
     """The product's verbs over one pool, one embedder and one read cache.
 
     Single-memory writes live in server/service/writes.py, batch saves in

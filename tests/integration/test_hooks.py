@@ -321,6 +321,8 @@ async def test_session_end_route_refuses_files_that_are_not_transcripts(
     [
         ("session-start", "SessionStart"),
         ("user-prompt-submit", "UserPromptSubmit"),
+        ("pre-tool-use", "PreToolUse"),
+        ("post-tool-use", "PostToolUse"),
         ("stop", "Stop"),
         ("session-end", "SessionEnd"),
     ],

@@ -1,4 +1,4 @@
-"""All 19 MCP tools through fastmcp's own Client, over SSE and streamable HTTP, against the DB."""
+"""All 21 MCP tools through fastmcp's own Client, over SSE and streamable HTTP, against the DB."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ TOOLS = {
     "get_stats",
     "export_memories",
     "journal",
+    "list_lessons",
+    "save_lesson",
 }
 PNPM = "This repository uses pnpm, never npm; CI rejects a package-lock.json."
 PAGINATION = "GET /orders uses keyset pagination with an opaque base64url cursor."
@@ -65,7 +67,7 @@ async def count_rows(service: MemoryService, where: str = "true") -> int:
         return int(row[0]) if row else 0
 
 
-async def test_lists_exactly_the_19_tools_with_annotations(mcp: Client[Any]) -> None:
+async def test_lists_exactly_the_21_tools_with_annotations(mcp: Client[Any]) -> None:
     tools = {tool.name: tool for tool in await mcp.list_tools()}
 
     assert set(tools) == TOOLS

@@ -115,6 +115,14 @@ BASELINE_BODIES: dict[str, dict[str, Any]] = {
         "prompt": "which port does the orders service use?",
     },
     "SessionEndHook": {"session_id": SESSION, "transcript_path": "/nonexistent.jsonl"},
+    "NewLesson": {"pattern": "staging", "message": "Use the local stack."},
+    "LessonEdit": {"message": "Use the local stack."},
+    "PreToolHook": {
+        "session_id": SESSION,
+        "cwd": "/home/dev/acme-vault",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pnpm test"},
+    },
     "ToolHook": {
         "session_id": SESSION,
         "cwd": "/home/dev/acme-vault",
@@ -366,7 +374,7 @@ async def test_every_mcp_tool_answers_hostile_text_with_a_result_or_a_clear_tool
         if (problem := mcp_problem(tool, status, message)) is not None:
             problems.append(f"{label}: {problem}")
 
-    assert len(cases) >= 30  # every text parameter of the 19 tools
+    assert len(cases) >= 30  # every text parameter of the 21 tools
     assert not problems, "\n".join(problems)
 
 

@@ -90,7 +90,10 @@ def test_install_twice_leaves_one_copy_of_each_entry_and_keeps_the_others(
     assert all(len(ours(data, name)) == 1 for name, _, _ in EVENTS)
     assert data["model"] == "opus"
     assert data["permissions"] == {"allow": ["Bash(pnpm test:*)"]}
-    assert data["hooks"]["PreToolUse"] == existing_settings()["hooks"]["PreToolUse"]
+    # The user's own PreToolUse guard is kept as it was, ahead of ours.
+    theirs = [g for g in data["hooks"]["PreToolUse"] if not any(is_ours(h) for h in g["hooks"])]
+    assert theirs == existing_settings()["hooks"]["PreToolUse"]
+    assert data["hooks"]["PreToolUse"][0] == existing_settings()["hooks"]["PreToolUse"][0]
     assert OTHER_HOOK in [h for group in data["hooks"]["Stop"] for h in group["hooks"]]
 
 

@@ -27,6 +27,7 @@ SAME_OPERATION: dict[str, tuple[str, str, dict[str, str]]] = {
     "search_memories": ("post", "/api/search", {}),
     "hybrid_search": ("post", "/api/search", {}),
     "journal": ("get", "/api/journal", {}),
+    "list_lessons": ("get", "/api/lessons", {}),
 }
 COMPARED = ("default", "minimum", "maximum", "enum", "minLength", "maxLength", "maxItems")
 EMPTY_DEFAULTS: tuple[Any, ...] = (None, [], {})

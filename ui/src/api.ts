@@ -9,9 +9,12 @@ import type {
   BulkDeleteResult,
   Health,
   JournalPage,
+  Lesson,
+  LessonList,
   Memory,
   MemoryVersion,
   MemoryPage,
+  NewLesson,
   PreferenceTiers,
   ProjectSummary,
   RelatedMemory,
@@ -249,6 +252,17 @@ export const getPreferences = (project: string | undefined, signal?: AbortSignal
 
 export const lockPreference = (id: number, locked: boolean) =>
   request<Memory>("POST", `/api/memories/${id}/lock`, { body: { locked } });
+
+/** Lessons newest first, disabled ones included; with a project, its own and the general ones. */
+export const getLessons = (project: string | undefined, signal?: AbortSignal) =>
+  request<LessonList>("GET", "/api/lessons", { query: { project }, signal });
+
+export const addLesson = (lesson: NewLesson) =>
+  request<Lesson>("POST", "/api/lessons", { body: lesson });
+
+/** Disable a lesson (agents stop seeing it) or enable it again. */
+export const setLessonActive = (id: number, active: boolean) =>
+  request<Lesson>("PATCH", `/api/lessons/${id}`, { body: { active } });
 
 export const getSessions = (limit: number, offset: number, signal?: AbortSignal) =>
   request<SessionPage>("GET", "/api/sessions", { query: { limit, offset }, signal });

@@ -249,3 +249,37 @@ export type JournalEntry = {
 };
 
 export type JournalPage = { entries: JournalEntry[]; calls: number; truncated: boolean };
+
+export const LESSON_STRICTNESS = ["warn", "ask"] as const;
+/** warn: the agent is told before the call; ask: Claude Code also asks the user first. */
+export type LessonStrictness = (typeof LESSON_STRICTNESS)[number];
+
+/** A reminder shown to the agent before a tool call whose input matches `pattern`. */
+export type Lesson = {
+  id: number;
+  /** The tool it applies to (Bash, Edit, ...); "" for any tool. */
+  tool: string;
+  /** A regular expression, matched case-insensitively anywhere in the call's input. */
+  pattern: string;
+  /** "" for every project. */
+  project: string;
+  message: string;
+  strictness: LessonStrictness;
+  /** Who wrote it: user, agent, journal, correction. */
+  origin: string;
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+};
+
+export type LessonList = { lessons: Lesson[] };
+
+/** POST /api/lessons; absent fields take the server's defaults ("" tool and project, warn). */
+export type NewLesson = {
+  pattern: string;
+  message: string;
+  tool?: string;
+  project?: string;
+  strictness?: LessonStrictness;
+  origin?: string;
+};

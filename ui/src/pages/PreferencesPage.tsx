@@ -1,7 +1,17 @@
 import { useState } from "react";
-import { deleteMemory, errorMessage, getPreferences, getProjects, lockPreference } from "../api";
+import {
+  addLesson,
+  deleteMemory,
+  errorMessage,
+  getLessons,
+  getPreferences,
+  getProjects,
+  lockPreference,
+  setLessonActive,
+} from "../api";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
+import { LessonsSection } from "../components/LessonsSection";
 import { LoadingNotice } from "../components/LoadingNotice";
 import { PreferenceTierSection } from "../components/PreferenceTierSection";
 import { SelectField } from "../components/SelectField";
@@ -11,7 +21,7 @@ import { countPreferences, tierSections } from "../lib/preferences";
 import { navigate, routePath, setParams } from "../lib/router";
 import { projectChoices } from "../lib/projects";
 import { useApi } from "../lib/useApi";
-import type { Preference } from "../types";
+import type { Lesson, NewLesson, Preference } from "../types";
 
 export type PreferencesPageProps = { params: URLSearchParams };
 
@@ -19,6 +29,9 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
   const project = params.get("project") ?? "";
   const preferences = useApi(`preferences:${project}`, (signal) =>
     getPreferences(project || undefined, signal),
+  );
+  const lessons = useApi(`lessons:${project}`, (signal) =>
+    getLessons(project || undefined, signal),
   );
   const projects = useApi("projects", (signal) => getProjects(signal));
   const [busy, setBusy] = useState(false);
@@ -49,6 +62,20 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
       await deleteMemory(item.memory.id);
       return `Dismissed “${firstLine(item.memory.content, 60)}”. Restore it from Settings → Deleted memories.`;
     });
+  const toggle = (lesson: Lesson) =>
+    act(async () => {
+      const changed = await setLessonActive(lesson.id, !lesson.active);
+      return changed.active
+        ? `Enabled the lesson “${firstLine(changed.message, 60)}”.`
+        : `Disabled the lesson “${firstLine(changed.message, 60)}”: agents no longer see it.`;
+    });
+  // The form shows its own failure (a bad pattern) next to the fields it is about.
+  const add = async (draft: NewLesson) => {
+    const added = await addLesson(draft);
+    setFailure(null);
+    setMessage(`Added the lesson “${firstLine(added.message, 60)}”.`);
+    bumpData();
+  };
   const open = (id: number) => navigate(routePath({ name: "memory", id }));
 
   const data = preferences.data;
@@ -105,6 +132,16 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
           ))}
         </div>
       )}
+      <LessonsSection
+        lessons={lessons.data?.lessons}
+        error={lessons.error}
+        onRetry={lessons.reload}
+        busy={busy}
+        projects={projectChoices(projects.data)}
+        project={project}
+        onToggle={toggle}
+        onAdd={add}
+      />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 // Small values in the API's shapes, for tests.
 
-import type { Memory, Preference, SearchHit, Stats, TimelinePoint } from "../types";
+import type { Lesson, Memory, Preference, SearchHit, Stats, TimelinePoint } from "../types";
 
 export function memory(overrides: Partial<Memory> = {}): Memory {
   return {
@@ -93,6 +93,22 @@ export function stats(overrides: Partial<Stats> = {}): Stats {
     cache: { size: 1, max_size: 100, ttl_seconds: 60, hits: 1, misses: 1 },
     embedding_model: "all-MiniLM-L6-v2",
     embedding_dimension: 384,
+    ...overrides,
+  };
+}
+
+export function lesson(overrides: Partial<Lesson> = {}): Lesson {
+  return {
+    id: 1,
+    tool: "Bash",
+    pattern: "staging",
+    project: "acme-api",
+    message: "Don't run load tests against staging: use the local stack.",
+    strictness: "warn",
+    origin: "user",
+    active: true,
+    created_at: "2026-04-14T09:00:00+00:00",
+    updated_at: "2026-04-14T09:00:00+00:00",
     ...overrides,
   };
 }

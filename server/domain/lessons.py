@@ -1,0 +1,93 @@
+"""When a lesson applies to a tool call: pure rules, no I/O.
+
+A pattern is a regular expression, matched case-insensitively with `search` anywhere in the
+call's input: the text of every string value of `tool_input` (the command, the path, the
+content), in field order, one per line. Patterns are checked when a lesson is written, and
+compiled once per process.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from server.core.errors import InvalidInput
+from server.core.models import STRICTNESS, Lesson
+from server.core.validation import clean_text
+
+MAX_PATTERN_CHARS = 300
+MAX_MESSAGE_CHARS = 1_000
+MAX_INPUT_CHARS = 8_000  # of a call's input, what patterns are matched against
+
+
+def checked_pattern(pattern: str) -> str:
+    """`pattern` stripped, if it is a regular expression Python can compile; else InvalidInput."""
+    text = clean_text(pattern).strip()
+    if not text:
+        raise InvalidInput("pattern is empty; give a word or regular expression to look for")
+    if len(text) > MAX_PATTERN_CHARS:
+        raise InvalidInput(f"pattern is longer than {MAX_PATTERN_CHARS} characters")
+    try:
+        compiled(text)
+    except re.error as problem:
+        raise InvalidInput(f"pattern is not a valid regular expression: {problem}") from None
+    return text
+
+
+def checked_message(message: str) -> str:
+    text = clean_text(message).strip()
+    if not text:
+        raise InvalidInput("message is empty; say what the agent should know before the call")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise InvalidInput(f"message is longer than {MAX_MESSAGE_CHARS:,} characters")
+    return text
+
+
+def checked_strictness(strictness: str) -> str:
+    if strictness not in STRICTNESS:
+        raise InvalidInput(f"strictness must be one of {', '.join(STRICTNESS)}, got {strictness!r}")
+    return strictness
+
+
+@lru_cache(maxsize=4_096)
+def compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def call_text(tool_input: Any) -> str:
+    """The text a call's input holds, the way patterns see it; at most MAX_INPUT_CHARS."""
+    parts: list[str] = []
+    _collect(tool_input, parts, depth=4)
+    return "\n".join(parts)[:MAX_INPUT_CHARS]
+
+
+def _collect(value: Any, parts: list[str], depth: int) -> None:
+    if isinstance(value, str):
+        parts.append(value)
+    elif depth > 0 and isinstance(value, Mapping):
+        for item in value.values():
+            _collect(item, parts, depth - 1)
+    elif depth > 0 and isinstance(value, list):
+        for item in value:
+            _collect(item, parts, depth - 1)
+
+
+def matching(lessons: Sequence[Lesson], tool: str, text: str, project: str | None) -> list[Lesson]:
+    """The active lessons that apply to a call of `tool` with input `text` in `project`."""
+    return [
+        lesson
+        for lesson in lessons
+        if lesson.active
+        and (not lesson.tool or lesson.tool.lower() == tool.lower())
+        and (not lesson.project or (project is not None and lesson.project == project))
+        and compiled(lesson.pattern).search(text) is not None
+    ]
+
+
+def reminder(lessons: Sequence[Lesson]) -> str:
+    """What the agent is told before the call: each lesson's message, labelled as such."""
+    lines = ["Lessons from earlier sessions that apply to this call:"]
+    lines += [f"- {lesson.message} (lesson #{lesson.id})" for lesson in lessons]
+    return "\n".join(lines)

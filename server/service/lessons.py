@@ -1,0 +1,89 @@
+"""Lessons: reminders before risky tool calls, written by users and agents; a MemoryService mixin.
+
+`lessons_for_call` runs on every PreToolUse hook, so the active lessons are read through the
+read cache (one short state query while nothing changed) and their patterns are compiled once
+per process (server/domain/lessons.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.core.errors import NotFound
+from server.core.models import Lesson, LessonChange, LessonDraft
+from server.core.redact import redact
+from server.core.validation import blank_to_none, check_id, clean_field
+from server.domain.lessons import (
+    call_text,
+    checked_message,
+    checked_pattern,
+    checked_strictness,
+    matching,
+)
+from server.service.cache import ReadCache
+from server.store import lessons as lesson_store
+from server.store.tx import Pool, transaction
+
+
+class Lessons:
+    """`lessons`, `add_lesson`, `update_lesson` and `lessons_for_call`, for MemoryService."""
+
+    pool: Pool
+    cache: ReadCache
+
+    async def lessons(
+        self, project: str | None = None, *, include_inactive: bool = True
+    ) -> list[Lesson]:
+        """Lessons newest first; with a project, its own and those for every project."""
+        project = blank_to_none(project)
+
+        async def load() -> list[Lesson]:
+            async with transaction(self.pool) as conn:
+                return await lesson_store.listed(conn, project, include_inactive)
+
+        return await self.cache.get_or_load(("lessons", project, include_inactive), load)
+
+    async def add_lesson(self, draft: LessonDraft) -> Lesson:
+        """Store a lesson; a bad pattern, an empty message or an unknown strictness is refused.
+
+        The message is redacted like a memory's content. The pattern is kept as written (a
+        redacted pattern would match something else); it is a rule, not a record.
+        """
+        checked = LessonDraft(
+            pattern=checked_pattern(draft.pattern),
+            message=redact(checked_message(draft.message)).text,
+            tool=clean_field(draft.tool, "tool"),
+            project=clean_field(draft.project, "project"),
+            strictness=checked_strictness(draft.strictness),
+            origin=clean_field(draft.origin, "origin") or "user",
+        )
+        async with transaction(self.pool) as conn:
+            return await lesson_store.insert(conn, checked)
+
+    async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson:
+        """Edit, disable (active=False) or enable a lesson; NotFound when there is none."""
+        check_id(lesson_id)
+
+        def kept(value: str | None, check: Any) -> str | None:
+            return None if value is None else check(value)
+
+        checked = LessonChange(
+            tool=kept(change.tool, lambda text: clean_field(text, "tool")),
+            pattern=kept(change.pattern, checked_pattern),
+            project=kept(change.project, lambda text: clean_field(text, "project")),
+            message=kept(change.message, lambda text: redact(checked_message(text)).text),
+            strictness=kept(change.strictness, checked_strictness),
+            active=change.active,
+        )
+        async with transaction(self.pool) as conn:
+            lesson = await lesson_store.update(conn, lesson_id, checked)
+        if lesson is None:
+            raise NotFound(f"no lesson with id {lesson_id}")
+        return lesson
+
+    async def lessons_for_call(
+        self, tool: str, tool_input: Any, project: str | None
+    ) -> list[Lesson]:
+        """The active lessons that apply to a call of `tool` with `tool_input` in `project`."""
+        active = await self.lessons(include_inactive=False)
+        return matching(active, tool, call_text(tool_input), project)
