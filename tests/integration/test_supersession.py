@@ -302,7 +302,7 @@ async def test_migrating_a_store_saved_before_links_existed_links_what_live_save
 
     assert migrated.returncode == 0, migrated.stderr
     report = json.loads(migrated.stdout)
-    assert report["applied"] == ["008_supersession_links.sql"]
+    assert report["applied"][0] == "008_supersession_links.sql"  # then any later migrations
     assert report["supersession_links_backfilled"] == len(live)
     async with await psycopg.AsyncConnection.connect(url) as conn:
         cur = await conn.execute(
