@@ -14,6 +14,7 @@ guard and optional bearer token as every other route; their shapes are in schema
 
 from __future__ import annotations
 
+from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute
 
@@ -32,9 +33,12 @@ def routes(recall: HookRecall) -> list[BaseRoute]:
         return JSONResponse({"additionalContext": context.markdown, "project": context.project})
 
     async def prompt(body: hooks.PromptHook) -> JSONResponse:
-        await recall.record_prompt(body.session_id, body.cwd, body.prompt_id, body.prompt)
         context, ids = await recall.prompt(body.session_id, body.cwd, body.prompt)
-        return JSONResponse({"additionalContext": context, "memory_ids": ids})
+        # Journaled after the answer is sent: Claude Code waits for this hook, not for that.
+        journal = BackgroundTask(
+            recall.record_prompt, body.session_id, body.cwd, body.prompt_id, body.prompt
+        )
+        return JSONResponse({"additionalContext": context, "memory_ids": ids}, background=journal)
 
     async def pre_tool(body: hooks.PreToolHook) -> JSONResponse:
         lessons = await recall.lessons_before(body.cwd, body.tool_name, body.tool_input)

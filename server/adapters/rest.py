@@ -15,7 +15,7 @@ from server import __version__
 from server.adapters.http_edge import Handler, serve
 from server.adapters.openapi import openapi_document
 from server.adapters.route_table import OPERATIONS
-from server.core.models import MemoryDraft, MemoryFilter, to_json
+from server.core.models import MemoryFilter, to_json
 from server.schemas import learning, memories, search, sessions
 from server.service.memory import MemoryService
 
@@ -24,35 +24,6 @@ DOWNLOADS = {
     "jsonl": ("jsonl", "application/x-ndjson"),
     "markdown": ("md", "text/markdown"),
 }
-
-
-def list_filter(query: memories.ListFilters) -> MemoryFilter:
-    """The service's filter from GET /api/memories' (or /api/export's) query."""
-    return MemoryFilter(
-        project=query.project,
-        tag=query.tag,
-        kind=query.kind,
-        source=query.source,
-        since=query.since,
-        before=query.before,
-        include_deleted=query.include_deleted,
-        text=query.q,
-        include_archived=query.include_archived,
-        only_deleted=query.only_deleted,
-        session_id=query.session_id,
-    )
-
-
-def draft(item: memories.NewMemory) -> MemoryDraft:
-    return MemoryDraft(
-        content=item.content,
-        tags=item.tags,
-        project=item.project,
-        source=item.source or "api",
-        kind=item.kind,
-        created_at=item.created_at,
-        metadata=item.metadata,
-    )
 
 
 def routes(service: MemoryService) -> list[BaseRoute]:
@@ -89,7 +60,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
 
     async def list_memories(query: memories.ListMemories) -> JSONResponse:
         page = await service.list_memories(
-            list_filter(query), limit=query.limit, offset=query.offset
+            query.memory_filter(), limit=query.limit, offset=query.offset
         )
         return JSONResponse(to_json(page))
 
@@ -116,7 +87,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         )
 
     async def create_many(body: memories.BulkCreate) -> JSONResponse:
-        drafts = [draft(item) for item in body.memories]
+        drafts = [item.draft(default_source="api") for item in body.memories]
         return JSONResponse(to_json(await service.save_many(drafts, force=body.force)))
 
     async def get_memory(memory_id: int) -> JSONResponse:
@@ -202,7 +173,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         )
 
     async def export(query: memories.ExportQuery) -> Response:
-        chunks = await service.export(list_filter(query), query.format)
+        chunks = await service.export(query.memory_filter(), query.format)
         extension, media = DOWNLOADS[query.format]
         return StreamingResponse(
             (chunk.encode("utf-8") async for chunk in chunks),

@@ -122,11 +122,12 @@ def _clean_strings(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
-def check_id(memory_id: int) -> None:
-    if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id < 1:
-        raise InvalidInput(f"memory id must be a positive whole number, got {memory_id!r}")
-    if memory_id > MAX_ID:
-        raise NotFound(f"no memory with id {memory_id}")
+def check_id(object_id: int, kind: str = "memory") -> None:
+    """A stored row's id (a memory's unless `kind` says otherwise): positive, storable."""
+    if isinstance(object_id, bool) or not isinstance(object_id, int) or object_id < 1:
+        raise InvalidInput(f"{kind} id must be a positive whole number, got {object_id!r}")
+    if object_id > MAX_ID:
+        raise NotFound(f"no {kind} with id {object_id}")
 
 
 def check_kind(kind: str) -> str:

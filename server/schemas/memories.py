@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from server.core.models import ExportFormat, Memory, SimilarMemory
+from server.core.models import ExportFormat, Memory, MemoryDraft, MemoryFilter, SimilarMemory
 from server.schemas.fields import (
     Before,
     Filter,
@@ -76,6 +76,18 @@ class NewMemory(NewMemoryFields):
     project: str = ""
     source: str | None = Field(None, description=SOURCE_DESCRIPTION)
 
+    def draft(self, *, default_source: str) -> MemoryDraft:
+        """The service's draft; `source` defaults to the way in."""
+        return MemoryDraft(
+            content=self.content,
+            tags=self.tags,
+            project=self.project,
+            source=self.source or default_source,
+            kind=self.kind,
+            created_at=self.created_at,
+            metadata=self.metadata,
+        )
+
 
 class BulkCreate(Shape):
     """POST /api/memories/bulk: up to 1,000 memories in one transaction."""
@@ -137,6 +149,22 @@ class ListFilters(Scope):
     include_archived: bool = Field(False, description="Raw turns archived by distillation too.")
     only_deleted: bool = Field(False, description="Soft-deleted memories only.")
     session_id: Filter = Field(None, description="Memories of one session.")
+
+    def memory_filter(self) -> MemoryFilter:
+        """The service's filter for this query (paging is passed on its own)."""
+        return MemoryFilter(
+            project=self.project,
+            tag=self.tag,
+            kind=self.kind,
+            source=self.source,
+            since=self.since,
+            before=self.before,
+            include_deleted=self.include_deleted,
+            text=self.q,
+            include_archived=self.include_archived,
+            only_deleted=self.only_deleted,
+            session_id=self.session_id,
+        )
 
 
 class ListMemories(MemoryListPage, ListFilters):

@@ -62,7 +62,7 @@ class Lessons:
 
     async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson:
         """Edit, disable (active=False) or enable a lesson; NotFound when there is none."""
-        check_id(lesson_id)
+        check_id(lesson_id, "lesson")
 
         def kept(value: str | None, check: Any) -> str | None:
             return None if value is None else check(value)
