@@ -1,4 +1,4 @@
-"""The MCP server: 21 tools, each a thin adapter over one MemoryService method.
+"""The MCP server: 22 tools, each a thin adapter over one MemoryService method.
 
 Tools cannot see the Starlette app's state, so the lifespan puts the service in a module-level
 holder (`bind_service`) and every tool fetches it with `service()`. Names and parameters match
@@ -54,6 +54,7 @@ from server.schemas.learning import (
 from server.schemas.memories import (
     BulkDeleteQuery,
     ExportMemories,
+    LearnTrajectory,
     MemoryListPage,
     Purged,
     SaveMemory,
@@ -163,6 +164,18 @@ def build_mcp() -> FastMCP:
                 project=args.project,
                 force=args.force,
             )
+
+    @mcp.tool(annotations=WRITES)
+    @arguments(LearnTrajectory)
+    async def learn(args: LearnTrajectory) -> SaveOutcome:
+        """Record how a task got done after failed attempts, so the next time is faster.
+
+        Call it after a non-obvious fix: the task as someone would ask for it again, what
+        worked, what to avoid. Searches and prompt recall show it as a trajectory, ranked
+        first when a related task comes up.
+        """
+        with tool_errors():
+            return await service().learn(args.trajectory(), source=args.source or "claude-code")
 
     @mcp.tool(annotations=READ_ONLY)
     async def check_memory(

@@ -86,6 +86,10 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             }
         )
 
+    async def learn_trajectory(body: memories.LearnTrajectory) -> JSONResponse:
+        outcome = await service.learn(body.trajectory(), source=body.source or "api")
+        return JSONResponse(to_json(outcome), 201 if outcome.status == "saved" else 200)
+
     async def create_many(body: memories.BulkCreate) -> JSONResponse:
         drafts = [item.draft(default_source="api") for item in body.memories]
         return JSONResponse(to_json(await service.save_many(drafts, force=body.force)))
@@ -228,6 +232,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         "createMemory": create_memory,
         "bulkDeleteMemories": bulk_delete,
         "createMemories": create_many,
+        "learnTrajectory": learn_trajectory,
         "getMemory": get_memory,
         "updateMemory": update_memory,
         "deleteMemory": delete_memory,

@@ -24,6 +24,7 @@ from server.core.models import (
     PreferenceTiers,
     ProjectSummary,
     RelatedMemory,
+    SaveOutcome,
     SessionPage,
     Stats,
     TagCount,
@@ -198,6 +199,17 @@ OPERATIONS: tuple[Operation, ...] = (
         "Soft-delete every memory matching project, tag and/or source",
         (Reply(200, BulkDeleteResult),),
         query=memories.BulkDeleteEverything,
+    ),
+    Operation(
+        "POST",
+        "/api/trajectories",
+        "learnTrajectory",
+        "Learn a trajectory: a task, what worked, what to avoid (a memory of kind trajectory)",
+        (
+            Reply(201, SaveOutcome, "saved", memory_links("/id", "getMemory", "updateMemory")),
+            Reply(200, SaveOutcome, "not saved: already there or too close"),
+        ),
+        body=memories.LearnTrajectory,
     ),
     Operation(
         "POST",

@@ -19,8 +19,10 @@ from server.core.models import MEMORY_KINDS
 from server.core.ranking import RankingPrior, parse_kind_weights
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
-# Raw transcript turns rank a little below what was distilled or saved on purpose.
-DEFAULT_KIND_WEIGHTS = "raw=0.9"
+# Raw transcript turns rank a little below what was distilled or saved on purpose, and a
+# trajectory (how a task got done) above the facts about the same task: asked for again, the
+# way that worked should come first.
+DEFAULT_KIND_WEIGHTS = "raw=0.9,trajectory=1.15"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 

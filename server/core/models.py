@@ -12,7 +12,9 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-MemoryKind = Literal["raw", "distilled", "note", "preference", "pattern", "behavior", "manual"]
+MemoryKind = Literal[
+    "raw", "distilled", "note", "preference", "pattern", "behavior", "manual", "trajectory"
+]
 MEMORY_KINDS: tuple[str, ...] = get_args(MemoryKind)
 
 SaveStatus = Literal["saved", "noop", "duplicate", "restored"]

@@ -10,6 +10,10 @@ its reason; at three the session waits for `--reset-failures`. An LLM that does 
 (down, timing out, unknown model) is not the session's fault: the run stops with one clear
 message and no session is charged a failure.
 
+A session whose tool-call journal shows failed attempts before calls that worked
+(learn/attempts.py) has them listed for the model, which may then propose one trajectory:
+the task, what worked, what to avoid. From any other session a trajectory is kept as a fix.
+
 Once a session is stored, one more request asks the model to confirm or reject the
 supersession links of its new memories and to judge close pairs the rules left apart
 (learn/link_review.py). That review only refines links: when it fails, the session's memories
@@ -21,9 +25,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from server.core.models import DistillOutcome, MemoryDraft, PendingSession, StoredTurn
+from server.core.models import (
+    DistillOutcome,
+    JournalFilter,
+    MemoryDraft,
+    PendingSession,
+    StoredTurn,
+)
+from server.core.validation import MAX_PAGE
+from server.domain.trajectories import trajectory_metadata
+from server.learn.attempts import failed_attempts
 from server.learn.distill_core import (
     DistillFailed,
     SessionTurn,
@@ -40,7 +53,7 @@ logger = logging.getLogger(__name__)
 
 
 # Distilled kinds that are memory kinds of their own; the rest are `distilled`, tagged.
-OWN_KINDS = ("preference", "pattern", "behavior")
+OWN_KINDS = ("preference", "pattern", "behavior", "trajectory")
 
 
 @dataclass(slots=True)
@@ -123,12 +136,17 @@ class Distiller:
         turns = await self.service.undistilled_turns(pending.session_id)
         if not turns:
             return
+        journal = await self.service.journal(
+            JournalFilter(session_id=pending.session_id), limit=MAX_PAGE
+        )
+        attempts = failed_attempts(journal.entries)
         try:
             windows = transcript_windows(
                 [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
                 project=pending.project,
                 title=pending.title,
                 context_tokens=self.service.settings.distill_context_tokens,
+                attempts=attempts,
             )
         except ValueError as exc:  # a context too small for any transcript
             self._halt(str(exc))
@@ -149,7 +167,8 @@ class Distiller:
         except LlmError as exc:
             self._halt(str(exc))
             return
-        drafts = [_draft(item, pending, turns, self.model) for item in merge_items(results)]
+        items = [_grounded(item, bool(attempts)) for item in merge_items(results)]
+        drafts = [_draft(item, pending, turns, self.model) for item in items]
         outcome = await self.service.store_distilled(pending, drafts, [t.id for t in turns])
         self.summary.distilled += 1
         self.summary.memories_saved += outcome.saved
@@ -193,6 +212,14 @@ class Distiller:
             logger.error("stopping: %s", reason)
 
 
+def _grounded(item: DistilledItem, failed_attempts: bool) -> DistilledItem:
+    """A trajectory only from a session whose journal shows failed attempts; otherwise the
+    model's item is kept as a fix, its text unchanged."""
+    if item.kind != "trajectory" or failed_attempts:
+        return item
+    return replace(item, kind="fix", trajectory=None)
+
+
 def _draft(
     item: DistilledItem, session: PendingSession, turns: list[StoredTurn], model: str
 ) -> MemoryDraft:
@@ -202,6 +229,7 @@ def _draft(
     said_at = max(cited) if cited else turns[-1].created_at
     kind = item.kind if item.kind in OWN_KINDS else "distilled"
     tags = list(dict.fromkeys([*item.tags, item.kind]))
+    parts = trajectory_metadata(item.trajectory) if item.trajectory is not None else {}
     return MemoryDraft(
         content=item.content,
         kind=kind,
@@ -216,5 +244,6 @@ def _draft(
             "evidence_sessions": [session.session_id],
             "last_seen": said_at.isoformat(),
             "model": model,
+            **parts,
         },
     )

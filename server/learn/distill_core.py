@@ -69,6 +69,10 @@ Fields of each memory:
 - kind: one of decision, bug, fix, preference, pattern, behavior, fact. preference is what the \
 user wants or corrected; behavior is how the user habitually works; pattern is a recurring \
 design or coding approach in the codebase; fact is anything else true about the project or tools.
+- trajectory: only when the transcript's header lists failed attempts. Then, if the transcript \
+shows what finally got past them, add one memory of kind trajectory with the fields task (what \
+was being done, as someone would ask for it again), worked (what solved it) and avoid (what \
+failed, and why) instead of content. Without failed attempts listed, write no trajectory.
 - tags: up to 5 short lowercase keywords (tool, library, area of the code).
 - turns: the numbers of the turns it comes from, e.g. [3, 4] for [T3] and [T4].
 
@@ -143,19 +147,25 @@ class _Block:
 
 
 def transcript_windows(
-    turns: Sequence[SessionTurn], *, project: str, title: str | None, context_tokens: int
+    turns: Sequence[SessionTurn],
+    *,
+    project: str,
+    title: str | None,
+    context_tokens: int,
+    attempts: Sequence[str] = (),
 ) -> list[Window]:
     """The session as numbered turns, in as few windows as fit `context_tokens` each.
 
     Every turn appears in exactly one window, whole, unless it alone is larger than a window:
-    then it is cut at line, sentence or word ends into labelled consecutive parts. Raises
-    ValueError when `context_tokens` leaves no useful room for the transcript.
+    then it is cut at line, sentence or word ends into labelled consecutive parts. Each
+    window's header lists `attempts`, the failed calls a fix got past (server/learn/attempts.py).
+    Raises ValueError when `context_tokens` leaves no useful room for the transcript.
     """
     if not turns:
         return []
     prompt_budget = math.floor(context_tokens * (1 - REPLY_SHARE))
     # The largest header any window can get, so every window's real prompt fits the budget.
-    widest_header = _header(project, title, turns[0].created_at, (9999, 9999))
+    widest_header = _header(project, title, turns[0].created_at, (9999, 9999), attempts)
     fixed = prompt_tokens(_messages(project, widest_header + _SEPARATOR))
     limit = math.floor((prompt_budget - fixed) * CHARS_PER_TOKEN)
     if limit < MIN_TRANSCRIPT_CHARS:
@@ -179,7 +189,7 @@ def transcript_windows(
     windows = []
     for index, group in enumerate(groups, start=1):
         part = (index, len(groups)) if len(groups) > 1 else None
-        header = _header(project, title, group[0].created_at, part)
+        header = _header(project, title, group[0].created_at, part, attempts)
         body = _SEPARATOR.join(block.text for block in group)
         windows.append(
             Window(
@@ -192,7 +202,11 @@ def transcript_windows(
 
 
 def _header(
-    project: str, title: str | None, started: datetime, part: tuple[int, int] | None
+    project: str,
+    title: str | None,
+    started: datetime,
+    part: tuple[int, int] | None,
+    attempts: Sequence[str] = (),
 ) -> str:
     lines = [f"Project: {preview(project, 100)}"]
     if title:
@@ -200,7 +214,15 @@ def _header(
     lines.append(f"Date: {started.date().isoformat()}")
     if part:
         lines.append(f"Part {part[0]} of {part[1]} (the other parts are read separately)")
+    if attempts:
+        lines.append("Failed attempts, before calls that worked ended the session:")
+        lines += [f"- {_defused(line)}" for line in attempts]
     return "\n".join(lines)
+
+
+def _defused(text: str) -> str:
+    """`text` unable to close the transcript and speak as the instructions."""
+    return _TRANSCRIPT_TAG.sub("\u2039\\1", text)
 
 
 def _blocks(number: int, turn: SessionTurn, limit: int, room: int) -> list[_Block]:
@@ -210,8 +232,7 @@ def _blocks(number: int, turn: SessionTurn, limit: int, room: int) -> list[_Bloc
     not a sliver, so its first part stays beside the turns that led to it.
     """
     speaker = _SPEAKERS.get(turn.role, turn.role.title() or "Unknown")
-    # A turn must not be able to close the transcript and speak as the instructions.
-    text = _TRANSCRIPT_TAG.sub("\u2039\\1", turn.text)
+    text = _defused(turn.text)
     whole = f"[T{number}] {speaker}: {text}"
     if len(whole) <= limit:
         return [_Block(number, turn.memory_id, turn.created_at, whole)]

@@ -15,11 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
+from server.core.errors import InvalidInput
 from server.core.models import preview
+from server.domain.trajectories import Trajectory, checked, trajectory_content
 
 logger = logging.getLogger(__name__)
 
-DistillKind = Literal["decision", "bug", "fix", "preference", "pattern", "behavior", "fact"]
+DistillKind = Literal[
+    "decision", "bug", "fix", "preference", "pattern", "behavior", "fact", "trajectory"
+]
 DISTILL_KINDS: tuple[str, ...] = get_args(DistillKind)
 
 # What small models write instead of our kind names; anything else unknown drops the item.
@@ -44,6 +48,7 @@ KIND_SYNONYMS = {
     "habit": "behavior",
     "workflow": "behavior",
     "facts": "fact",
+    "trajectories": "trajectory",
 }
 
 MAX_CONTENT_CHARS = 1_200
@@ -103,6 +108,7 @@ class DistilledItem:
     kind: str
     tags: list[str]
     source_turns: list[int]
+    trajectory: Trajectory | None = None  # the parts of a `trajectory` item
 
 
 class InvalidOutput(ValueError):
@@ -180,6 +186,8 @@ def find_json_list(reply: str, keys: tuple[str, ...]) -> list[Any]:
 
 def _check_item(raw: dict[str, Any], turn_ids: Mapping[int, int]) -> DistilledItem | str:
     """The item, cleaned, or why it is unusable."""
+    if _kind(raw.get("kind")) == "trajectory":
+        return _check_trajectory(raw, turn_ids)
     content = raw.get("content")
     if not isinstance(content, str) or not content.strip():
         return "content is missing or empty"
@@ -197,6 +205,24 @@ def _check_item(raw: dict[str, Any], turn_ids: Mapping[int, int]) -> DistilledIt
         kind=kind,
         tags=_tags(raw.get("tags")),
         source_turns=_source_turns(raw.get("turns"), turn_ids),
+    )
+
+
+def _check_trajectory(raw: dict[str, Any], turn_ids: Mapping[int, int]) -> DistilledItem | str:
+    """A trajectory item: task, worked and avoid in fields of their own, content made of them."""
+    parts = [raw.get(name, "") for name in ("task", "worked", "avoid")]
+    if not all(isinstance(part, str) for part in parts):
+        return "a trajectory's task, worked and avoid must be text"
+    try:
+        trajectory = checked(Trajectory(*parts))
+    except InvalidInput as problem:
+        return f"trajectory: {problem.message}"
+    return DistilledItem(
+        content=trajectory_content(trajectory),
+        kind="trajectory",
+        tags=_tags(raw.get("tags")),
+        source_turns=_source_turns(raw.get("turns"), turn_ids),
+        trajectory=trajectory,
     )
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
 from server.core.models import ExportFormat, Memory, MemoryDraft, MemoryFilter, SimilarMemory
+from server.domain.trajectories import Trajectory
 from server.schemas.fields import (
     Before,
     Filter,
@@ -46,6 +47,23 @@ class SaveMemory(Shape):
     source: str | None = Field(None, description=SOURCE_DESCRIPTION)
     project: str = Field("", description="Project display name.")
     force: bool = Field(False, description="Save even if a near duplicate exists.")
+
+
+class LearnTrajectory(Shape):
+    """The learn tool and POST /api/trajectories: how a task got done, for the next time."""
+
+    task: str = Field(
+        description="What was being done, as someone would ask for it again.",
+        json_schema_extra=TEXT,
+    )
+    worked: str = Field(description="What solved it, concretely.", json_schema_extra=TEXT)
+    avoid: str = Field("", description="What failed or wasted time, not to try again.")
+    tags: Tags = Field(default_factory=list, description='Labels such as "ci" or "postgres".')
+    project: str = Field("", description="Project display name.")
+    source: str | None = Field(None, description=SOURCE_DESCRIPTION)
+
+    def trajectory(self) -> Trajectory:
+        return Trajectory(self.task, self.worked, self.avoid, self.tags, self.project)
 
 
 class NewMemoryFields(Shape):

@@ -1,4 +1,5 @@
-"""One memory at a time: save (with the write guard), check, get, update, delete, restore, purge.
+"""One memory at a time: save (with the write guard), learn, check, get, update, delete,
+restore, purge.
 
 A mixin of MemoryService (server/service/memory.py), beside BulkWrites for batches. Saves and
 content updates pass the write guard: an exact copy is a duplicate (or restored when soft-deleted),
@@ -39,6 +40,13 @@ from server.core.validation import (
     prepare_draft,
 )
 from server.domain.supersession_rules import redundant_near_copy
+from server.domain.trajectories import (
+    TRAJECTORY_KIND,
+    Trajectory,
+    trajectory_content,
+    trajectory_metadata,
+)
+from server.domain.trajectories import checked as checked_trajectory
 from server.service.embeddings import Embedder
 from server.service.supersessions import link_new_memories, restore_links, set_link
 from server.service.turn_context import embed_in_context, place_of_new, turn_place
@@ -137,6 +145,25 @@ class Writes:
             memory=inserted,
             similar=None,
             redacted=redacted,
+        )
+
+    async def learn(
+        self, trajectory: Trajectory, *, source: str = "", session_id: str | None = None
+    ) -> SaveOutcome:
+        """Store a trajectory (task, what worked, what to avoid) as a memory of its own kind.
+
+        It goes through `save`, so it is redacted and deduplicated like any memory, and it
+        supersedes only an earlier trajectory of the project (server/store/supersessions.py).
+        """
+        checked = checked_trajectory(trajectory)
+        return await self.save(
+            trajectory_content(checked),
+            tags=checked.tags,
+            source=source,
+            project=checked.project,
+            kind=TRAJECTORY_KIND,
+            session_id=session_id,
+            metadata=trajectory_metadata(checked),
         )
 
     async def _exact_match(self, existing: Memory, redacted: int) -> SaveOutcome:

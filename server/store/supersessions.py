@@ -26,13 +26,15 @@ class Candidate:
 
 
 # For each new memory, the closest earlier live memories of its project (by created_at, then
-# id), leaving out the ones a user or the model unlinked from it. Stored vectors only.
+# id), leaving out the ones a user or the model unlinked from it. Stored vectors only. A
+# trajectory (how a task got done) replaces only a trajectory, and a fact only a fact.
 _EARLIER_NEIGHBOURS_SQL = (
     "SELECT n.id, o.id, 1 - (o.embedding <=> n.embedding)"
     " FROM memories AS n CROSS JOIN LATERAL ("
     "   SELECT c.id, c.embedding FROM memories AS c"
     "   WHERE c.project = n.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"
     "   AND c.embedding IS NOT NULL AND (c.created_at, c.id) < (n.created_at, n.id)"
+    "   AND (c.kind = 'trajectory') = (n.kind = 'trajectory')"
     "   AND NOT c.id = ANY(n.supersede_rejected)"
     "   ORDER BY c.embedding <=> n.embedding LIMIT %(k)s"
     " ) AS o"
@@ -79,6 +81,7 @@ _REVIEW_NEIGHBOURS_SQL = (
     "   FROM memories AS c"
     "   WHERE c.project = n.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"
     "   AND c.kind <> 'raw' AND c.embedding IS NOT NULL"
+    "   AND (c.kind = 'trajectory') = (n.kind = 'trajectory')"
     "   AND (c.created_at, c.id) < (n.created_at, n.id)"
     "   AND c.id IS DISTINCT FROM n.supersedes AND NOT c.id = ANY(n.supersede_rejected)"
     "   AND NOT EXISTS (SELECT 1 FROM memories AS s"

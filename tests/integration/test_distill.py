@@ -275,3 +275,51 @@ def test_settings_defaults_point_at_ollama() -> None:
     assert settings.ollama_url == "http://localhost:11434/v1"
     assert (settings.distill_model, settings.distill_workers) == ("qwen2.5:7b", 4)
     assert replace(settings, distill_workers=1).distill_workers == 1
+
+
+def trajectory_for(messages: list[dict[str, Any]]) -> ScriptedReply:
+    """What a model asked for a trajectory would say: the failed attempts listed in the header
+    become what to avoid. Sent for every session, so the ones without failures are tested."""
+    if "Extract its durable memories" not in messages[-1]["content"]:
+        return Reply.json({"verdicts": []})  # the link review that follows
+    transcript = messages[-1]["content"]
+    header = transcript.split("[T1]")[0]
+    listed = re.findall(r"^- (.+)$", header, re.M)
+    last_turn = TURN.findall(transcript)[-1][0]
+    item = {
+        "kind": "trajectory",
+        "task": "Get the acme-api change merged with green checks",
+        "worked": "Run pnpm lint && pnpm test before committing, with pnpm, never npm.",
+        "avoid": "; ".join(listed),
+        "turns": [int(last_turn)],
+    }
+    return Reply.json({"memories": [item]})
+
+
+async def test_a_session_that_ended_with_a_fix_after_failed_calls_proposes_a_trajectory(
+    service: MemoryService, imported: Path
+) -> None:
+    with ScriptedLLM(default=Reply.by_prompt(trajectory_for)) as llm:
+        summary = await distill(service, llm)
+        prompts = [r["messages"][-1]["content"] for r in llm.requests]
+
+    assert summary.stopped is None and summary.failed == 0
+    # S1's failed calls (a rejected npm install, a failing test, a failed commit) came before
+    # calls that worked; no other session has a failed call.
+    [s1_prompt] = [p for p in prompts if "Failed attempts" in p]
+    assert "this repo uses pnpm" in s1_prompt
+    assert "Failed attempts, before calls that worked ended the session:" in s1_prompt
+    assert "Exit code 1" in s1_prompt
+    [trajectory] = (await service.list_memories(MemoryFilter(kind="trajectory"))).memories
+    assert (trajectory.session_id, trajectory.source, trajectory.project) == (
+        S1,
+        "distill",
+        "acme-api",
+    )
+    assert trajectory.content.startswith("Task: Get the acme-api change merged")
+    assert "Exit code 1" in trajectory.metadata["trajectory"]["avoid"]
+    # The other sessions had no failed calls: the model's trajectory is kept as a fix (once:
+    # the scripted item reads the same for each of them).
+    fixes = (await service.list_memories(MemoryFilter(source="distill", tag="fix"))).memories
+    assert len(fixes) == 1 and fixes[0].session_id != S1
+    assert all(m.kind == "distilled" and m.content.startswith("Task:") for m in fixes)

@@ -35,6 +35,7 @@ TOOLS = {
     "journal",
     "list_lessons",
     "save_lesson",
+    "learn",
 }
 PNPM = "This repository uses pnpm, never npm; CI rejects a package-lock.json."
 PAGINATION = "GET /orders uses keyset pagination with an opaque base64url cursor."

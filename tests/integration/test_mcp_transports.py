@@ -125,7 +125,7 @@ async def test_stdio_serves_the_same_tools(
         saved = await client.call_tool("save_memory", {"content": "stdio works end to end."})
         found = await client.call_tool("search_memories", {"query": "stdio"})
 
-    assert len(names) == 21  # the 18 memory tools, journal, list_lessons, save_lesson
+    assert len(names) == 22  # the 18 memory tools, journal, list_lessons, save_lesson, learn
     assert saved.structured_content is not None
     assert saved.structured_content["status"] == "saved"
     assert found.structured_content is not None

@@ -117,6 +117,7 @@ BASELINE_BODIES: dict[str, dict[str, Any]] = {
     "SessionEndHook": {"session_id": SESSION, "transcript_path": "/nonexistent.jsonl"},
     "NewLesson": {"pattern": "staging", "message": "Use the local stack."},
     "LessonEdit": {"message": "Use the local stack."},
+    "LearnTrajectory": {"task": "Fix the flaky orders test", "worked": "Seed the clock."},
     "PreToolHook": {
         "session_id": SESSION,
         "cwd": "/home/dev/acme-vault",

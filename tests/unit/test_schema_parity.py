@@ -28,6 +28,7 @@ SAME_OPERATION: dict[str, tuple[str, str, dict[str, str]]] = {
     "hybrid_search": ("post", "/api/search", {}),
     "journal": ("get", "/api/journal", {}),
     "list_lessons": ("get", "/api/lessons", {}),
+    "learn": ("post", "/api/trajectories", {}),
 }
 COMPARED = ("default", "minimum", "maximum", "enum", "minLength", "maxLength", "maxItems")
 EMPTY_DEFAULTS: tuple[Any, ...] = (None, [], {})

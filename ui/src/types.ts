@@ -9,6 +9,7 @@ export const MEMORY_KINDS = [
   "pattern",
   "behavior",
   "manual",
+  "trajectory",
 ] as const;
 export type MemoryKind = (typeof MEMORY_KINDS)[number];
 

@@ -117,6 +117,7 @@ const KNOWN_KINDS = new Set([
   "pattern",
   "behavior",
   "manual",
+  "trajectory",
 ]);
 
 export function kindClass(kind: string): string {
