@@ -309,6 +309,8 @@ def mcp_cases(
         "memory_id": memory_id,
         "content": "A baseline memory for hostile input tests.",
         "query": "orders service port",
+        "task": "Fix the flaky orders test",
+        "worked": "Seed the clock.",
     }
     cases = []
     for tool in tools:
@@ -375,7 +377,7 @@ async def test_every_mcp_tool_answers_hostile_text_with_a_result_or_a_clear_tool
         if (problem := mcp_problem(tool, status, message)) is not None:
             problems.append(f"{label}: {problem}")
 
-    assert len(cases) >= 30  # every text parameter of the 21 tools
+    assert len(cases) >= 30  # every text parameter of the 22 tools
     assert not problems, "\n".join(problems)
 
 
