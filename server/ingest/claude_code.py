@@ -66,6 +66,7 @@ __all__ = [
     "Turn",
     "discover_transcripts",
     "project_display_names",
+    "read_records",
     "read_transcript",
     "tool_target",
 ]
@@ -374,6 +375,31 @@ class _ChunkReader:
         return {key: done for key, done in self.results.items() if key not in called}
 
 
+def _parse_line(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object on a line; None when the line is not one (invalid UTF-8 is replaced)."""
+    try:
+        record = json.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def read_records(
+    path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based line number, record) of every complete line of a transcript that is a JSON object.
+
+    For readers that need whole records (the training export) rather than `read_transcript`'s
+    prose and summaries. Lines that are not a JSON object, lines over `max_line_bytes` and a last
+    line without a newline are passed over, as `read_transcript` does.
+    """
+    with path.open("rb") as handle:
+        for line_number, (_, raw) in enumerate(_complete_lines(handle, max_line_bytes), start=1):
+            record = _parse_line(raw) if raw is not None and raw.strip() else None
+            if record is not None:
+                yield line_number, record
+
+
 def read_transcript(
     path: Path, start_offset: int = 0, *, max_line_bytes: int = MAX_LINE_BYTES
 ) -> TranscriptChunk:
@@ -399,11 +425,8 @@ def read_transcript(
                 continue
             if not raw.strip():
                 continue
-            try:
-                record = json.loads(raw.decode("utf-8", "replace"))
-            except (ValueError, RecursionError):
-                record = None
-            if not isinstance(record, dict):
+            record = _parse_line(raw)
+            if record is None:
                 malformed += 1
                 continue
             try:

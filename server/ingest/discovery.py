@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["TranscriptFile", "TranscriptKind", "discover_transcripts"]
+__all__ = ["TranscriptFile", "TranscriptKind", "default_projects_root", "discover_transcripts"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,14 @@ class TranscriptFile:
     agent_type: str | None  # sub-agents with a `.meta.json`: e.g. "Explore"
     parent_tool_use_id: str | None  # the Agent/Task tool_use that spawned it (`.meta.json`)
     size: int  # bytes when found; less than a stored offset means the file was replaced
+
+
+def default_projects_root(environ: dict[str, str], home: Path) -> Path:
+    """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects` (FORMATS.md §1.1)."""
+    config_dir = environ.get("CLAUDE_CONFIG_DIR")
+    if config_dir:
+        return Path(config_dir).expanduser() / "projects"
+    return home / ".claude" / "projects"
 
 
 def _scan(directory: Path) -> list[os.DirEntry[str]]:

@@ -100,14 +100,6 @@ class ImportFilters:
     min_length: int = 50
 
 
-def default_projects_root(environ: dict[str, str], home: Path) -> Path:
-    """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects` (FORMATS.md §1.1)."""
-    config_dir = environ.get("CLAUDE_CONFIG_DIR")
-    if config_dir:
-        return Path(config_dir).expanduser() / "projects"
-    return home / ".claude" / "projects"
-
-
 class ClaudeCodeImporter:
     """One run over one projects root."""
 

@@ -50,7 +50,7 @@ def cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _result_text(block: Mapping[str, Any]) -> str:
+def result_text(block: Mapping[str, Any]) -> str:
     """The text a tool_result carried: its string content, or its text blocks in order."""
     content = block.get("content")
     if isinstance(content, str):
@@ -99,7 +99,7 @@ def outcome_of_result(
     interrupted = isinstance(structured, Mapping) and structured.get("interrupted") is True
     failed = bool(block.get("is_error")) or rejected
     failed = failed or (isinstance(structured, str) and structured.startswith("Error:"))
-    text = _result_text(block)
+    text = result_text(block)
     prompt_id = record.get("promptId")
     prompt_key = prompt_id if isinstance(prompt_id, str) and prompt_id else None
     if failed:

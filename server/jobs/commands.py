@@ -1,4 +1,4 @@
-"""The batch-job subcommands: import, distill, signals, behavior, profile.
+"""The batch-job subcommands: import, distill, signals, behavior, profile, export-training.
 
 Registered by server/cli.py. Like the other commands, heavy modules are imported inside the
 command that needs them; each prints a human summary (or JSON with `--json`) and exits 1 only
@@ -18,6 +18,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
+from server.domain.training import (
+    DEFAULT_MAX_MESSAGE_CHARS,
+    DEFAULT_MAX_RECORD_CHARS,
+    DEFAULT_VALIDATION_SHARE,
+)
 
 if TYPE_CHECKING:
     from server.ingest.importer import ImportSummary
@@ -140,16 +145,55 @@ def add_job_commands(commands: Any) -> None:
     profile.add_argument("--json", action="store_true", help="print the summary as JSON")
     profile.set_defaults(run=cmd_profile)
 
+    training = commands.add_parser(
+        "export-training",
+        help="write Claude Code sessions as a chat dataset for fine-tuning (no database)",
+        description="One record per prompt, in the OpenAI tool-calling chat format: redacted, "
+        "deduplicated, validated, split into train.jsonl and validation.jsonl by session.",
+    )
+    training.add_argument(
+        "--out", metavar="DIR", help="folder to write to (default: <data dir>/training)"
+    )
+    training.add_argument(
+        "--claude-code",
+        metavar="DIR",
+        help="Claude Code sessions under DIR (default: $CLAUDE_CONFIG_DIR/projects, "
+        "else ~/.claude/projects)",
+    )
+    training.add_argument("--project", help="only this project (display name or path)")
+    training.add_argument(
+        "--validation-share",
+        type=float,
+        default=DEFAULT_VALIDATION_SHARE,
+        metavar="FRACTION",
+        help=f"share of sessions for validation, 0 to under 1 (default {DEFAULT_VALIDATION_SHARE})",
+    )
+    training.add_argument(
+        "--max-chars",
+        type=int,
+        default=DEFAULT_MAX_RECORD_CHARS,
+        metavar="N",
+        help=f"longest record, in characters of its JSON line (default {DEFAULT_MAX_RECORD_CHARS})",
+    )
+    training.add_argument(
+        "--max-message-chars",
+        type=int,
+        default=DEFAULT_MAX_MESSAGE_CHARS,
+        metavar="N",
+        help="longest message; longer tool results are cut to it "
+        f"(default {DEFAULT_MAX_MESSAGE_CHARS})",
+    )
+    training.add_argument("--dry-run", action="store_true", help="report, write nothing")
+    training.add_argument("--json", action="store_true", help="print the summary as JSON")
+    training.set_defaults(run=cmd_export_training)
+
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
     from server.core.timeparse import parse_optional_time
+    from server.ingest.discovery import default_projects_root
     from server.ingest.documents import import_claude_ai, import_memories, import_text
-    from server.ingest.importer import (
-        ClaudeCodeImporter,
-        ImportFilters,
-        default_projects_root,
-    )
+    from server.ingest.importer import ClaudeCodeImporter, ImportFilters
     from server.jobs.progress import ProgressLine
     from server.service.runtime import open_service
 
@@ -358,6 +402,40 @@ def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
         return {"profile": str(output), "characters": len(text), "claude_md_patched": patched}
 
     _print_summary("profile:", asyncio.run(run()), args.json)
+    return 0
+
+
+def cmd_export_training(args: argparse.Namespace, settings: Settings) -> int:
+    from server.ingest.discovery import default_projects_root
+    from server.jobs.training_export import ExportOptions, export_training
+
+    if not 0 <= args.validation_share < 1:
+        raise StartupError("--validation-share must be from 0 to under 1")
+    if min(args.max_chars, args.max_message_chars) < 100:
+        raise StartupError("--max-chars and --max-message-chars must be 100 or more")
+    root = (
+        Path(args.claude_code).expanduser()
+        if args.claude_code
+        else default_projects_root(dict(os.environ), Path.home())
+    )
+    if not root.is_dir():
+        raise StartupError(f"{root} is not a folder of Claude Code projects")
+    out = Path(args.out).expanduser() if args.out else settings.claude_memory_home / "training"
+    options = ExportOptions(
+        out=out,
+        project=args.project,
+        validation_share=args.validation_share,
+        max_message_chars=args.max_message_chars,
+        max_record_chars=args.max_chars,
+        dry_run=args.dry_run,
+    )
+    summary = export_training(root, options)
+    _print_summary("export-training:", summary.as_json(), args.json)
+    if summary.written == 0:
+        raise StartupError(
+            f"no valid training records in {root} ({summary.prompts} prompts, "
+            f"{summary.rejected} rejected, {summary.interrupted} interrupted); nothing written"
+        )
     return 0
 
 
