@@ -23,7 +23,7 @@ What the script does:
 2. Encode floor: the same texts through the service's own Embedder, once with
    `embed_documents` (the path the import takes: long texts split into windows) and once with
    plain `encode` (for reference), timed, in texts per second.
-3. First import into a fresh embedded database: `ClaudeCodeImporter(service, ImportFilters())`,
+3. First import into a fresh embedded database: `SessionImporter(service, ImportFilters())`,
    timed, in turns per second and as a ratio to the `embed_documents` rate; it must import
    exactly the generated prose turns.
 4. No-change re-import of the same root, timed in seconds; it must import nothing.
@@ -64,7 +64,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.core.config import Settings  # noqa: E402
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters  # noqa: E402
+from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.service.embeddings import Embedder  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 
@@ -970,7 +970,7 @@ async def run(session_count: int, turn_count: int, seed: int) -> dict[str, Any]:
             }
 
             with timed(pgdata) as importing:
-                first = await ClaudeCodeImporter(service, ImportFilters()).run(root)
+                first = await SessionImporter(service, ImportFilters()).run(root)
             import_rate = first.turns_imported / importing.seconds
             report["first_import"] = {
                 **importing.figures(first.turns_imported, "turns"),
@@ -996,7 +996,7 @@ async def run(session_count: int, turn_count: int, seed: int) -> dict[str, Any]:
             }
 
             with timed(pgdata) as reimporting:
-                again = await ClaudeCodeImporter(service, ImportFilters()).run(root)
+                again = await SessionImporter(service, ImportFilters()).run(root)
             report["reimport_no_change"] = {
                 "seconds": round(reimporting.seconds, 3),
                 "turns_imported": again.turns_imported,

@@ -2,7 +2,7 @@
 
 The corpus in bench/changes_corpus/ (Claude Code transcripts and notes of four projects over
 ten weeks; its README says what is in it) is imported into a fresh embedded database through
-the product's own import paths (ClaudeCodeImporter, `import --text`), which also link the
+the product's own import paths (SessionImporter, `import --text`), which also link the
 memories that supersede others. Each question of bench/changes_corpus/questions.json is then
 asked with hybrid search, in its own project, through MemoryService (what `POST /api/search`
 calls), twice: with the links as the import made them, and with every link removed, so the
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from server.core.config import Settings  # noqa: E402
 from server.core.models import MemoryFilter  # noqa: E402
 from server.ingest.documents import import_text  # noqa: E402
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters  # noqa: E402
+from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
@@ -121,7 +121,7 @@ async def run(corpus: Path, home: Path) -> dict[str, Any]:
     settings = Settings(claude_memory_home=home, cache_max_size=0)
     started = time.monotonic()
     async with open_service(settings) as service:
-        turns = await ClaudeCodeImporter(service, ImportFilters()).run(corpus / "projects")
+        turns = await SessionImporter(service, ImportFilters()).run(corpus / "projects")
         notes = await import_text(service, [corpus / "notes"])
         if turns.errors or notes.errors:
             raise SystemExit(f"import failed: {turns.errors or notes.errors}")

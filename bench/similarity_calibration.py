@@ -46,7 +46,7 @@ from server.core.config import Settings  # noqa: E402
 from server.core.models import MemoryFilter  # noqa: E402
 from server.domain.supersession_rules import redundant_near_copy  # noqa: E402
 from server.ingest.documents import import_text  # noqa: E402
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters  # noqa: E402
+from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.service.cutoffs import cutoffs_for  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
@@ -103,7 +103,7 @@ async def best_elsewhere(service: MemoryService, vector: np.ndarray, projects: l
 
 async def changes_pairs(service: MemoryService, corpus: Path) -> tuple[list[float], list[float]]:
     """(true, unrelated-best) similarities of the changes corpus's questions."""
-    turns = await ClaudeCodeImporter(service, ImportFilters()).run(corpus / "projects")
+    turns = await SessionImporter(service, ImportFilters()).run(corpus / "projects")
     notes = await import_text(service, [corpus / "notes"])
     if turns.errors or notes.errors:
         raise SystemExit(f"import failed: {turns.errors or notes.errors}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The learning pipeline, meant to run every hour: import new Claude Code sessions, distill them
-# (LLM), mine corrections and habits, learn working style (LLM), rewrite the profile. A running
-# server sees what the pipeline wrote at once (its read cache follows the database's commits).
+# (LLM), mine corrections and habits, propose lessons from corrected tool calls, learn working
+# style (LLM), rewrite the profile. A running server sees what the pipeline wrote at once (its
+# read cache follows the database's commits).
 #
 # Usage: scripts/import-cron.sh [--compose]
 #
@@ -187,6 +188,7 @@ say "pipeline starting (data dir $DATA$([ "$COMPOSE" -eq 1 ] && echo ', docker c
 run_step import import_sessions
 run_step distill cli distill
 run_step signals cli signals
+run_step lessons cli lessons propose
 run_step behavior cli behavior
 run_step profile write_profile
 

@@ -617,7 +617,9 @@ class Lesson:
     expression, case-insensitive) is found in the call's input, and `project` is the call's
     ("" for every project). "warn" adds `message` to the agent's context; "ask" also makes
     Claude Code ask the user before the call runs. `origin` says who wrote it: user, agent,
-    or the journal / corrections it was proposed from.
+    or `journal:<session id>` / `correction:<session id>` for a lesson proposed from that
+    session's journal. `proposed`: proposed and not yet accepted (enabled) or dismissed
+    (disabled) by the user; a proposal is inactive.
     """
 
     id: int
@@ -630,6 +632,7 @@ class Lesson:
     active: bool
     created_at: datetime
     updated_at: datetime
+    proposed: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,6 +86,11 @@ def matching(lessons: Sequence[Lesson], tool: str, text: str, project: str | Non
     ]
 
 
+def proposal_key(tool: str, pattern: str, project: str) -> str:
+    """What makes two proposed lessons the same: tool (any case), pattern and project."""
+    return "\n".join((tool.lower(), project, pattern))
+
+
 def reminder(lessons: Sequence[Lesson]) -> str:
     """What the agent is told before the call: each lesson's message, labelled as such."""
     lines = ["Lessons from earlier sessions that apply to this call:"]

@@ -100,7 +100,7 @@ class ImportFilters:
     min_length: int = 50
 
 
-class ClaudeCodeImporter:
+class SessionImporter:
     """One run over one projects root."""
 
     def __init__(

@@ -39,7 +39,7 @@ from server.core.errors import InvalidInput
 from server.core.models import JournalPrompt, Lesson, MemoryFilter, SearchHit, StartupContext
 from server.domain.context import HEADER, changed_note
 from server.ingest.claude_code import TranscriptFile, discover_transcripts
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters, ImportSummary
+from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
 from server.ingest.tool_calls import call_from_hook
 from server.service.memory import MemoryService
 
@@ -333,8 +333,8 @@ def _subagent_of(found: TranscriptFile, transcript: Path) -> bool:
     )
 
 
-class _SessionImporter(ClaudeCodeImporter):
-    """ClaudeCodeImporter over a given list of files instead of a whole projects root."""
+class _SessionImporter(SessionImporter):
+    """SessionImporter over a given list of files instead of a whole projects root."""
 
     async def run_files(self, files: Sequence[TranscriptFile]) -> ImportSummary:
         started = time.monotonic()

@@ -193,7 +193,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     from server.core.timeparse import parse_optional_time
     from server.ingest.discovery import default_projects_root
     from server.ingest.documents import import_claude_ai, import_memories, import_text
-    from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+    from server.ingest.importer import ImportFilters, SessionImporter
     from server.jobs.progress import ProgressLine
     from server.service.runtime import open_service
 
@@ -218,7 +218,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
                     else default_projects_root(dict(os.environ), Path.home())
                 )
                 with ProgressLine("sessions", sys.stderr) as progress:
-                    importer = ClaudeCodeImporter(
+                    importer = SessionImporter(
                         service, filters, dry_run=args.dry_run, progress=progress.update
                     )
                     summaries.append(await importer.run(root))

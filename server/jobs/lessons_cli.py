@@ -1,8 +1,10 @@
-"""`claude-memory lessons`: list, add, edit, disable and enable lessons.
+"""`claude-memory lessons`: list, add, edit, disable and enable lessons, and propose them.
 
 Registered by server/cli.py. Each action prints JSON on stdout (`{"lessons": [...]}` for list,
-the lesson itself otherwise) or, with `--plain`, one line per lesson. A change the service
-refuses (a bad pattern, an unknown id) prints one line on stderr and exits 1.
+the lesson itself otherwise, a summary for propose) or, with `--plain`, one line per lesson. A
+change the service refuses (a bad pattern, an unknown id) prints one line on stderr and exits 1.
+`propose` reads the journal for corrections of the agent's calls and stores what it finds as
+proposed, inactive lessons (server/learn/lesson_proposals_job.py); enabling one accepts it.
 """
 
 from __future__ import annotations
@@ -57,9 +59,23 @@ def add_lesson_commands(commands: Any) -> None:
     edit.add_argument("--project", help="a project, or '' for all projects")
     edit.add_argument("--strictness", choices=STRICTNESS, help="warn, or ask before the call")
 
+    propose = actions.add_parser(
+        "propose",
+        parents=[plain],
+        help="propose lessons from corrections in the journal (stored inactive)",
+        description="Reads the sessions whose journal changed since the last run and stores "
+        "each lesson a correction of the agent's calls suggests, inactive, for you to accept "
+        "(`lessons enable ID`) or dismiss (`lessons disable ID`).",
+    )
+    propose.add_argument("--project", help="only this project's sessions")
+    propose.add_argument("--dry-run", action="store_true", help="print them, store nothing")
+    propose.add_argument(
+        "--rescan", action="store_true", help="read every session again, not only changed ones"
+    )
+
     for name, summary in (
-        ("disable", "stop applying a lesson (it is kept)"),
-        ("enable", "apply a disabled lesson again"),
+        ("disable", "stop applying a lesson (it is kept; for a proposal: dismiss it)"),
+        ("enable", "apply a disabled lesson again (for a proposal: accept it)"),
     ):
         toggle = actions.add_parser(name, parents=[plain], help=summary)
         toggle.add_argument("id", type=int, help="the lesson's id")
@@ -69,6 +85,9 @@ def add_lesson_commands(commands: Any) -> None:
 
 def cmd_lessons(args: argparse.Namespace, settings: Settings) -> int:
     from server.service.runtime import open_service
+
+    if args.action == "propose":
+        return _cmd_propose(args, settings)
 
     async def run(action: LessonAction) -> Lesson | list[Lesson]:
         async with open_service(settings) as service:
@@ -128,6 +147,38 @@ def _action(args: argparse.Namespace) -> LessonAction:
     return lambda service: service.update_lesson(args.id, change)
 
 
+def _cmd_propose(args: argparse.Namespace, settings: Settings) -> int:
+    from server.learn.lesson_proposals_job import propose_lessons
+    from server.service.runtime import open_service
+
+    async def run() -> dict[str, Any]:
+        async with open_service(settings) as service:
+            summary = await propose_lessons(
+                service, project=args.project, dry_run=args.dry_run, rescan=args.rescan
+            )
+        return summary.as_json()
+
+    try:
+        summary = asyncio.run(run())
+    except ServiceError as exc:
+        raise StartupError(exc.message) from None
+    if not args.plain:
+        print(json.dumps(summary))  # noqa: T201
+        return 0
+    verb = "would propose" if summary["dry_run"] else "proposed"
+    print(  # noqa: T201
+        f"{summary['sessions']} sessions read; {verb} {summary['proposed']} lessons"
+        f" ({summary['known']} already known)"
+    )
+    for lesson in summary["lessons"]:
+        ident = f"#{lesson['id']}" if "id" in lesson else "-"
+        print(  # noqa: T201
+            f"{ident} {lesson['tool'] or 'any tool'} /{lesson['pattern']}/"
+            f" [{lesson['project'] or 'all projects'}] {lesson['message']}"
+        )
+    return 0
+
+
 def _print_lessons(lessons: list[Lesson], plain: bool) -> None:
     if not plain:
         print(json.dumps({"lessons": to_json(lessons)}))  # noqa: T201
@@ -143,4 +194,6 @@ def plain_line(lesson: Lesson) -> str:
         f"#{lesson.id} [{lesson.strictness}] {lesson.tool or 'any tool'} /{lesson.pattern}/ "
         f"[{lesson.project or 'all projects'}] {' '.join(lesson.message.split())}"
     )
+    if lesson.proposed:
+        return f"{line} (proposed, from {lesson.origin})"
     return line if lesson.active else f"{line} (disabled)"

@@ -212,7 +212,7 @@ def _shell_words(command: str) -> list[str]:
     return tokens
 
 
-def _simple_commands(command: str) -> list[list[str]]:
+def simple_commands(command: str) -> list[list[str]]:
     """The simple commands of a command line; of a pipeline, only its first stage."""
     commands: list[list[str]] = [[]]
     in_pipe_tail = False
@@ -227,7 +227,7 @@ def _simple_commands(command: str) -> list[list[str]]:
     return [words for words in commands if words]
 
 
-def _verb(words: list[str]) -> str | None:
+def command_verb(words: list[str]) -> str | None:
     """`program subcommand` for one simple command, or None when it is not a habit."""
     index = 0
     while index < len(words):
@@ -260,7 +260,7 @@ def _verb(words: list[str]) -> str | None:
 
 def command_verbs(command: str) -> list[str]:
     """The normalised commands in one Bash call, in order (`cd x && pnpm test` → `pnpm test`)."""
-    return [verb for words in _simple_commands(command) if (verb := _verb(words)) is not None]
+    return [verb for words in simple_commands(command) if (verb := command_verb(words)) is not None]
 
 
 def _is_file_path(target: str) -> bool:

@@ -7,8 +7,10 @@ bounded size here, before it is stored, whichever way it came in.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import groupby
 
 from server.core.models import (
     ERROR_CHARS,
@@ -91,6 +93,27 @@ class ToolJournal:
         async with transaction(self.pool) as conn:
             await journal_store.insert_prompts(conn, [redacted_prompt(p) for p in prompts])
 
+    async def session_journals(self, session_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
+        """Each session's prompts in order, each with the calls that followed it, oldest first.
+
+        A call goes with the prompt it names; one that names none known (a sub-agent's call)
+        with the last prompt before it in time; calls before the first prompt come first, in
+        an entry without a prompt.
+        """
+        async with transaction(self.pool) as conn:
+            prompts = await journal_store.sessions_prompts(conn, session_ids)
+            calls = await journal_store.sessions_calls(conn, session_ids)
+        journals: dict[str, list[JournalEntry]] = {}
+        for prompt in prompts:
+            journals.setdefault(prompt.session_id, []).append(
+                JournalEntry(
+                    prompt.session_id, prompt.project, prompt.prompt_key, prompt.text, prompt.at, []
+                )
+            )
+        for session_id, rows in groupby(calls, key=lambda row: row.session_id):
+            journals[session_id] = _with_calls(journals.get(session_id, []), list(rows))
+        return journals
+
     async def journal(self, where: JournalFilter | None = None, *, limit: int = 50) -> JournalPage:
         """Prompts and the calls that followed them, newest first, at most `limit` of each.
 
@@ -141,6 +164,40 @@ class ToolJournal:
             )
         ordered = sorted(entries.values(), key=_entry_time, reverse=True)
         return JournalPage(entries=ordered, calls=len(call_rows), truncated=truncated)
+
+
+def _with_calls(
+    entries: list[JournalEntry], calls: list[journal_store.CallRow]
+) -> list[JournalEntry]:
+    """A session's prompt entries (in time order) with its calls (in time order) filed in."""
+    by_key = {entry.prompt_key: entry for entry in entries}
+    timed = [entry for entry in entries if entry.at is not None]
+    stamps = [entry.at for entry in timed if entry.at is not None]
+    before_any: list[JournalCall] = []
+    for row in calls:
+        call = JournalCall(
+            row.tool_use_id,
+            row.tool,
+            row.target,
+            row.success,
+            row.error,
+            row.output_preview,
+            row.at,
+            row.agent_id,
+        )
+        entry = by_key.get(row.prompt_key) if row.prompt_key is not None else None
+        if entry is None and row.at is not None and (index := bisect_right(stamps, row.at)):
+            entry = timed[index - 1]
+        if entry is None and row.at is None and entries:
+            entry = entries[-1]
+        if entry is None:
+            before_any.append(call)
+        else:
+            entry.calls.append(call)
+    if not before_any:
+        return entries
+    first = calls[0]
+    return [JournalEntry(first.session_id, first.project, None, None, None, before_any), *entries]
 
 
 def _entry_time(entry: JournalEntry) -> float:

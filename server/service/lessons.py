@@ -1,12 +1,15 @@
-"""Lessons: reminders before risky tool calls, written by users and agents; a MemoryService mixin.
+"""Lessons: reminders before risky tool calls, written by users and agents or proposed from the
+journal; a MemoryService mixin.
 
 `lessons_for_call` runs on every PreToolUse hook, so the active lessons are read through the
 read cache (one short state query while nothing changed) and their patterns are compiled once
-per process (server/domain/lessons.py).
+per process (server/domain/lessons.py). Proposals (server/learn/lesson_proposals_job.py) are
+stored inactive, so none fires before the user accepts it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from server.core.errors import NotFound
@@ -19,9 +22,11 @@ from server.domain.lessons import (
     checked_pattern,
     checked_strictness,
     matching,
+    proposal_key,
 )
 from server.service.cache import ReadCache
 from server.store import lessons as lesson_store
+from server.store.lessons import JournalCounts
 from server.store.tx import Pool, transaction
 
 
@@ -49,16 +54,44 @@ class Lessons:
         The message is redacted like a memory's content. The pattern is kept as written (a
         redacted pattern would match something else); it is a rule, not a record.
         """
-        checked = LessonDraft(
-            pattern=checked_pattern(draft.pattern),
-            message=redact(checked_message(draft.message)).text,
-            tool=clean_field(draft.tool, "tool"),
-            project=clean_field(draft.project, "project"),
-            strictness=checked_strictness(draft.strictness),
-            origin=clean_field(draft.origin, "origin") or "user",
-        )
+        checked = _checked(draft)
         async with transaction(self.pool) as conn:
             return await lesson_store.insert(conn, checked)
+
+    async def lesson_proposal_queue(
+        self, project: str | None = None, *, rescan: bool = False
+    ) -> list[JournalCounts]:
+        """Sessions whose journal changed since lessons were last proposed from it (all with
+        `rescan`); with a project, only its sessions."""
+        async with transaction(self.pool) as conn:
+            return await lesson_store.changed_sessions(conn, blank_to_none(project), rescan)
+
+    async def known_lesson_proposals(self, drafts: Sequence[LessonDraft]) -> list[bool]:
+        """For each draft, whether storing it as a proposal would add nothing: it was proposed
+        before (and maybe edited or dismissed since), or a lesson says the same already."""
+        keyed = [(_key(checked), checked) for checked in map(_checked, drafts)]
+        async with transaction(self.pool) as conn:
+            known = await lesson_store.known_proposals(conn, keyed)
+        return [key in known for key, _ in keyed]
+
+    async def store_lesson_proposals(
+        self, drafts: Sequence[LessonDraft], read: Sequence[JournalCounts]
+    ) -> list[Lesson]:
+        """Store proposed lessons, inactive, and the sessions read for them, in one transaction.
+
+        A draft proposed before, or one an existing lesson already says (same tool, pattern and
+        project), adds nothing; the lessons added are returned.
+        """
+        checked = [_checked(draft) for draft in drafts]
+        added: list[Lesson] = []
+        async with transaction(self.pool) as conn:
+            await lesson_store.lock_proposals(conn)
+            for draft in checked:
+                lesson = await lesson_store.insert_proposed(conn, draft, _key(draft))
+                if lesson is not None:
+                    added.append(lesson)
+            await lesson_store.record_sessions_read(conn, read)
+        return added
 
     async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson:
         """Edit, disable (active=False) or enable a lesson; NotFound when there is none."""
@@ -87,3 +120,19 @@ class Lessons:
         """The active lessons that apply to a call of `tool` with `tool_input` in `project`."""
         active = await self.lessons(include_inactive=False)
         return matching(active, tool, call_text(tool_input), project)
+
+
+def _checked(draft: LessonDraft) -> LessonDraft:
+    """The draft as stored: pattern and strictness checked, message checked and redacted."""
+    return LessonDraft(
+        pattern=checked_pattern(draft.pattern),
+        message=redact(checked_message(draft.message)).text,
+        tool=clean_field(draft.tool, "tool"),
+        project=clean_field(draft.project, "project"),
+        strictness=checked_strictness(draft.strictness),
+        origin=clean_field(draft.origin, "origin") or "user",
+    )
+
+
+def _key(draft: LessonDraft) -> str:
+    return proposal_key(draft.tool, draft.pattern, draft.project)

@@ -162,3 +162,27 @@ async def prompts(conn: Conn, params: Mapping[str, object], limit: int) -> list[
             {**params, "limit": limit},
         )
         return await cur.fetchall()
+
+
+async def sessions_prompts(conn: Conn, session_ids: Sequence[str]) -> list[PromptRow]:
+    """Every prompt of these sessions, each session's in order (by time, then as stored)."""
+    async with conn.cursor(row_factory=class_row(PromptRow)) as cur:
+        await cur.execute(
+            "SELECT session_id, project, prompt_key, text, at FROM journal_prompts"
+            " WHERE session_id = ANY(%(ids)s) ORDER BY session_id, at NULLS LAST, id",
+            {"ids": list(session_ids)},
+        )
+        return await cur.fetchall()
+
+
+async def sessions_calls(conn: Conn, session_ids: Sequence[str]) -> list[CallRow]:
+    """Every call of these sessions, each session's in order; `prompt` and `prompt_at` unset."""
+    async with conn.cursor(row_factory=class_row(CallRow)) as cur:
+        await cur.execute(
+            "SELECT session_id, project, tool_use_id, tool, target, success, error,"
+            " output_preview, at, agent_id, prompt_key, NULL::text AS prompt,"
+            " NULL::timestamptz AS prompt_at FROM session_events"
+            " WHERE session_id = ANY(%(ids)s) ORDER BY session_id, at NULLS LAST, id",
+            {"ids": list(session_ids)},
+        )
+        return await cur.fetchall()

@@ -1,13 +1,19 @@
-"""SQL for `lessons`."""
+"""SQL for `lessons`, and for the sessions the lesson proposer has read."""
 
 from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
 
 from psycopg.rows import class_row
 
 from server.core.models import Lesson, LessonChange, LessonDraft
 from server.store.tx import Conn
 
-COLUMNS = "id, tool, pattern, project, message, strictness, origin, active, created_at, updated_at"
+COLUMNS = (
+    "id, tool, pattern, project, message, strictness, origin, active, created_at, updated_at,"
+    " proposed"
+)
 
 
 async def insert(conn: Conn, draft: LessonDraft) -> Lesson:
@@ -38,7 +44,9 @@ async def update(conn: Conn, lesson_id: int, change: LessonChange) -> Lesson | N
             " pattern = coalesce(%(pattern)s, pattern), project = coalesce(%(project)s, project),"
             " message = coalesce(%(message)s, message),"
             " strictness = coalesce(%(strictness)s, strictness),"
-            " active = coalesce(%(active)s, active), updated_at = now()"
+            " active = coalesce(%(active)s, active),"
+            # Enabling a proposal accepts it, disabling dismisses it: either way it was reviewed.
+            " proposed = proposed AND %(active)s::boolean IS NULL, updated_at = now()"
             f" WHERE id = %(id)s RETURNING {COLUMNS}",
             {
                 "id": lesson_id,
@@ -63,3 +71,101 @@ async def listed(conn: Conn, project: str | None, include_inactive: bool) -> lis
             {"project": project, "all": include_inactive},
         )
         return await cur.fetchall()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class JournalCounts:
+    """How many prompts and calls a session's journal holds."""
+
+    session_id: str
+    prompts: int
+    calls: int
+
+
+async def insert_proposed(conn: Conn, draft: LessonDraft, key: str) -> Lesson | None:
+    """Store a proposal, inactive; None when the key was proposed before or a lesson with the
+    same tool (any case), pattern and project exists, whoever wrote it."""
+    async with conn.cursor(row_factory=class_row(Lesson)) as cur:
+        await cur.execute(
+            "INSERT INTO lessons (tool, pattern, project, message, strictness, origin, active,"
+            " proposed, proposal_key)"
+            " SELECT %(tool)s, %(pattern)s, %(project)s, %(message)s, %(strictness)s,"
+            " %(origin)s, false, true, %(key)s"
+            " WHERE NOT EXISTS (SELECT 1 FROM lessons WHERE lower(tool) = lower(%(tool)s)"
+            " AND pattern = %(pattern)s AND project = %(project)s)"
+            " ON CONFLICT (proposal_key) WHERE proposal_key IS NOT NULL DO NOTHING"
+            f" RETURNING {COLUMNS}",
+            {
+                "tool": draft.tool,
+                "pattern": draft.pattern,
+                "project": draft.project,
+                "message": draft.message,
+                "strictness": draft.strictness,
+                "origin": draft.origin,
+                "key": key,
+            },
+        )
+        return await cur.fetchone()
+
+
+async def known_proposals(conn: Conn, drafts: Sequence[tuple[str, LessonDraft]]) -> set[str]:
+    """The keys among (key, draft) pairs that `insert_proposed` would refuse."""
+    if not drafts:
+        return set()
+    cur = await conn.execute(
+        "SELECT d.key FROM unnest(%(keys)s::text[], %(tools)s::text[], %(patterns)s::text[],"
+        " %(projects)s::text[]) AS d (key, tool, pattern, project)"
+        " WHERE EXISTS (SELECT 1 FROM lessons l WHERE l.proposal_key = d.key"
+        " OR (lower(l.tool) = lower(d.tool) AND l.pattern = d.pattern"
+        " AND l.project = d.project))",
+        {
+            "keys": [key for key, _ in drafts],
+            "tools": [draft.tool for _, draft in drafts],
+            "patterns": [draft.pattern for _, draft in drafts],
+            "projects": [draft.project for _, draft in drafts],
+        },
+    )
+    return {row[0] for row in await cur.fetchall()}
+
+
+async def lock_proposals(conn: Conn) -> None:
+    """Serialise proposal runs until the transaction ends (an hourly and a manual run)."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext('claude-memory lesson proposals'))")
+
+
+async def changed_sessions(conn: Conn, project: str | None, rescan: bool) -> list[JournalCounts]:
+    """Sessions with two prompts or more whose journal changed since the proposer read it
+    (all of them with `rescan`), oldest session id first; with a project, only its sessions."""
+    async with conn.cursor(row_factory=class_row(JournalCounts)) as cur:
+        await cur.execute(
+            "WITH p AS (SELECT session_id, max(project) AS project, count(*)::int AS prompts"
+            " FROM journal_prompts GROUP BY session_id),"
+            " c AS (SELECT session_id, count(*)::int AS calls FROM session_events"
+            " GROUP BY session_id)"
+            " SELECT p.session_id, p.prompts, coalesce(c.calls, 0) AS calls"
+            " FROM p LEFT JOIN c USING (session_id)"
+            " LEFT JOIN lesson_proposal_sessions r USING (session_id)"
+            " WHERE p.prompts >= 2"
+            " AND (%(project)s::text IS NULL OR p.project = %(project)s)"
+            " AND (%(rescan)s OR r.session_id IS NULL OR r.prompts <> p.prompts"
+            " OR r.calls <> coalesce(c.calls, 0))"
+            " ORDER BY p.session_id",
+            {"project": project, "rescan": rescan},
+        )
+        return await cur.fetchall()
+
+
+async def record_sessions_read(conn: Conn, counts: Sequence[JournalCounts]) -> None:
+    if not counts:
+        return
+    await conn.execute(
+        "INSERT INTO lesson_proposal_sessions (session_id, prompts, calls)"
+        " SELECT * FROM unnest(%(ids)s::text[], %(prompts)s::int[], %(calls)s::int[])"
+        " ON CONFLICT (session_id) DO UPDATE SET prompts = EXCLUDED.prompts,"
+        " calls = EXCLUDED.calls, read_at = now()",
+        {
+            "ids": [c.session_id for c in counts],
+            "prompts": [c.prompts for c in counts],
+            "calls": [c.calls for c in counts],
+        },
+    )

@@ -9,7 +9,7 @@ pg_url, embedder, pool, settings, service       from tests/db_fixtures.py (root 
 ui_dist (session)       ui/dist/index.html must exist: `cd ui && npm ci && npm run build`
 chromium (session)      /usr/bin/chromium launched once, headless
 seeded (function)       `service` on emptied tables, filled: the Claude Code fixtures through
-                        ClaudeCodeImporter, the pnpm preference, learned and superseded
+                        SessionImporter, the pnpm preference, learned and superseded
                         preferences, and a note whose content carries HTML and script
 ui_url (function)       the real app (create_app with ui_dist) over `seeded`, on a free port
 ui (function)           a fresh page at 1280x800 that records every JS dialog and page error
@@ -38,7 +38,7 @@ from server.domain.preferences import (
     FADE_HALF_LIFE_DAYS,
     SESSION_BONUS,
 )
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 
@@ -156,7 +156,7 @@ async def _save(service: MemoryService, content: str, **fields: object) -> int:
 async def seeded(service: MemoryService, tmp_path: Path) -> Seeded:
     projects = tmp_path / "projects"
     shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
-    summary = await ClaudeCodeImporter(service, ImportFilters()).run(projects)
+    summary = await SessionImporter(service, ImportFilters()).run(projects)
     assert summary.turns_imported > 0 and not summary.errors, summary
 
     pnpm_id = await _save(service, PNPM_PREFERENCE, kind="preference", project="acme-api")

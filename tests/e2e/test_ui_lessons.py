@@ -1,4 +1,5 @@
-"""The preferences page lists the server's lessons, and disables and enables them through it."""
+"""The preferences page lists the server's lessons, and disables and enables them through it;
+lessons proposed from the fixture sessions' journal are accepted or dismissed there."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import httpx
 import pytest
 from playwright.async_api import Locator, expect
 
-from tests.e2e.conftest import Ui
+from server.learn.lesson_proposals_job import propose_lessons
+from tests.e2e.conftest import Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 
@@ -137,3 +139,46 @@ async def test_adding_a_lesson_from_the_form_stores_it_and_shows_a_refused_patte
         "strictness": "ask",
         "origin": "user",
     }
+
+
+async def test_a_proposed_lesson_is_accepted_or_dismissed_from_its_card(
+    ui: Ui, api: httpx.AsyncClient, seeded: Seeded
+) -> None:
+    summary = await propose_lessons(seeded.service, project="acme-api")
+    by_pattern = {lesson["pattern"]: lesson for lesson in summary.lessons}
+    npm, staging = by_pattern[r"\bnpm\b"], by_pattern[r"\bstaging\b"]
+    await ui.open("/ui/preferences?project=acme-api")
+    npm_card = _card(ui, npm["message"])
+    staging_card = _card(ui, staging["message"])
+
+    await expect(npm_card.locator(".lesson-proposed")).to_have_text("proposed")
+    await expect(npm_card).to_have_class("lesson is-inactive")
+    await expect(npm_card.locator(".lesson-origin")).to_have_text(
+        "from a failed call corrected in session 3f6c2a1e"
+    )
+    await expect(staging_card.locator(".lesson-origin")).to_have_text(
+        "from a correction in session 9b2d7e40"
+    )
+    await npm_card.scroll_into_view_if_needed()
+    await ui.screenshot("lessons-proposed")
+
+    await npm_card.get_by_role("button", name="Accept").click()
+
+    await expect(
+        ui.page.get_by_role("status").filter(has_text="Accepted the lesson")
+    ).to_be_visible()
+    await expect(npm_card).to_have_class("lesson")
+    await expect(npm_card.locator(".lesson-proposed")).to_have_count(0)
+    await expect(npm_card.get_by_role("button", name="Disable")).to_be_visible()
+    accepted = await _stored(api, npm["id"])
+    assert (accepted["active"], accepted["proposed"]) == (True, False)
+
+    await staging_card.get_by_role("button", name="Dismiss").click()
+
+    await expect(
+        ui.page.get_by_role("status").filter(has_text="Dismissed the proposed lesson")
+    ).to_be_visible()
+    await expect(staging_card.locator(".lesson-disabled")).to_have_text("disabled")
+    await expect(staging_card.get_by_role("button", name="Enable")).to_be_visible()
+    dismissed = await _stored(api, staging["id"])
+    assert (dismissed["active"], dismissed["proposed"]) == (False, False)

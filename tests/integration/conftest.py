@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port, serving
 
@@ -23,5 +23,5 @@ async def imported(service: MemoryService, tmp_path: Path) -> Path:
     """A copy of the shared Claude Code transcripts, imported; returns the copied folder."""
     projects = tmp_path / "projects"
     shutil.copytree(SHARED_FIXTURES / "claude-code" / "projects", projects)
-    await ClaudeCodeImporter(service, ImportFilters()).run(projects)
+    await SessionImporter(service, ImportFilters()).run(projects)
     return projects

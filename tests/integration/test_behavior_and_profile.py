@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from server.core.models import MemoryFilter
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.behavior import BehaviorReader
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
@@ -51,7 +51,7 @@ def llm() -> Iterator[ScriptedLLM]:
 async def distilled(service: MemoryService, llm: ScriptedLLM, tmp_path: Path) -> None:
     projects = tmp_path / "projects"
     shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
-    await ClaudeCodeImporter(service, ImportFilters()).run(projects)
+    await SessionImporter(service, ImportFilters()).run(projects)
     async with ChatClient(llm.base_url, timeout=5) as client:
         await Distiller(service, client, model="m", workers=2).run()
 

@@ -10,6 +10,7 @@ import pytest
 from server.core.models import LessonChange, LessonDraft
 from server.service.memory import MemoryService
 from tests.integration.processes import run_cli
+from tests.integration.test_lesson_proposals import import_sessions
 
 
 @pytest.fixture
@@ -156,3 +157,35 @@ async def test_lessons_edit_of_an_unknown_id_fails_with_one_line(
     assert code == 1
     assert out == ""
     assert err.strip() == "claude-memory: error: no lesson with id 999"
+
+
+async def test_lessons_propose_stores_proposals_and_a_dry_run_only_prints_them(
+    service: MemoryService, pg_url: str, tmp_path: Path
+) -> None:
+    await import_sessions(service)
+
+    dry_code, dry_out, dry_err = lessons_cli(
+        pg_url, tmp_path, "propose", "--project", "acme-api", "--dry-run"
+    )
+    code, out, err = lessons_cli(pg_url, tmp_path, "propose", "--project", "acme-api", "--plain")
+    again_code, again_out, again_err = lessons_cli(pg_url, tmp_path, "propose", "--plain")
+    list_code, list_out, list_err = lessons_cli(pg_url, tmp_path, "list", "--plain")
+
+    assert dry_code == 0, dry_err
+    dry = json.loads(dry_out)
+    assert (dry["dry_run"], dry["sessions"], dry["proposed"], dry["known"]) == (True, 3, 3, 0)
+    assert {lesson["pattern"] for lesson in dry["lessons"]} == {
+        r"\bnpm\b",
+        r"\bgit\s+commit\b",
+        r"\bstaging\b",
+    }
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "3 sessions read; proposed 3 lessons (0 already known)"
+    assert r"#1 Bash /\bnpm\b/ [acme-api] Don't use npm, this repo uses pnpm" in out
+    assert again_code == 0, again_err
+    assert again_out.startswith("6 sessions read; proposed 9 lessons"), "only the other projects"
+    assert list_code == 0, list_err
+    assert r"#1 [warn] Bash /\bnpm\b/ [acme-api] Don't use npm" in list_out
+    assert "(proposed, from journal:3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41)" in list_out
+    assert all(not lesson.active for lesson in await service.lessons())

@@ -16,7 +16,7 @@ import pytest
 
 from server.core.config import Settings
 from server.core.models import MemoryFilter
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
 from server.service.memory import MemoryService
@@ -141,7 +141,7 @@ async def test_a_second_run_has_nothing_to_do_until_the_session_grows(
             '"message":{"role":"user","content":"Next week: add cursor pagination to GET'
             ' /invoices as well, same cursor format as orders."}}\n'
         )
-    await ClaudeCodeImporter(service, ImportFilters()).run(imported)
+    await SessionImporter(service, ImportFilters()).run(imported)
 
     grown = await distill(service, llm)
 

@@ -27,7 +27,7 @@ from server.core.config import Secret, Settings
 from server.core.errors import InvalidInput
 from server.core.models import MemoryFilter
 from server.domain.context import HEADER
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.recall import TranscriptImports, import_session
 from server.jobs.hook_install import hook_command
 from server.service.memory import MemoryService
@@ -115,7 +115,7 @@ async def remember(service: MemoryService, content: str, kind: str = "distilled"
 @pytest.fixture
 async def facts(service: MemoryService) -> dict[str, int]:
     """The acme fixture sessions imported, plus three distilled facts of acme-api."""
-    await ClaudeCodeImporter(service, ImportFilters()).run(FIXTURES / "claude-code" / "projects")
+    await SessionImporter(service, ImportFilters()).run(FIXTURES / "claude-code" / "projects")
     return {
         "pnpm": await remember(service, PNPM, "preference"),
         "pagination": await remember(service, PAGINATION),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters, ImportSummary
+from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
 from server.service.memory import MemoryService
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -104,7 +104,7 @@ def projects(tmp_path: Path) -> Path:
 async def run_import(
     service: MemoryService, root: Path, filters: ImportFilters | None = None
 ) -> ImportSummary:
-    return await ClaudeCodeImporter(service, filters or ImportFilters()).run(root)
+    return await SessionImporter(service, filters or ImportFilters()).run(root)
 
 
 async def stored_turns(service: MemoryService) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ import httpx
 from fastmcp import Client
 
 from server.core.models import JournalCall, JournalFilter, JournalPage
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.recall import import_session
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import FIXTURES, S3, payload, run_hook
@@ -53,7 +53,7 @@ async def prompt_rows(service: MemoryService, session_id: str, key: str) -> int:
 async def test_an_import_journals_each_prompt_with_the_calls_that_followed_it(
     service: MemoryService,
 ) -> None:
-    await ClaudeCodeImporter(service, ImportFilters()).run(PROJECTS)
+    await SessionImporter(service, ImportFilters()).run(PROJECTS)
 
     page = await service.journal(JournalFilter(session_id=S3), limit=200)
 
@@ -67,7 +67,7 @@ async def test_an_import_journals_each_prompt_with_the_calls_that_followed_it(
 
 
 async def test_failed_calls_are_found_with_their_error(service: MemoryService) -> None:
-    await ClaudeCodeImporter(service, ImportFilters()).run(PROJECTS)
+    await SessionImporter(service, ImportFilters()).run(PROJECTS)
 
     failed = await service.journal(JournalFilter(failed_only=True), limit=100)
 
@@ -145,7 +145,7 @@ async def test_hook_calls_are_redacted_and_bounded(app_url: str, service: Memory
 
 
 async def test_rest_and_mcp_answer_journal_questions(app_url: str, service: MemoryService) -> None:
-    await ClaudeCodeImporter(service, ImportFilters()).run(PROJECTS)
+    await SessionImporter(service, ImportFilters()).run(PROJECTS)
 
     async with httpx.AsyncClient(base_url=app_url) as http:
         rest = (await http.get("/api/journal", params={"failed": "true", "limit": 50})).json()

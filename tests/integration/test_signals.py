@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from server.core.models import Memory, MemoryFilter
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.signals_job import mine_signals
 from server.service.memory import MemoryService
 
@@ -55,7 +55,7 @@ async def test_aggregates_are_patterns_updated_in_place(
     with session_file.open("a", encoding="utf-8") as handle:
         for n in range(6):
             handle.write(_bash_call(n))
-    await ClaudeCodeImporter(service, ImportFilters()).run(imported)
+    await SessionImporter(service, ImportFilters()).run(imported)
 
     grown = await mine_signals(service)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from server.core.models import MemoryFilter
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
 from server.service.memory import MemoryService
@@ -53,7 +53,7 @@ async def test_distilled_memories_recall_the_fixture_facts(
     model = os.environ.get("LLM_TEST_MODEL", "qwen2.5:7b")
     projects = tmp_path / "projects"
     shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
-    await ClaudeCodeImporter(service, ImportFilters()).run(projects)
+    await SessionImporter(service, ImportFilters()).run(projects)
 
     async with ChatClient(base_url, timeout=600) as client:
         summary = await Distiller(service, client, model=model, workers=1).run()

@@ -24,7 +24,7 @@ from mcp.types import Tool
 
 from server.adapters.openapi import openapi_document
 from server.core.models import MemoryDraft
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.security.raw_http import RawMcpSession, percent_encoded, send_raw, target
 from tests.security.surface import leaked_internals
@@ -72,7 +72,7 @@ async def corpus(module_service: MemoryService, tmp_path_factory: pytest.TempPat
     assert len(ids) == len(CORPUS) + 1
     projects = tmp_path_factory.mktemp("hostile") / "projects"
     write_session(projects, conversation([f"Plain remark {n} about invoices." for n in range(3)]))
-    await ClaudeCodeImporter(module_service, ImportFilters(min_length=1)).run(projects)
+    await SessionImporter(module_service, ImportFilters(min_length=1)).run(projects)
     return Corpus(dict(zip(CORPUS, ids[:-1], strict=True)), ids[-1])
 
 

@@ -24,7 +24,7 @@ from fastmcp import Client
 
 from server.core.models import MemoryDraft
 from server.core.redact import redact
-from server.ingest.importer import ClaudeCodeImporter, ImportFilters
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
 from server.service.memory import MemoryService
@@ -183,7 +183,7 @@ Writer = Callable[[MemoryService, str, Path], Awaitable[list[str]]]
 async def through_import(service: MemoryService, app_url: str, tmp_path: Path) -> list[str]:
     projects = tmp_path / "projects"
     write_session(projects, conversation(TEXTS))
-    summary = await ClaudeCodeImporter(service, ImportFilters(min_length=1)).run(projects)
+    summary = await SessionImporter(service, ImportFilters(min_length=1)).run(projects)
     return [json.dumps(summary.as_json())]
 
 
@@ -238,7 +238,7 @@ async def through_distill(service: MemoryService, app_url: str, tmp_path: Path) 
     """A benign session is imported; the scripted LLM 'learns' the secrets from it."""
     projects = tmp_path / "projects"
     write_session(projects, conversation([f"Plain remark {n} about the build." for n in range(6)]))
-    await ClaudeCodeImporter(service, ImportFilters(min_length=1)).run(projects)
+    await SessionImporter(service, ImportFilters(min_length=1)).run(projects)
     items = [{"content": text, "kind": "fact", "tags": ["ops"], "turns": [1]} for text in TEXTS]
     with ScriptedLLM(default=Reply.json({"memories": items})) as llm:
         async with ChatClient(llm.base_url, timeout=10) as client:
@@ -375,7 +375,7 @@ async def test_an_unusable_llm_reply_quoting_a_secret_leaves_no_copy_in_the_sess
     """A broken or hostile LLM endpoint echoes a pasted key; the failure reason is stored."""
     projects = tmp_path / "projects"
     write_session(projects, conversation([f"Plain remark {n} about the build." for n in range(6)]))
-    await ClaudeCodeImporter(service, ImportFilters(min_length=1)).run(projects)
+    await SessionImporter(service, ImportFilters(min_length=1)).run(projects)
     reply = Reply.text(f"{ANTHROPIC} is the key you pasted; here are no memories")
 
     with ScriptedLLM(default=reply) as llm:
@@ -403,7 +403,7 @@ async def test_tool_calls_and_titles_from_transcripts_are_redacted_before_storag
     )
     write_session(projects, records)
 
-    summary = await ClaudeCodeImporter(service, ImportFilters(min_length=1)).run(projects)
+    summary = await SessionImporter(service, ImportFilters(min_length=1)).run(projects)
 
     assert summary.events == 3
     assert not (found := leaks(await stored_strings(service.pool))), found

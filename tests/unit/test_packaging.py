@@ -466,6 +466,7 @@ def test_pipeline_runs_every_step_in_order_and_goes_on_past_a_failure(
         "import",
         "distill",
         "signals",
+        "lessons",
         "behavior",
         "profile",
     ]
@@ -525,7 +526,7 @@ def test_pipeline_takes_over_a_lock_left_by_a_dead_run(checkout: Path, tmp_path:
     env = script_env(tmp_path, PATH=without_flock(tmp_path))
     result = subprocess.run([checkout / "scripts" / "import-cron.sh"], env=env, check=False)
     assert result.returncode == 0
-    assert len(calls(tmp_path)) == 5
+    assert len(calls(tmp_path)) == 6
     assert "taking over a stale lock" in (tmp_path / "data" / "logs" / "pipeline.log").read_text()
 
 

@@ -266,11 +266,14 @@ export type Lesson = {
   project: string;
   message: string;
   strictness: LessonStrictness;
-  /** Who wrote it: user, agent, journal, correction. */
+  /** Who wrote it: user, agent, or `journal:<session id>` / `correction:<session id>` when it
+   * was proposed from that session's journal. */
   origin: string;
   active: boolean;
   created_at: string;
   updated_at: string;
+  /** Proposed from the journal and not yet accepted (enabled) or dismissed (disabled). */
+  proposed: boolean;
 };
 
 export type LessonList = { lessons: Lesson[] };

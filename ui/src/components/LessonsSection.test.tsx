@@ -19,8 +19,9 @@ const ask = lesson({
 
 function renderLessons(
   lessons: Lesson[] | undefined,
-  handlers: Pick<LessonsSectionProps, "onToggle" | "onAdd"> = {
+  handlers: Pick<LessonsSectionProps, "onToggle" | "onDismiss" | "onAdd"> = {
     onToggle: vi.fn(),
+    onDismiss: vi.fn(),
     onAdd: vi.fn(async () => {}),
   },
 ) {
@@ -54,7 +55,7 @@ describe("LessonsSection", () => {
   });
 
   it("mutes a disabled lesson and offers Enable; Disable calls back with the lesson", async () => {
-    const handlers = { onToggle: vi.fn(), onAdd: vi.fn(async () => {}) };
+    const handlers = { onToggle: vi.fn(), onDismiss: vi.fn(), onAdd: vi.fn(async () => {}) };
     const { container } = await renderLessons([warn, ask], handlers);
     const [first, second] = [...container.querySelectorAll("li.lesson")];
     expect(first!.classList.contains("is-inactive")).toBe(false);
@@ -63,6 +64,31 @@ describe("LessonsSection", () => {
     expect(byText(second!, "button", "Enable")).not.toBeNull();
     await click(byText(first!, "button", "Disable"));
     expect(handlers.onToggle).toHaveBeenCalledWith(warn);
+  });
+
+  it("shows a proposal as proposed, with its session, and offers Accept and Dismiss", async () => {
+    const proposal = lesson({
+      id: 9,
+      pattern: "\\bnpm\\b",
+      origin: "journal:3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41",
+      active: false,
+      proposed: true,
+    });
+    const handlers = { onToggle: vi.fn(), onDismiss: vi.fn(), onAdd: vi.fn(async () => {}) };
+    const { container } = await renderLessons([proposal, ask], handlers);
+    const [card, disabled] = [...container.querySelectorAll("li.lesson")];
+    expect(card!.querySelector(".lesson-proposed")?.textContent).toBe("proposed");
+    expect(card!.querySelector(".lesson-disabled")).toBeNull();
+    expect(card!.querySelector(".lesson-origin")?.textContent).toBe(
+      "from a failed call corrected in session 3f6c2a1e",
+    );
+    expect(byText(card!, "button", "Enable")).toBeNull();
+    expect(disabled!.querySelector(".lesson-proposed")).toBeNull();
+    expect(byText(disabled!, "button", "Dismiss")).toBeNull();
+    await click(byText(card!, "button", "Accept"));
+    expect(handlers.onToggle).toHaveBeenCalledWith(proposal);
+    await click(byText(card!, "button", "Dismiss"));
+    expect(handlers.onDismiss).toHaveBeenCalledWith(proposal);
   });
 
   it("explains lessons when there are none", async () => {
@@ -76,7 +102,7 @@ describe("LessonsSection", () => {
       .fn<(draft: NewLesson) => Promise<void>>()
       .mockRejectedValueOnce(new ApiError(400, "invalid_input", "pattern is not valid"))
       .mockResolvedValueOnce(undefined);
-    const { container } = await renderLessons([], { onToggle: vi.fn(), onAdd });
+    const { container } = await renderLessons([], { onToggle: vi.fn(), onDismiss: vi.fn(), onAdd });
     const [message, pattern, tool] = container.querySelectorAll("form input");
     await type(message!, "Use the local stack.");
     await type(pattern!, "staging(");

@@ -15,6 +15,8 @@ export type LessonsSectionProps = {
   /** The page's project filter, the default project of a new lesson. */
   project: string;
   onToggle: (lesson: Lesson) => void;
+  /** Disable a proposed lesson: the user does not want it. */
+  onDismiss: (lesson: Lesson) => void;
   onAdd: (lesson: NewLesson) => Promise<void>;
 };
 
@@ -27,6 +29,7 @@ export function LessonsSection({
   projects,
   project,
   onToggle,
+  onDismiss,
   onAdd,
 }: LessonsSectionProps) {
   return (
@@ -34,7 +37,9 @@ export function LessonsSection({
       <h2>Lessons {lessons && <span className="count">{lessons.length}</span>}</h2>
       <p className="tier-description">
         Reminders an agent gets before a tool call whose input matches the pattern. A lesson that
-        asks first also makes Claude Code ask you before the call runs.
+        asks first also makes Claude Code ask you before the call runs. Proposed lessons come from
+        your corrections in past sessions (<code>claude-memory lessons propose</code>); none applies
+        until you accept it.
       </p>
       {error && <ErrorNotice message={error} onRetry={onRetry} />}
       {!lessons && !error && <LoadingNotice label="Loading lessons…" />}
@@ -50,7 +55,13 @@ export function LessonsSection({
       {lessons && lessons.length > 0 && (
         <ul className="lesson-list">
           {lessons.map((lesson) => (
-            <LessonCard key={lesson.id} lesson={lesson} busy={busy} onToggle={onToggle} />
+            <LessonCard
+              key={lesson.id}
+              lesson={lesson}
+              busy={busy}
+              onToggle={onToggle}
+              onDismiss={onDismiss}
+            />
           ))}
         </ul>
       )}

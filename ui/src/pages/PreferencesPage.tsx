@@ -65,9 +65,14 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
   const toggle = (lesson: Lesson) =>
     act(async () => {
       const changed = await setLessonActive(lesson.id, !lesson.active);
-      return changed.active
-        ? `Enabled the lesson “${firstLine(changed.message, 60)}”.`
-        : `Disabled the lesson “${firstLine(changed.message, 60)}”: agents no longer see it.`;
+      const what = `the lesson “${firstLine(changed.message, 60)}”`;
+      if (lesson.proposed) return `Accepted ${what}: agents see it before matching calls.`;
+      return changed.active ? `Enabled ${what}.` : `Disabled ${what}: agents no longer see it.`;
+    });
+  const dismissLesson = (lesson: Lesson) =>
+    act(async () => {
+      const changed = await setLessonActive(lesson.id, false);
+      return `Dismissed the proposed lesson “${firstLine(changed.message, 60)}”.`;
     });
   // The form shows its own failure (a bad pattern) next to the fields it is about.
   const add = async (draft: NewLesson) => {
@@ -140,6 +145,7 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
         projects={projectChoices(projects.data)}
         project={project}
         onToggle={toggle}
+        onDismiss={dismissLesson}
         onAdd={add}
       />
     </section>

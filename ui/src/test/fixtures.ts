@@ -109,6 +109,7 @@ export function lesson(overrides: Partial<Lesson> = {}): Lesson {
     active: true,
     created_at: "2026-04-14T09:00:00+00:00",
     updated_at: "2026-04-14T09:00:00+00:00",
+    proposed: false,
     ...overrides,
   };
 }
