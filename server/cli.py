@@ -22,6 +22,7 @@ from server import __version__
 from server.core.config import Settings, load_settings
 from server.core.errors import StartupError
 from server.jobs.commands import add_hook_commands, add_job_commands
+from server.jobs.connect_cli import add_connect_commands
 from server.jobs.learn_cli import add_learn_command
 from server.jobs.lessons_cli import add_lesson_commands
 
@@ -103,6 +104,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_lesson_commands(commands)
     add_learn_command(commands)
     add_hook_commands(commands)
+    add_connect_commands(commands)
 
     migrate = commands.add_parser("migrate", help="apply pending database migrations")
     _add_plain(migrate)

@@ -1,0 +1,152 @@
+"""`claude-memory connect <agent>` / `disconnect <agent>`: registered by server/cli.py.
+
+Prints one JSON line (what changed, the backup, the commands run) or, with `--plain`, a few
+lines of text; a dry run with `--plain` prints the diff itself. A config that cannot be
+changed safely prints one line on stderr and exits 1 with the file untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from server.core.config import Settings
+from server.core.errors import StartupError
+from server.jobs.connect import AGENT_NAMES, AgentChange, ConnectError, connect, disconnect
+
+EXAMPLES = """\
+examples:
+  claude-memory connect codex              add claude-memory to ~/.codex/config.toml
+  claude-memory connect gemini --dry-run   show the change to ~/.gemini/settings.json
+  claude-memory connect claude-code        run `claude mcp add --scope user --transport http`
+  claude-memory disconnect codex           remove our entry, and only ours
+"""
+
+
+def add_connect_commands(commands: Any) -> None:
+    """Add `connect` and `disconnect` to `commands` (an argparse subparsers object)."""
+    attach = commands.add_parser(
+        "connect",
+        help="register the MCP server with Claude Code, Codex or Gemini CLI (backs up, keeps "
+        "other entries)",
+        description="Register this server in the agent's own configuration, over streamable "
+        "HTTP (/mcp). The token, if the server has one, is read from CLAUDE_MEMORY_TOKEN in the "
+        "agent's environment and never written to its files.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    attach.add_argument("agent", choices=AGENT_NAMES, help="which agent")
+    attach.add_argument("--url", help="the server (default: http://HOST:PORT from the settings)")
+    attach.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also add a short marked block on using the memory tools to the agent's "
+        "instructions file (codex: AGENTS.md, gemini: GEMINI.md), for versions without hooks",
+    )
+    detach = commands.add_parser(
+        "disconnect",
+        help="remove our MCP entry (and our instructions block), and only ours, from the agent",
+    )
+    detach.add_argument("agent", choices=AGENT_NAMES, help="which agent")
+    for parser in (attach, detach):
+        parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+        parser.add_argument("--plain", action="store_true", help="print text instead of JSON")
+    attach.set_defaults(run=cmd_connect)
+    detach.set_defaults(run=cmd_disconnect)
+
+
+def default_url(settings: Settings) -> str:
+    """The server's own address; a wildcard bind is reached on loopback."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return f"http://[{host}]:{settings.port}" if ":" in host else f"http://{host}:{settings.port}"
+
+
+def cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
+    url = (args.url or default_url(settings)).rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise StartupError(f"--url must be an http:// or https:// URL of the server, got {url!r}")
+    try:
+        change = connect(
+            args.agent,
+            url,
+            use_token=settings.claude_memory_token is not None,
+            environ=os.environ,
+            home=Path.home(),
+            now=datetime.now(tz=UTC),
+            dry_run=args.dry_run,
+            instructions=args.instructions,
+        )
+    except ConnectError as exc:
+        raise StartupError(str(exc)) from None
+    _report(change, args.plain)
+    return 0
+
+
+def cmd_disconnect(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        change = disconnect(
+            args.agent,
+            environ=os.environ,
+            home=Path.home(),
+            now=datetime.now(tz=UTC),
+            dry_run=args.dry_run,
+        )
+    except ConnectError as exc:
+        raise StartupError(str(exc)) from None
+    _report(change, args.plain)
+    return 0
+
+
+def summary(change: AgentChange) -> dict[str, Any]:
+    """The JSON line: what changed, where, the backups and commands; diffs on a dry run."""
+    files = []
+    for file in change.files:
+        entry: dict[str, Any] = {
+            "path": str(file.path),
+            "changed": file.changed,
+            "backup": str(file.backup) if file.backup else None,
+        }
+        if change.dry_run:
+            entry["diff"] = file.diff
+        files.append(entry)
+    return {
+        "agent": change.agent,
+        "action": change.action,
+        "changed": change.changed,
+        "dry_run": change.dry_run,
+        "url": change.url,
+        "transport": change.transport,
+        "files": files,
+        "commands": [shlex.join(command) for command in change.commands],
+        "notes": change.notes,
+    }
+
+
+def _report(change: AgentChange, plain: bool) -> None:
+    if not plain:
+        print(json.dumps(summary(change)))  # noqa: T201
+        return
+    verb = "would change" if change.dry_run else "changed"
+    lines = []
+    if change.dry_run:
+        lines += [file.diff.rstrip("\n") for file in change.files if file.diff]
+    for file in change.files:
+        if file.changed:
+            backup = f" (backup: {file.backup})" if file.backup else ""
+            lines.append(f"{verb} {file.path}{backup}")
+    lines += [
+        f"{'would run' if change.dry_run else 'ran'}: {shlex.join(c)}" for c in change.commands
+    ]
+    if not change.changed:
+        lines.append(f"{change.agent}: no change")
+    elif change.url and not change.dry_run:
+        lines.append(f"{change.agent}: connected to {change.url} (streamable HTTP)")
+    elif not change.dry_run:
+        lines.append(f"{change.agent}: disconnected")
+    lines += [f"note: {note}" for note in change.notes]
+    print("\n".join(lines))  # noqa: T201

@@ -1,0 +1,262 @@
+"""`claude-memory connect` checked by the agents' own CLIs (from npm) against the real app.
+
+agent_clis (session)   @openai/codex, @google/gemini-cli and @anthropic-ai/claude-code at pinned
+                       versions, installed once with npm into a cache folder outside the work
+                       tree (AGENT_CLIS_DIR, else ~/.cache/claude-memory-tests/agent-clis-*) and
+                       reused while the versions match; nothing else is downloaded at run time
+guarded_url            the app over the test database, with CLAUDE_MEMORY_TOKEN set
+agent_env              HOME (from conftest), CODEX_HOME and the rest inside tmp_path, the CLIs
+                       first on PATH, the token in the environment as a user would export it
+
+Each agent reports the connection itself, offline and without a login: Gemini CLI and Claude
+Code health-check the server in `mcp list`; Codex's `mcp list` only prints its configuration,
+so its app server (the JSON-RPC backend of its UI) is asked for `mcpServerStatus/list`, which
+connects and lists our tools. Every subprocess runs in a worker thread: the server under test
+shares this event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.app import create_app
+from server.core.config import Secret, Settings
+from server.service.memory import MemoryService
+from tests.integration.conftest import serving
+from tests.integration.processes import cli_command
+
+pytestmark = pytest.mark.integration
+
+# Versions these tests were written against; bump them together with the expectations below.
+CLI_VERSIONS = {
+    "@openai/codex": "0.169.0",
+    "@google/gemini-cli": "0.61.0",
+    "@anthropic-ai/claude-code": "2.1.331",
+}
+TOKEN = "connect-clients-token-0123456789"
+_CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+CLIS_DIR = Path(
+    os.environ.get("AGENT_CLIS_DIR")
+    or _CACHE_ROOT
+    / "claude-memory-tests"
+    / f"agent-clis-{hashlib.sha256(str(CLI_VERSIONS).encode()).hexdigest()[:12]}"
+)
+CODEX_USER_CONFIG = """\
+# my own settings
+model = "o3"
+
+[mcp_servers.docs]
+command = "docs-server"
+args = ["--stdio"]
+"""
+
+
+@pytest.fixture(scope="session")
+def agent_clis() -> Path:
+    """The folder holding the `codex`, `gemini` and `claude` executables."""
+    bin_dir = CLIS_DIR / "node_modules" / ".bin"
+    stamp = CLIS_DIR / "versions.json"
+    CLIS_DIR.mkdir(parents=True, exist_ok=True)
+    with (CLIS_DIR / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        installed = stamp.read_text() if stamp.exists() else ""
+        if installed != json.dumps(CLI_VERSIONS) or not all(
+            (bin_dir / name).exists() for name in ("codex", "gemini", "claude")
+        ):
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail(
+                    "npm is needed to install the agents' CLIs (scripts/test.sh installs it)"
+                )
+            packages = [f"{name}@{version}" for name, version in CLI_VERSIONS.items()]
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(CLIS_DIR), "--no-audit", "--no-fund",
+                 "--loglevel=error", *packages],
+                capture_output=True, text=True, timeout=900, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                pytest.fail(f"npm install of the agents' CLIs failed: {done.stderr[-2000:]}")
+            stamp.write_text(json.dumps(CLI_VERSIONS))
+    return bin_dir
+
+
+@pytest.fixture
+async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
+    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
+    async with serving(create_app(guarded, service)) as url:
+        yield url
+
+
+@pytest.fixture
+def agent_env(agent_clis: Path, isolated_home: Path) -> Iterator[dict[str, str]]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME")
+    }
+    env.update(
+        PATH=f"{agent_clis}{os.pathsep}{env.get('PATH', '')}",
+        CODEX_HOME=str(isolated_home / ".codex"),
+        CLAUDE_MEMORY_TOKEN=TOKEN,
+        # Gemini CLI turns every MCP server off in a folder the user has not trusted.
+        GEMINI_CLI_TRUST_WORKSPACE="true",
+        DISABLE_AUTOUPDATER="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        NO_COLOR="1",
+    )
+    yield env
+
+
+async def run(*command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return await asyncio.to_thread(
+        subprocess.run,
+        list(command),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+async def claude_memory(*args: str, env: dict[str, str]) -> dict[str, Any]:
+    done = await run(*cli_command(*args), env=env)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def codex_mcp_status(env: dict[str, str]) -> dict[str, Any]:
+    """Ask Codex's app server for the live status of our server (it connects to list tools)."""
+    process = subprocess.Popen(
+        ["codex", "app-server"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    timer = threading.Timer(60, process.kill)
+    timer.start()
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        for message in (
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {"clientInfo": {"name": "t", "version": "0"}},
+            },
+            {"method": "initialized"},
+            {"id": 2, "method": "mcpServerStatus/list", "params": {"serverName": "claude-memory"}},
+        ):
+            process.stdin.write(json.dumps(message) + "\n")
+        process.stdin.flush()
+        for line in process.stdout:
+            reply = json.loads(line)
+            if reply.get("id") == 2:
+                [status] = reply["result"]["data"]
+                return dict(status)
+        raise AssertionError("codex app-server ended without answering mcpServerStatus/list")
+    finally:
+        timer.cancel()
+        process.kill()
+        process.wait()
+
+
+async def test_codex_connects_over_streamable_http_with_the_token_from_its_environment(
+    guarded_url: str, agent_env: dict[str, str], isolated_home: Path
+) -> None:
+    config = isolated_home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_USER_CONFIG)
+
+    connected = await claude_memory("connect", "codex", "--url", guarded_url, env=agent_env)
+    shown = await run("codex", "mcp", "get", "claude-memory", "--json", env=agent_env)
+    status = await asyncio.to_thread(codex_mcp_status, agent_env)
+    tokenless = await asyncio.to_thread(codex_mcp_status, {**agent_env, "CLAUDE_MEMORY_TOKEN": ""})
+
+    assert connected["changed"] and connected["transport"] == "streamable-http"
+    assert shown.returncode == 0, shown.stderr
+    transport = json.loads(shown.stdout)["transport"]
+    assert transport["type"] == "streamable_http"
+    assert transport["url"] == f"{guarded_url}/mcp"
+    assert transport["bearer_token_env_var"] == "CLAUDE_MEMORY_TOKEN"
+    assert status.get("toolsError") is None
+    assert status["serverInfo"]["name"] == "claude-memory"
+    assert {"startup_context", "hybrid_search", "save_memory"} <= set(status["tools"])
+    assert "CLAUDE_MEMORY_TOKEN" in tokenless["toolsError"]
+    assert TOKEN not in config.read_text()
+
+    again = await claude_memory("connect", "codex", "--url", guarded_url, env=agent_env)
+    removed = await claude_memory("disconnect", "codex", env=agent_env)
+    listed = await run("codex", "mcp", "list", "--json", env=agent_env)
+
+    assert not again["changed"] and removed["changed"]
+    assert [server["name"] for server in json.loads(listed.stdout)] == ["docs"]
+    assert config.read_text() == CODEX_USER_CONFIG
+
+
+async def test_gemini_cli_lists_the_server_as_connected(
+    guarded_url: str, agent_env: dict[str, str], isolated_home: Path
+) -> None:
+    settings = isolated_home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"ui": {"theme": "Dracula"}}, indent=2) + "\n")
+
+    connected = await claude_memory("connect", "gemini", "--url", guarded_url, env=agent_env)
+    listed = await run("gemini", "mcp", "list", env=agent_env)
+    tokenless = await run("gemini", "mcp", "list", env={**agent_env, "CLAUDE_MEMORY_TOKEN": ""})
+
+    assert connected["changed"]
+    entry = json.loads(settings.read_text())["mcpServers"]["claude-memory"]
+    assert entry["httpUrl"] == f"{guarded_url}/mcp"
+    line = server_line(listed.stdout + listed.stderr, "claude-memory")
+    assert f"{guarded_url}/mcp (http) - Connected" in line
+    assert "Disconnected" in server_line(tokenless.stdout + tokenless.stderr, "claude-memory")
+    assert TOKEN not in settings.read_text()
+
+    await claude_memory("disconnect", "gemini", env=agent_env)
+    after = await run("gemini", "mcp", "list", env=agent_env)
+
+    assert "claude-memory" not in after.stdout + after.stderr
+    assert json.loads(settings.read_text()) == {"ui": {"theme": "Dracula"}}
+
+
+async def test_claude_code_adds_the_server_with_its_own_command(
+    guarded_url: str, agent_env: dict[str, str], isolated_home: Path
+) -> None:
+    connected = await claude_memory("connect", "claude-code", "--url", guarded_url, env=agent_env)
+    listed = await run("claude", "mcp", "list", env=agent_env)
+    again = await claude_memory("connect", "claude-code", "--url", guarded_url, env=agent_env)
+
+    assert connected["changed"] and connected["commands"][0].startswith("claude mcp add")
+    line = server_line(listed.stdout, "claude-memory")
+    assert f"{guarded_url}/mcp (HTTP)" in line and "Connected" in line, listed.stdout
+    assert not again["changed"] and again["commands"] == []
+    assert TOKEN not in (isolated_home / ".claude.json").read_text()
+
+    removed = await claude_memory("disconnect", "claude-code", env=agent_env)
+    after = await run("claude", "mcp", "list", env=agent_env)
+
+    assert removed["commands"] == ["claude mcp remove claude-memory --scope user"]
+    assert "claude-memory" not in after.stdout
+
+
+def server_line(output: str, name: str) -> str:
+    lines = [line for line in output.splitlines() if name in line]
+    assert lines, output
+    return lines[0]
