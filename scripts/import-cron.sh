@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The learning pipeline, meant to run every hour: import new Claude Code sessions, distill them
-# (LLM), mine corrections and habits, propose lessons from corrected tool calls, learn working
-# style (LLM), rewrite the profile. A running server sees what the pipeline wrote at once (its
-# read cache follows the database's commits).
+# The learning pipeline, meant to run every hour: import new agent sessions (those of Claude
+# Code, Codex CLI and Gemini CLI on this machine), distill them (LLM), mine corrections and
+# habits, propose lessons from corrected tool calls, learn working style (LLM), rewrite the
+# profile. A running server sees what the pipeline wrote at once (its read cache follows the
+# database's commits).
 #
 # Usage: scripts/import-cron.sh [--compose]
 #
@@ -134,19 +135,36 @@ fi
 CLAUDE_DIR="${CLAUDE_CONFIG_DIR:-$HOME/.claude}"
 PROJECTS="$CLAUDE_DIR/projects"
 
+CODEX_SESSIONS="${CODEX_HOME:-$HOME/.codex}/sessions"
+GEMINI_DIR="${GEMINI_CLI_HOME:-$HOME}/.gemini"
+
+# Every agent whose sessions are on this machine: Claude Code, Codex CLI, Gemini CLI.
 import_sessions() {
-    if [ ! -d "$PROJECTS" ]; then
-        say "no Claude Code sessions at $PROJECTS yet; nothing to import"
+    if [ ! -d "$PROJECTS" ] && [ ! -d "$CODEX_SESSIONS" ] && [ ! -d "$GEMINI_DIR/tmp" ]; then
+        say "no Claude Code, Codex or Gemini sessions on this machine yet; nothing to import"
         return 0
     fi
     if [ "$COMPOSE" -eq 0 ]; then
-        cli import --claude-code "$PROJECTS"
+        cli import --agents
         return
     fi
-    # As your own uid, so the read-only mount of your sessions is readable in the container.
-    compose run --rm -T --user "$(id -u):$(id -g)" -e HOME=/tmp \
-        -v "$PROJECTS:/import/claude-projects:ro" \
-        server claude-memory import --claude-code /import/claude-projects
+    # As your own uid, so the read-only mounts of your sessions are readable in the container.
+    local mounts=() sources=()
+    if [ -d "$PROJECTS" ]; then
+        mounts+=(-v "$PROJECTS:/import/claude-projects:ro")
+        sources+=(--claude-code /import/claude-projects)
+    fi
+    if [ -d "$CODEX_SESSIONS" ]; then
+        mounts+=(-v "$CODEX_SESSIONS:/import/codex-sessions:ro")
+        sources+=(--codex /import/codex-sessions)
+    fi
+    if [ -d "$GEMINI_DIR/tmp" ]; then
+        # The whole folder: projects.json beside tmp/ names the projects' folders.
+        mounts+=(-v "$GEMINI_DIR:/import/gemini:ro")
+        sources+=(--gemini /import/gemini/tmp)
+    fi
+    compose run --rm -T --user "$(id -u):$(id -g)" -e HOME=/tmp "${mounts[@]}" \
+        server claude-memory import "${sources[@]}"
 }
 
 write_profile() {

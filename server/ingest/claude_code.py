@@ -3,8 +3,9 @@
 Pure and incremental: `read_transcript` reads from a byte offset, consumes only complete lines
 and returns the offset to resume from, so the importer can re-read a session that is still being
 written. Which lines count as prose is decided in `server.ingest.prose` (FORMATS.md §1.9).
-Finding the files (`discovery`) and naming projects (`names`) live in their own modules and are
-re-exported here, so the importer needs this one import.
+Finding the files (`discovery`), naming projects (`names`) and the values every agent's reader
+returns (`transcript_chunk`) live in their own modules and are re-exported here, so the
+importer needs this one import; reading complete lines from an offset is `jsonl_lines`.
 
 Rules chosen here, and why:
 
@@ -43,20 +44,29 @@ Rules chosen here, and why:
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any
 
-from server.core.models import PROMPT_CHARS, ToolOutcome
+from server.core.models import ToolOutcome
 from server.ingest.discovery import TranscriptFile, discover_transcripts
+from server.ingest.jsonl_lines import MAX_LINE_BYTES, JsonLines, count_lines_before
 from server.ingest.names import project_display_names
 from server.ingest.prose import assistant_prose, tool_results, tool_uses, user_prose
 from server.ingest.timestamps import parse_timestamp
-from server.ingest.tool_calls import cut, outcome_of_result, tool_target
+from server.ingest.tool_calls import outcome_of_result, tool_target
+from server.ingest.transcript_chunk import (
+    PromptRecord,
+    Role,
+    ToolEvent,
+    TranscriptChunk,
+    Turn,
+    late_outcomes,
+    with_outcomes,
+)
 
 __all__ = [
     "PromptRecord",
@@ -70,110 +80,6 @@ __all__ = [
     "read_transcript",
     "tool_target",
 ]
-
-Role = Literal["user", "assistant"]
-
-# Lines this long are spilled outputs or base64 blobs, never prose; they are skipped without
-# being held in memory ("oversize"). Real lines reach a few MB (FORMATS.md §1.10).
-MAX_LINE_BYTES = 64 * 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One human prompt or one assistant reply, as prose."""
-
-    uuid: str
-    session_id: str | None  # the line's full sessionId (the parent's for a sub-agent)
-    role: Role
-    text: str
-    timestamp: datetime | None
-    cwd: str | None
-    agent_id: str | None  # set for sub-agent (sidechain) records
-    line_number: int  # 1-based line in the file
-    is_sidechain: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ToolEvent:
-    """One tool call, compact enough to mine habits from (which commands fail, which files)."""
-
-    uuid: str  # of the assistant line holding the tool_use
-    tool_use_id: str  # pairs the call with its tool_result, possibly in a later chunk
-    session_id: str | None
-    timestamp: datetime | None
-    tool: str
-    target: str | None  # Bash command, or the file path / pattern / url it acted on
-    success: bool | None  # from its tool_result; None when the result is not in this chunk
-    agent_id: str | None
-    prompt_key: str | None = None  # the human prompt it followed (see PromptRecord)
-    output_preview: str | None = None  # start of its output, from the result in this chunk
-    error: str | None = None  # why it failed, when it did
-
-
-@dataclass(frozen=True, slots=True)
-class PromptRecord:
-    """A human prompt of the main thread, for the journal."""
-
-    key: str  # the line's promptId (Claude Code 2.1+), else its uuid
-    uuid: str
-    text: str  # the prompt's prose, cut to PROMPT_CHARS
-    timestamp: datetime | None
-    agent_id: str | None
-    session_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptChunk:
-    """What one read of a transcript found, and where the next read should start."""
-
-    turns: list[Turn]
-    events: list[ToolEvent]
-    skipped: dict[str, int]  # records that carry text but are not prose, by reason
-    malformed: int  # complete lines that are not a JSON object
-    lines_read: int  # complete lines consumed
-    end_offset: int  # byte offset just after the last consumed newline
-    cwd: str | None  # the last cwd seen
-    session_id: str | None  # the first sessionId seen
-    title: str | None  # custom-title, else ai-title, else summary
-    version: str | None  # the last Claude Code version seen
-    # tool_use_id -> outcome for results whose tool_use was read in an earlier chunk
-    late_results: dict[str, ToolOutcome] = field(default_factory=dict)
-    prompts: list[PromptRecord] = field(default_factory=list)  # one per key, first seen
-
-
-def _complete_lines(handle: BinaryIO, max_bytes: int) -> Iterator[tuple[int, bytes | None]]:
-    """(size, bytes) of each complete line; bytes is None for a line over `max_bytes`.
-
-    Stops at a last line without a newline: it is still being written (or was cut by a crash)
-    and is read again, whole, by the next call.
-    """
-    while True:
-        line = handle.readline(max_bytes)
-        if line.endswith(b"\n"):
-            yield len(line), line
-            continue
-        if len(line) < max_bytes:
-            return
-        size = len(line)
-        while True:
-            piece = handle.readline(max_bytes)
-            size += len(piece)
-            if piece.endswith(b"\n"):
-                break
-            if len(piece) < max_bytes:
-                return
-        yield size, None
-
-
-def _lines_before(path: Path, offset: int) -> int:
-    count = 0
-    with path.open("rb") as handle:
-        while handle.tell() < offset:
-            block = handle.read(min(1 << 20, offset - handle.tell()))
-            if not block:
-                break
-            count += block.count(b"\n")
-    return count
 
 
 @dataclass(slots=True)
@@ -294,14 +200,7 @@ class _ChunkReader:
         # user_prose skips every sub-agent line, so this is a prompt of the main thread.
         self.prompt_key = prompt_id or turn.uuid
         if self.prompt_key not in self.prompts:
-            self.prompts[self.prompt_key] = PromptRecord(
-                key=self.prompt_key,
-                uuid=turn.uuid,
-                text=cut(turn.text, PROMPT_CHARS),
-                timestamp=turn.timestamp,
-                agent_id=turn.agent_id,
-                session_id=turn.session_id,
-            )
+            self.prompts[self.prompt_key] = PromptRecord.of_turn(turn, self.prompt_key)
 
     def _take_assistant(self, record: Mapping[str, Any], line_number: int) -> None:
         turn = self._turn(record, "assistant", "", line_number)
@@ -355,34 +254,6 @@ class _ChunkReader:
             for entry in self.entries
         ]
 
-    def tool_events(self) -> list[ToolEvent]:
-        events = []
-        for event in self.events:
-            outcome = self.results.get(event.tool_use_id)
-            if outcome is not None:
-                event = replace(
-                    event,
-                    success=outcome.success,
-                    output_preview=outcome.output_preview,
-                    error=outcome.error,
-                    prompt_key=outcome.prompt_key or event.prompt_key,
-                )
-            events.append(event)
-        return events
-
-    def late_results(self) -> dict[str, ToolOutcome]:
-        called = {event.tool_use_id for event in self.events}
-        return {key: done for key, done in self.results.items() if key not in called}
-
-
-def _parse_line(raw: bytes) -> dict[str, Any] | None:
-    """The JSON object on a line; None when the line is not one (invalid UTF-8 is replaced)."""
-    try:
-        record = json.loads(raw.decode("utf-8", "replace"))
-    except (ValueError, RecursionError):
-        return None
-    return record if isinstance(record, dict) else None
-
 
 def read_records(
     path: Path, *, max_line_bytes: int = MAX_LINE_BYTES
@@ -394,10 +265,7 @@ def read_records(
     line without a newline are passed over, as `read_transcript` does.
     """
     with path.open("rb") as handle:
-        for line_number, (_, raw) in enumerate(_complete_lines(handle, max_line_bytes), start=1):
-            record = _parse_line(raw) if raw is not None and raw.strip() else None
-            if record is not None:
-                yield line_number, record
+        yield from JsonLines(handle, 0, max_line_bytes)
 
 
 def read_transcript(
@@ -406,46 +274,28 @@ def read_transcript(
     """Read the complete lines of a transcript from byte `start_offset` on.
 
     Lines that are not a JSON object are counted in `malformed` and skipped (blank lines are
-    passed over); lines longer than `max_line_bytes` are skipped as "oversize"; unknown record
-    types are ignored. Invalid UTF-8 is replaced, never fatal. If the file is now shorter than
-    `start_offset`, nothing is read.
+    passed over), as are records whose fields have shapes no Claude Code version writes; lines
+    longer than `max_line_bytes` are skipped as "oversize"; unknown record types are ignored.
+    Invalid UTF-8 is replaced, never fatal. If the file is now shorter than `start_offset`,
+    nothing is read.
     """
     reader = _ChunkReader()
-    malformed = lines_read = 0
-    offset = start_offset
-    line_number = _lines_before(path, start_offset) if start_offset else 0
+    first_line = count_lines_before(path, start_offset) if start_offset else 0
     with path.open("rb") as handle:
-        handle.seek(start_offset)
-        for size, raw in _complete_lines(handle, max_line_bytes):
-            offset += size
-            lines_read += 1
-            line_number += 1
-            if raw is None:
-                reader.skipped["oversize"] += 1
-                continue
-            if not raw.strip():
-                continue
-            record = _parse_line(raw)
-            if record is None:
-                malformed += 1
-                continue
-            try:
-                reader.take(record, line_number)
-            except (TypeError, ValueError, AttributeError, KeyError):
-                # A record whose fields have shapes no Claude Code version writes: counted
-                # and skipped like a line that is not JSON, so one odd record never stops a file.
-                malformed += 1
+        lines = JsonLines(handle, start_offset, max_line_bytes)
+        lines.take_all(reader.take, first_line)
+    reader.skipped.update(lines.skipped)
     return TranscriptChunk(
         turns=reader.turns(),
-        events=reader.tool_events(),
+        events=with_outcomes(reader.events, reader.results),
         skipped=dict(sorted(reader.skipped.items())),
-        malformed=malformed,
-        lines_read=lines_read,
-        end_offset=offset,
+        malformed=lines.malformed,
+        lines_read=lines.lines_read,
+        end_offset=lines.end_offset,
         cwd=reader.cwd,
         session_id=reader.session_id,
         title=reader.title(),
         version=reader.version,
-        late_results=reader.late_results(),
+        late_results=late_outcomes(reader.results, {e.tool_use_id for e in reader.events}),
         prompts=list(reader.prompts.values()),
     )

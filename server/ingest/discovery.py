@@ -42,7 +42,7 @@ class TranscriptFile:
     size: int  # bytes when found; less than a stored offset means the file was replaced
 
 
-def default_projects_root(environ: dict[str, str], home: Path) -> Path:
+def default_projects_root(environ: Mapping[str, str], home: Path) -> Path:
     """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects` (FORMATS.md §1.1)."""
     config_dir = environ.get("CLAUDE_CONFIG_DIR")
     if config_dir:

@@ -1,4 +1,9 @@
-"""`claude-memory import --claude-code`: transcripts to raw-turn memories, incrementally.
+"""`claude-memory import --claude-code / --codex / --gemini`: agent sessions to raw-turn
+memories, incrementally.
+
+One importer for every agent: server/ingest/agents.py says how each agent's files are found
+and read, and every reader returns the same chunk, so turns, tool calls and prompts of all
+agents are stored alike, each with its agent as `source`.
 
 Each transcript file is read from where the last run stopped (`imported_files`), so a session
 still being written is picked up line by line and an unchanged file costs one `stat`. Turns of
@@ -21,15 +26,14 @@ from pathlib import Path
 import anyio
 
 from server.core.models import FileImport, FileProgress, JournalPrompt, MemoryDraft, SessionEvent
+from server.ingest.agents import CLAUDE_CODE, AgentFormat
 from server.ingest.claude_code import (
     PromptRecord,
     ToolEvent,
     TranscriptChunk,
     TranscriptFile,
     Turn,
-    discover_transcripts,
     project_display_names,
-    read_transcript,
 )
 from server.learn.corrections import correction_cue
 from server.service.memory import MemoryService
@@ -37,7 +41,6 @@ from server.service.memory import MemoryService
 logger = logging.getLogger(__name__)
 
 BATCH_TURNS = 512  # turns embedded together; large enough to keep the model busy
-SOURCE = "claude-code"
 
 Progress = Callable[[int, int], None]
 
@@ -101,21 +104,23 @@ class ImportFilters:
 
 
 class SessionImporter:
-    """One run over one projects root."""
+    """One run over one agent's sessions folder (Claude Code's projects root by default)."""
 
     def __init__(
         self,
         service: MemoryService,
         filters: ImportFilters,
         *,
+        agent: AgentFormat = CLAUDE_CODE,
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> None:
         self.service = service
         self.filters = filters
+        self.agent = agent
         self.dry_run = dry_run
         self.progress = progress
-        self.summary = ImportSummary(source=SOURCE, dry_run=dry_run)
+        self.summary = ImportSummary(source=agent.source, dry_run=dry_run)
         self._pending: list[FileImport] = []
         self._pending_turns = 0
         self._names: dict[str, str] = {}
@@ -124,9 +129,9 @@ class SessionImporter:
     async def run(self, root: Path) -> ImportSummary:
         started = time.monotonic()
         if not root.is_dir():
-            self.summary.errors.append(f"{root} is not a folder of Claude Code projects")
+            self.summary.errors.append(f"{root} is not a folder of {self.agent.folder}")
             return self.summary
-        files = await anyio.to_thread.run_sync(discover_transcripts, root)
+        files = await anyio.to_thread.run_sync(self.agent.discover, root)
         state = await self.service.import_state()
         self._names = dict(state.project_names)
         self.summary.files_found = len(files)
@@ -150,7 +155,7 @@ class SessionImporter:
             )
             start = 0
         try:
-            chunk = await anyio.to_thread.run_sync(read_transcript, transcript.path, start)
+            chunk = await anyio.to_thread.run_sync(self.agent.read, transcript.path, start)
         except OSError as exc:
             self.summary.files_failed += 1
             self.summary.errors.append(f"{transcript.path}: cannot read: {exc}")
@@ -177,7 +182,7 @@ class SessionImporter:
                 file_path=str(transcript.path),
                 session_id=session_id,
                 agent_id=transcript.agent_id,
-                source=SOURCE,
+                source=self.agent.source,
                 project=project,
                 project_path=project_path,
                 bytes_imported=chunk.end_offset,
@@ -239,7 +244,9 @@ class SessionImporter:
                 self.summary.turns_skipped["before_since"] += 1
                 filtered = True
                 continue
-            drafts.append(_draft(turn, session_id, project, project_path, created_at))
+            drafts.append(
+                _draft(turn, self.agent.source, session_id, project, project_path, created_at)
+            )
         return drafts, filtered
 
     async def _flush(self) -> None:
@@ -264,7 +271,12 @@ class SessionImporter:
 
 
 def _draft(
-    turn: Turn, session_id: str, project: str, project_path: str, created_at: datetime
+    turn: Turn,
+    source: str,
+    session_id: str,
+    project: str,
+    project_path: str,
+    created_at: datetime,
 ) -> MemoryDraft:
     metadata: dict[str, object] = {"record_uuid": turn.uuid, "line": turn.line_number}
     if turn.agent_id:
@@ -272,7 +284,7 @@ def _draft(
     return MemoryDraft(
         content=turn.text,
         kind="raw",
-        source=SOURCE,
+        source=source,
         project=project,
         project_path=project_path,
         session_id=session_id,

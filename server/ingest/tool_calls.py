@@ -35,11 +35,14 @@ _PERSISTED = re.compile(
 _REJECTED = "User rejected tool use"
 
 
-def tool_target(tool_input: Any) -> str | None:
-    """What a call acted on: its command, else its file path, pattern or url; cut, cleaned."""
+def tool_target(tool_input: Any, fields: tuple[str, ...] = _TARGET_FIELDS) -> str | None:
+    """What a call acted on: its command, else its file path, pattern or url; cut, cleaned.
+
+    `fields` lets another agent's reader look, in the same way, at the fields its tools use.
+    """
     if not isinstance(tool_input, Mapping):
         return None
-    for key in _TARGET_FIELDS:
+    for key in fields:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
             return clean(value[:TARGET_MAX_CHARS])

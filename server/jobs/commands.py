@@ -25,6 +25,7 @@ from server.domain.training import (
 )
 
 if TYPE_CHECKING:
+    from server.ingest.agents import AgentFormat
     from server.ingest.importer import ImportSummary
     from server.learn.llm import ChatClient
     from server.service.memory import MemoryService
@@ -55,6 +56,26 @@ def add_job_commands(commands: Any) -> None:
         metavar="DIR",
         help="Claude Code sessions under DIR (default: $CLAUDE_CONFIG_DIR/projects, "
         "else ~/.claude/projects)",
+    )
+    importer.add_argument(
+        "--codex",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="Codex CLI sessions under DIR (default: $CODEX_HOME/sessions, else ~/.codex/sessions)",
+    )
+    importer.add_argument(
+        "--gemini",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="Gemini CLI sessions under DIR (default: ~/.gemini/tmp, or under $GEMINI_CLI_HOME)",
+    )
+    importer.add_argument(
+        "--agents",
+        action="store_true",
+        help="the sessions of every agent whose default folder exists (Claude Code, Codex, "
+        "Gemini): what the hourly job runs",
     )
     importer.add_argument("--claude-ai", metavar="FILE", help="claude.ai export: .zip or .json")
     importer.add_argument(
@@ -191,15 +212,18 @@ def add_job_commands(commands: Any) -> None:
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
     from server.core.timeparse import parse_optional_time
-    from server.ingest.discovery import default_projects_root
     from server.ingest.documents import import_claude_ai, import_memories, import_text
     from server.ingest.importer import ImportFilters, SessionImporter
     from server.jobs.progress import ProgressLine
     from server.service.runtime import open_service
 
-    sources = (args.claude_code, args.claude_ai, args.text, args.memories)
-    if all(source is None for source in sources):
-        raise StartupError("say what to import: --claude-code, --claude-ai, --text or --memories")
+    sessions = _session_folders(args)
+    others = (args.claude_ai, args.text, args.memories)
+    if not sessions and not args.agents and all(x is None for x in others):
+        raise StartupError(
+            "say what to import: --claude-code, --codex, --gemini, --agents, --claude-ai, "
+            "--text or --memories"
+        )
     if args.min_length < 0:
         raise StartupError("--min-length must be 0 or more")
     try:
@@ -211,15 +235,14 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     async def run() -> list[ImportSummary]:
         summaries = []
         async with open_service(settings) as service:
-            if args.claude_code is not None:
-                root = (
-                    Path(args.claude_code).expanduser()
-                    if args.claude_code
-                    else default_projects_root(dict(os.environ), Path.home())
-                )
-                with ProgressLine("sessions", sys.stderr) as progress:
+            for agent, root in sessions:
+                with ProgressLine(f"{agent.source} sessions", sys.stderr) as progress:
                     importer = SessionImporter(
-                        service, filters, dry_run=args.dry_run, progress=progress.update
+                        service,
+                        filters,
+                        agent=agent,
+                        dry_run=args.dry_run,
+                        progress=progress.update,
                     )
                     summaries.append(await importer.run(root))
             if args.claude_ai is not None:
@@ -249,6 +272,25 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         for summary in summaries:
             _print_import_summary(summary)
     return 1 if any(s.nothing_imported_and_failed for s in summaries) else 0
+
+
+def _session_folders(args: argparse.Namespace) -> list[tuple[AgentFormat, Path]]:
+    """Each agent to import and its folder: the one given, else the agent's default.
+
+    `--agents` takes every agent whose default folder exists, so the hourly job imports what
+    is on the machine and says nothing about agents never installed.
+    """
+    from server.ingest.agents import AGENTS
+
+    given = {"claude-code": args.claude_code, "codex": args.codex, "gemini": args.gemini}
+    folders = []
+    for name, agent in AGENTS.items():
+        default = agent.default_root(os.environ, Path.home())
+        if given[name]:
+            folders.append((agent, Path(given[name]).expanduser()))
+        elif given[name] is not None or (args.agents and default.is_dir()):
+            folders.append((agent, default))
+    return folders
 
 
 def _print_import_summary(summary: ImportSummary) -> None:

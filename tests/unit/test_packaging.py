@@ -470,7 +470,7 @@ def test_pipeline_runs_every_step_in_order_and_goes_on_past_a_failure(
         "behavior",
         "profile",
     ]
-    assert calls(tmp_path)[0] == f"import --claude-code {tmp_path / 'claude' / 'projects'}"
+    assert calls(tmp_path)[0] == "import --agents"  # every agent's sessions on the machine
     log = tmp_path / "data" / "logs" / "pipeline.log"
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700

@@ -1,0 +1,116 @@
+"""The coding agents whose sessions are imported, and how each one's files are found and read.
+
+Every agent's reader returns the same TranscriptChunk (turns, tool events, prompts, where to
+resume), so one importer (server/ingest/importer.py) stores them all alike; only finding the
+files and reading them differ. `source` is what every memory, session and journal row of that
+agent records, so search, lists and the UI can tell and filter the agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from server.ingest.claude_code import (
+    TranscriptChunk,
+    TranscriptFile,
+    discover_transcripts,
+    read_transcript,
+)
+from server.ingest.codex import (
+    default_codex_root,
+    discover_codex_rollouts,
+    read_codex_rollout,
+    rollout_session_id,
+)
+from server.ingest.discovery import default_projects_root
+from server.ingest.gemini import default_gemini_root, discover_gemini_sessions, read_gemini_session
+
+AgentName = Literal["claude-code", "codex", "gemini"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFormat:
+    """One agent's sessions: where they live by default, how to list and read them."""
+
+    source: AgentName  # recorded on every memory, session and event it brings
+    label: str  # for people: "Codex CLI"
+    folder: str  # what the default folder holds, for messages: "Codex CLI sessions"
+    default_root: Callable[[Mapping[str, str], Path], Path]
+    discover: Callable[[Path], list[TranscriptFile]]
+    read: Callable[[Path, int], TranscriptChunk]
+
+
+def _codex_files(root: Path) -> list[TranscriptFile]:
+    """Codex rollouts: one file per session, its id in the file name, no sub-agent files."""
+    files = []
+    for path in discover_codex_rollouts(root):
+        size = _size(path)
+        if size is None:
+            continue
+        files.append(
+            TranscriptFile(
+                path=path,
+                kind="session",
+                project_dir=path.parent.relative_to(root).as_posix(),
+                session_id=rollout_session_id(path),
+                agent_id=None,
+                agent_type=None,
+                parent_tool_use_id=None,
+                size=size,
+            )
+        )
+    return files
+
+
+def _gemini_files(root: Path) -> list[TranscriptFile]:
+    """Gemini sessions: sub-agent sessions belong to their parent session."""
+    return [
+        TranscriptFile(
+            path=found.path,
+            kind="subagent" if found.is_subagent else "session",
+            project_dir=found.project_dir,
+            session_id=found.parent_session_id if found.is_subagent else None,
+            agent_id=found.path.stem if found.is_subagent else None,
+            agent_type=None,
+            parent_tool_use_id=None,
+            size=found.size,
+        )
+        for found in discover_gemini_sessions(root)
+    ]
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+CLAUDE_CODE = AgentFormat(
+    source="claude-code",
+    label="Claude Code",
+    folder="Claude Code projects",
+    default_root=default_projects_root,
+    discover=discover_transcripts,
+    read=read_transcript,
+)
+CODEX = AgentFormat(
+    source="codex",
+    label="Codex CLI",
+    folder="Codex CLI sessions",
+    default_root=default_codex_root,
+    discover=_codex_files,
+    read=read_codex_rollout,
+)
+GEMINI = AgentFormat(
+    source="gemini",
+    label="Gemini CLI",
+    folder="Gemini CLI sessions",
+    default_root=default_gemini_root,
+    discover=_gemini_files,
+    read=read_gemini_session,
+)
+AGENTS: dict[str, AgentFormat] = {agent.source: agent for agent in (CLAUDE_CODE, CODEX, GEMINI)}
