@@ -29,6 +29,7 @@ from server.adapters.mcp_tools import bind_service, build_mcp
 from server.core.config import Settings
 from server.core.errors import ServiceError
 from server.ingest.recall import HookRecall
+from server.jobs.agent_sessions import AgentSessionImports
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ def create_app(
     http_app = mcp.http_app(transport="http", path="/mcp", host_origin_protection="auto")
 
     hook_recall = HookRecall(memory_service, settings)
+    agent_sessions = AgentSessionImports(memory_service)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -58,6 +60,7 @@ def create_app(
                 yield
         finally:
             await hook_recall.imports.close()
+            await agent_sessions.close()
             bind_service(None)
 
     async def root(request: Request) -> Response:
@@ -66,7 +69,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/", root),
         *rest.routes(memory_service),
-        *hook_routes.routes(hook_recall),
+        *hook_routes.routes(hook_recall, agent_sessions),
         Route("/ui", root),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.

@@ -1,23 +1,38 @@
-"""The Claude Code hook client: `claude-memory hook <event>`, standard library only.
+"""The hook client for Claude Code, Codex CLI and Gemini CLI, standard library only.
 
-Claude Code runs this on every session start, prompt, tool call (before and after), turn end
-and session end, so it must start fast and can never get in the way:
+`claude-memory hook <event>`, or the registered command: the agent runs it on every session
+start, prompt, tool call and turn end, so it must start fast and can never get in the way:
 
-- `install-hooks` registers it as `<venv python> -I -S <repo>/server/hooks.py <event> --url
-  http://HOST:PORT || true`. `-S` skips `site` (and with it the editable install's import
-  finder), so the process costs about what a bare interpreter does; `-I` keeps the user's
-  project directory and PYTHON* variables out of it (bench/hook_latency.py has the figures).
+- `install-hooks` / `connect` register it as `<venv python> -I -S <repo>/server/hooks.py <event>
+  --url http://HOST:PORT [--agent codex|gemini] || true`. `-S` skips `site` (and with it the
+  editable install's import finder), so the process costs about what a bare interpreter does;
+  `-I` keeps the user's project directory and PYTHON* variables out of it
+  (bench/hook_latency.py has the figures). Without `--agent` it answers Claude Code.
 - It reads the event JSON on stdin, sends the few fields the server needs to
   `/api/hooks/...` with a short timeout, over a plain socket: `http.client` alone would import
   `email` and `ssl` and double the start-up time.
-- It prints the documented nested shape `{"hookSpecificOutput": {"hookEventName": ...,
-  "additionalContext": ...}}`: a top-level `additionalContext` is not delivered by every
-  client (FORMATS.md §3.3). With nothing to add it prints nothing.
+- It answers in the agent's own shape (below); with nothing to add it prints nothing.
 - It exits 0 whatever happens (server down, bad input, timeout) and never prints a traceback:
-  exit 2 from a UserPromptSubmit hook would erase the user's prompt.
+  exit 2 from a prompt hook would erase the user's prompt, and Gemini CLI reads stderr as the
+  answer when stdout is empty.
+
+What each agent gets:
+
+- Claude Code: the documented nested `{"hookSpecificOutput": {"hookEventName": ...,
+  "additionalContext": ...}}` (a top-level `additionalContext` is not delivered by every client,
+  FORMATS.md §3.3); a strict lesson adds `permissionDecision: "ask"`.
+- Codex: the same nested shape, and nothing its output schemas do not allow (they set
+  `additionalProperties: false`; tests/fixtures/codex/hook_schemas/).
+- Gemini CLI: `hookSpecificOutput.additionalContext` on SessionStart and BeforeAgent. BeforeTool
+  cannot add context for the model, so the lessons of a call reach it with the call's result,
+  from AfterTool.
+- A strict lesson stops the call in both, with the lesson as the reason the agent reads
+  (`permissionDecision: "deny"` for Codex, `decision: "deny"` for Gemini): Codex's PreToolUse
+  has no "ask" (0.169.0 rejects it), and Gemini's "ask" waits for ever in a non-interactive run
+  (`gemini -p`, 0.61.0). The agent has to come back to the user, as Claude Code's "ask" makes it.
 
 The bearer token comes from `CLAUDE_MEMORY_TOKEN` in the environment at run time and is never
-written to settings.json. Without `--url`, HOST and PORT come from the environment; `.env` is
+written to any config. Without `--url`, HOST and PORT come from the environment; `.env` is
 not read, because the hook runs in the user's project, whose `.env` is not ours.
 """
 
@@ -33,17 +48,6 @@ TYPE_CHECKING = False  # typing costs ~4 ms to import; only the type checker nee
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, TextIO
 
-# event -> (path, hookEventName printed back or None for capture-only events, timeout seconds).
-# Timeouts stay well under Claude Code's: 30 s for prompts, a shared 1.5 s for SessionEnd.
-EVENTS: dict[str, tuple[str, str | None, float]] = {
-    "session-start": ("/api/hooks/session-start", "SessionStart", 2.0),
-    "user-prompt-submit": ("/api/hooks/prompt", "UserPromptSubmit", 2.0),
-    "stop": ("/api/hooks/session-end", None, 1.0),
-    "session-end": ("/api/hooks/session-end", None, 1.0),
-    "pre-tool-use": ("/api/hooks/pre-tool", "PreToolUse", 1.0),
-    "post-tool-use": ("/api/hooks/tool", None, 1.0),
-    "post-tool-use-failure": ("/api/hooks/tool", None, 1.0),
-}
 _CALL_FIELDS = (
     "hook_event_name",
     "session_id",
@@ -57,16 +61,51 @@ _CALL_FIELDS = (
     "error",
     "is_interrupt",
 )
-# Payload fields forwarded per event; the rest (tool I/O, last messages) is not needed.
-FIELDS: dict[str, tuple[str, ...]] = {
-    "session-start": ("session_id", "cwd", "source"),
-    "user-prompt-submit": ("session_id", "cwd", "prompt", "prompt_id"),
-    "stop": ("session_id", "cwd", "transcript_path"),
-    "session-end": ("session_id", "cwd", "transcript_path"),
-    "pre-tool-use": ("session_id", "cwd", "tool_name", "tool_use_id", "tool_input"),
-    "post-tool-use": _CALL_FIELDS,
-    "post-tool-use-failure": _CALL_FIELDS,
+# What a hook asks of the server: (path, payload fields forwarded, timeout seconds). The rest
+# of the payload (tool output for lessons, last messages) is not needed. Timeouts stay well
+# under the agents' own: 30 s for Claude Code's prompts, a shared 1.5 s for its SessionEnd.
+START = ("/api/hooks/session-start", ("session_id", "cwd", "source"), 2.0)
+PROMPT = ("/api/hooks/prompt", ("session_id", "cwd", "prompt", "prompt_id"), 2.0)
+LESSONS = (
+    "/api/hooks/pre-tool",
+    ("session_id", "cwd", "tool_name", "tool_use_id", "tool_input"),
+    1.0,
+)
+CALL = ("/api/hooks/tool", _CALL_FIELDS, 1.0)
+IMPORT = ("/api/hooks/session-end", ("session_id", "cwd", "transcript_path"), 1.0)
+Request = tuple[str, tuple[str, ...], float]
+
+# Claude Code: event argument -> (request, hookEventName printed back or None for capture).
+EVENTS: dict[str, tuple[Request, str | None]] = {
+    "session-start": (START, "SessionStart"),
+    "user-prompt-submit": (PROMPT, "UserPromptSubmit"),
+    "stop": (IMPORT, None),
+    "session-end": (IMPORT, None),
+    "pre-tool-use": (LESSONS, "PreToolUse"),
+    "post-tool-use": (CALL, None),
+    "post-tool-use-failure": (CALL, None),
 }
+# Codex calls tools by Claude Code's hook names (Bash, apply_patch, mcp__server__tool); a call
+# is journaled with its call id, which its rollout uses too, so the import adds nothing twice.
+CODEX_EVENTS: dict[str, tuple[Request, str | None]] = {
+    "session-start": (START, "SessionStart"),
+    "user-prompt-submit": (PROMPT, "UserPromptSubmit"),
+    "pre-tool-use": (LESSONS, "PreToolUse"),
+    "post-tool-use": (CALL, None),
+    "stop": (IMPORT, None),
+    "session-end": (IMPORT, None),
+}
+# Gemini's tool hooks carry no call id, so calls reach the journal from the session file,
+# imported at the end of every turn (AfterAgent) and session.
+GEMINI_EVENTS: dict[str, tuple[Request, str | None]] = {
+    "session-start": (START, "SessionStart"),
+    "before-agent": (PROMPT, "BeforeAgent"),
+    "before-tool": (LESSONS, "BeforeTool"),
+    "after-tool": (LESSONS, "AfterTool"),
+    "after-agent": (IMPORT, None),
+    "session-end": (IMPORT, None),
+}
+AGENTS = {"claude-code": EVENTS, "codex": CODEX_EVENTS, "gemini": GEMINI_EVENTS}
 # A tool's input and output can be megabytes (a file read, a long log); the journal keeps a
 # few hundred characters of each, so the client sends only the start of every text in them.
 TOOL_IO = ("tool_input", "tool_response")
@@ -74,9 +113,15 @@ MAX_TOOL_TEXT_CHARS = 2_000
 MAX_TOOL_ITEMS = 50
 MAX_TOOL_DEPTH = 4
 MAX_PROMPT_CHARS = 20_000  # the server searches with less; this only bounds the request
-# Claude Code replaces additionalContext over 10,000 chars with a preview and a file path.
+# Claude Code replaces additionalContext over 10,000 chars with a preview and a file path;
+# Codex spills over ~2,500 tokens to a file. The same bound keeps every agent's context whole.
 MAX_CONTEXT_CHARS = 9_999
 MAX_RESPONSE_BYTES = 1024 * 1024
+DENIAL = (
+    "{reason} (a strict lesson from claude-memory: the call was stopped because this agent's "
+    "hooks cannot ask for approval; tell the user, who can run it themselves or disable the "
+    "lesson)"
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,17 +134,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
-    """Parse `<event> [--url URL] [--timeout SECONDS]`, call the server, print its context."""
-    if not argv or argv[0] not in EVENTS:
+    """Parse `<event> [--url URL] [--agent NAME] [--timeout SECONDS]`, call the server, answer."""
+    if not argv:
         return
     event = argv[0]
     options = dict(zip(argv[1::2], argv[2::2], strict=False))
-    path, hook_name, timeout = EVENTS[event]
+    agent = options.get("--agent", "claude-code")
+    events = AGENTS.get(agent)
+    if events is None or event not in events:
+        return
+    (path, fields, timeout), hook_name = events[event]
     if "--timeout" in options:
         timeout = min(float(options["--timeout"]), 30.0)
     payload = _read_payload(stdin)
     body: dict[str, Any] = {}
-    for name in FIELDS[event]:
+    for name in fields:
         value = payload.get(name)
         if name in TOOL_IO and value is not None:
             body[name] = _bounded(value, MAX_TOOL_DEPTH)
@@ -107,25 +156,41 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
             body[name] = value
     if "prompt" in body:
         body["prompt"] = body["prompt"][:MAX_PROMPT_CHARS]
+    if path == IMPORT[0] and agent != "claude-code":
+        body["agent"] = agent  # whose session file transcript_path names
     host, port = _split_url(options.get("--url") or _url_from_environment())
     answer = post_json(host, port, path, body, _token(), timeout)
     if hook_name is None or answer is None:
         return
+    output = agent_output(agent, hook_name, answer)
+    if output:
+        stdout.write(json.dumps(output) + "\n")
+        stdout.flush()
+
+
+def agent_output(agent: str, hook_name: str, answer: dict[str, Any]) -> dict[str, Any] | None:
+    """What to print for `agent`'s `hook_name`, from the server's answer; None for nothing."""
     specific: dict[str, str] = {}
     context = answer.get("additionalContext")
     if isinstance(context, str) and context.strip():
         specific["additionalContext"] = context[:MAX_CONTEXT_CHARS]
-    if hook_name == "PreToolUse" and answer.get("permissionDecision") == "ask":
-        # A strict lesson: Claude Code asks the user, showing the reason, before the call runs.
-        specific["permissionDecision"] = "ask"
-        reason = answer.get("permissionDecisionReason")
-        if isinstance(reason, str) and reason:
-            specific["permissionDecisionReason"] = reason[:MAX_CONTEXT_CHARS]
+    given = answer.get("permissionDecisionReason")
+    reason = given[:MAX_CONTEXT_CHARS] if isinstance(given, str) else ""
+    strict = answer.get("permissionDecision") == "ask" and bool(reason)
+    if agent == "gemini" and hook_name == "BeforeTool":
+        # The model gets the lessons with the call's result (AfterTool).
+        return {"decision": "deny", "reason": DENIAL.format(reason=reason)} if strict else None
+    if hook_name == "PreToolUse" and strict:
+        if agent == "codex":
+            specific["permissionDecision"] = "deny"
+            specific["permissionDecisionReason"] = DENIAL.format(reason=reason)
+        else:
+            # A strict lesson: Claude Code asks the user, showing the reason, before the call.
+            specific["permissionDecision"] = "ask"
+            specific["permissionDecisionReason"] = reason
     if not specific:
-        return
-    output = {"hookSpecificOutput": {"hookEventName": hook_name, **specific}}
-    stdout.write(json.dumps(output) + "\n")
-    stdout.flush()
+        return None
+    return {"hookSpecificOutput": {"hookEventName": hook_name, **specific}}
 
 
 def _bounded(value: Any, depth: int) -> Any:

@@ -1,14 +1,15 @@
-"""REST routes the Claude Code hook client (server/hooks.py) calls: thin adapters over
-ingest/recall.py.
+"""REST routes the hook client (server/hooks.py) calls for Claude Code, Codex and Gemini CLI:
+thin adapters over ingest/recall.py and jobs/agent_sessions.py.
 
     POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project}
     POST /api/hooks/prompt {session_id, cwd, prompt, prompt_id} -> {additionalContext, memory_ids}
     POST /api/hooks/pre-tool {PreToolUse input} -> {additionalContext, permissionDecision, ...}
     POST /api/hooks/tool {PostToolUse or PostToolUseFailure input} -> 202 {recorded}
-    POST /api/hooks/session-end {session_id, cwd, transcript_path} -> 202 {status}
+    POST /api/hooks/session-end {session_id, cwd, transcript_path, agent} -> 202 {status}
 
 `additionalContext` is "" when there is nothing to add. The session-end route answers at once
-and imports the transcript in the background. These routes sit behind the same Host/Origin
+and imports the session file in the background, with the reader of `agent` (Claude Code's by
+default). These routes sit behind the same Host/Origin
 guard and optional bearer token as every other route; their shapes are in schemas/hooks.py.
 """
 
@@ -22,11 +23,12 @@ from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
 from server.domain.lessons import reminder
 from server.ingest.recall import HookRecall
+from server.jobs.agent_sessions import AgentSessionImports
 from server.schemas import hooks
 
 
-def routes(recall: HookRecall) -> list[BaseRoute]:
-    """The /api/hooks routes over `recall` (the app owns it and closes it when stopping)."""
+def routes(recall: HookRecall, sessions: AgentSessionImports) -> list[BaseRoute]:
+    """The /api/hooks routes over `recall` and `sessions` (the app owns and closes both)."""
 
     async def session_start(body: hooks.SessionStartHook) -> JSONResponse:
         context = await recall.session_start(body.session_id, body.cwd, body.source)
@@ -57,7 +59,10 @@ def routes(recall: HookRecall) -> list[BaseRoute]:
         return JSONResponse({"recorded": recorded}, status_code=202)
 
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
-        started = recall.request_import(body.transcript_path)
+        if body.agent == "claude-code":
+            started = recall.request_import(body.transcript_path)
+        else:
+            started = sessions.request_session(body.agent, body.transcript_path, body.session_id)
         return JSONResponse({"status": "importing" if started else "queued"}, status_code=202)
 
     handlers: dict[str, Handler] = {

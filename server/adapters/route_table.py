@@ -449,7 +449,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST",
         "/api/hooks/pre-tool",
         "hookPreToolUse",
-        "Claude Code PreToolUse hook: the active lessons that apply to the call",
+        "PreToolUse hook (Gemini: BeforeTool, AfterTool): the active lessons that apply to a call",
         (Reply(200, hooks.LessonsBeforeCall, "nothing to say when no lesson applies"),),
         body=hooks.PreToolHook,
     ),
@@ -457,7 +457,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST",
         "/api/hooks/session-start",
         "hookSessionStart",
-        "Claude Code SessionStart hook: the startup context of the session's project",
+        "SessionStart hook: the startup context of the session's project",
         (
             Reply(
                 200,
@@ -472,7 +472,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST",
         "/api/hooks/prompt",
         "hookPrompt",
-        "Claude Code UserPromptSubmit hook: memories relevant to the prompt, each once",
+        "UserPromptSubmit hook (Gemini: BeforeAgent): memories relevant to the prompt, each once",
         (Reply(200, hooks.PromptContext),),
         body=hooks.PromptHook,
     ),
@@ -480,7 +480,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST",
         "/api/hooks/tool",
         "hookToolCall",
-        "Claude Code PostToolUse / PostToolUseFailure hook: one call into the journal",
+        "PostToolUse / PostToolUseFailure hook: one call into the journal",
         (Reply(202, hooks.CallRecorded, "stored, or ignored without a tool_use_id"),),
         body=hooks.ToolHook,
     ),
@@ -488,14 +488,15 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST",
         "/api/hooks/session-end",
         "hookSessionEnd",
-        "Claude Code Stop/SessionEnd hook: import the transcript in the background",
+        "Stop / SessionEnd hook (Gemini: AfterAgent): import the session file in the background",
         (
             Reply(202, hooks.ImportStarted, "accepted; the import runs after the answer"),
             Reply(
                 400,
                 system.Error,
-                "transcript_path is not an existing <config dir>/projects/<project>/"
-                "<session>.jsonl file",
+                "transcript_path is not an existing session file of `agent`: Claude Code's "
+                "<config dir>/projects/<project>/<session>.jsonl, Codex's sessions/YYYY/MM/DD/"
+                "rollout-*.jsonl, Gemini CLI's tmp/<project>/chats/session-*.jsonl",
             ),
         ),
         body=hooks.SessionEndHook,

@@ -616,7 +616,8 @@ class Lesson:
     It matches a call when `tool` is the call's tool ("" for any), `pattern` (a regular
     expression, case-insensitive) is found in the call's input, and `project` is the call's
     ("" for every project). "warn" adds `message` to the agent's context; "ask" also makes
-    Claude Code ask the user before the call runs. `origin` says who wrote it: user, agent,
+    Claude Code ask the user before the call runs; Codex and Gemini CLI, whose hooks cannot ask
+    (server/hooks.py), refuse the call with the message. `origin` says who wrote it: user, agent,
     or `journal:<session id>` / `correction:<session id>` for a lesson proposed from that
     session's journal. `proposed`: proposed and not yet accepted (enabled) or dismissed
     (disabled) by the user; a proposal is inactive.

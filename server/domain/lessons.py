@@ -4,6 +4,11 @@ A pattern is a regular expression, matched case-insensitively with `search` anyw
 call's input: the text of every string value of `tool_input` (the command, the path, the
 content), in field order, one per line. Patterns are checked when a lesson is written, and
 compiled once per process.
+
+A lesson names a tool the way the agent it was learned from does; the same tool has other
+names in other agents (TOOL_FAMILIES), so a lesson on `Bash` also applies to Codex's and
+Gemini CLI's shell calls, and one on `Edit` to their file edits. The journal keeps each call's
+name as its agent sent it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,16 @@ from server.core.validation import clean_text
 MAX_PATTERN_CHARS = 300
 MAX_MESSAGE_CHARS = 1_000
 MAX_INPUT_CHARS = 8_000  # of a call's input, what patterns are matched against
+# Names of one tool across agents, lower case. Claude Code: Bash, Edit, MultiEdit, Write.
+# Codex: hooks say Bash and apply_patch (codex-rs/core/src/tools/hook_names.rs); its rollouts,
+# and so the journal's imported calls, say exec_command, shell, shell_command, local_shell.
+# Gemini CLI: run_shell_command, replace, write_file (its SHELL_, EDIT_ and WRITE_FILE_TOOL_NAME).
+TOOL_FAMILIES = (
+    frozenset(
+        {"bash", "exec_command", "shell", "shell_command", "local_shell", "run_shell_command"}
+    ),
+    frozenset({"edit", "multiedit", "write", "apply_patch", "replace", "write_file"}),
+)
 
 
 def checked_pattern(pattern: str) -> str:
@@ -74,13 +89,21 @@ def _collect(value: Any, parts: list[str], depth: int) -> None:
             _collect(item, parts, depth - 1)
 
 
+def same_tool(lesson_tool: str, tool: str) -> bool:
+    """Whether a lesson on `lesson_tool` applies to a call of `tool` (any case, any agent)."""
+    wanted, called = lesson_tool.lower(), tool.lower()
+    return wanted == called or any(
+        wanted in family and called in family for family in TOOL_FAMILIES
+    )
+
+
 def matching(lessons: Sequence[Lesson], tool: str, text: str, project: str | None) -> list[Lesson]:
     """The active lessons that apply to a call of `tool` with input `text` in `project`."""
     return [
         lesson
         for lesson in lessons
         if lesson.active
-        and (not lesson.tool or lesson.tool.lower() == tool.lower())
+        and (not lesson.tool or same_tool(lesson.tool, tool))
         and (not lesson.project or (project is not None and lesson.project == project))
         and compiled(lesson.pattern).search(text) is not None
     ]

@@ -11,9 +11,15 @@ client at all; Gemini CLI's `httpUrl` is streamable HTTP, its `url` would be SSE
 - **claude-code**: `claude mcp add --scope user --transport http` (same header form, which
   Claude Code expands too), or the command to run when `claude` is not on PATH.
 
+Codex and Gemini CLI also get our hooks (server/hooks.py; agent_hooks.py says which versions
+have them): Codex in `$CODEX_HOME/hooks.json`, Gemini CLI under `hooks` in the same
+settings.json, marked as ours by their command. `hooks=False` (`--no-hooks`) leaves them out and
+takes out any an earlier connect wrote. A version without hooks gets the instructions block in
+AGENTS.md / GEMINI.md instead, as `--instructions` writes it.
+
 The token itself is never written anywhere. Running connect twice changes nothing the second
-time; disconnect removes our entry (and our marked block in AGENTS.md / GEMINI.md, if
-`--instructions` wrote one) and nothing else. Every write backs the file up first.
+time; disconnect removes our entry, our hooks and our marked block in AGENTS.md / GEMINI.md, and
+nothing else. Every write backs the file up first.
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from server.jobs import agent_hooks
 from server.jobs.agent_files import (
     AgentFileError,
     back_up,
@@ -65,6 +72,9 @@ INSTRUCTIONS = f"""{BLOCK_START} (added by `claude-memory connect`; `disconnect`
 """
 
 
+Edit = tuple[Path, str, str]  # a file, its text now, its text to be
+
+
 class ConnectError(Exception):
     """The agent cannot be connected or disconnected safely; the message says what to do."""
 
@@ -92,6 +102,8 @@ class AgentChange:
     files: list[FileChange] = field(default_factory=list)
     commands: list[list[str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)  # the agent's events our hooks answer
+    version: str | None = None  # of the agent's CLI, when it was on the PATH
 
 
 def mcp_url(base_url: str) -> str:
@@ -130,28 +142,50 @@ def connect(
     now: datetime,
     dry_run: bool = False,
     instructions: bool = False,
+    hooks: bool = True,
+    python: str | None = None,
 ) -> AgentChange:
-    """Register the server at `base_url` with `agent`; `use_token` when the server needs one."""
+    """Register the server at `base_url` with `agent`; `use_token` when the server needs one.
+
+    Codex and Gemini CLI also get our hooks (unless `hooks` is False), run by `python` (this
+    interpreter by default); a version without hooks gets the instructions block instead.
+    """
     url = mcp_url(base_url)
     notes = [_token_note(agent)] if use_token else []
     try:
-        if agent == "codex":
-            files = [_edit_codex(environ, home, now, dry_run, url, use_token)]
-            if instructions:
-                files.append(_edit_block(codex_home(environ, home) / "AGENTS.md", now, dry_run))
-            return _result(agent, "connect", dry_run, url, files, [], notes)
-        if agent == "gemini":
-            files = [_edit_gemini(environ, home, now, dry_run, url, use_token)]
-            if instructions:
-                files.append(_edit_block(gemini_dir(environ, home) / "GEMINI.md", now, dry_run))
-            return _result(agent, "connect", dry_run, url, files, [], notes)
         if agent == "claude-code":
             if instructions:
                 notes.append("--instructions is for codex and gemini; Claude Code has hooks")
             return _claude_code(environ, home, now, dry_run, url, use_token, notes)
+        if agent not in ("codex", "gemini"):
+            raise ConnectError(f"unknown agent {agent!r}; choose one of {', '.join(AGENT_NAMES)}")
+        version = agent_hooks.installed_version(agent, environ)
+        supported = agent_hooks.has_hooks(agent, version)
+        hook_url = url.removesuffix("/mcp") if hooks and supported else None
+        if hook_url is not None and not hook_url.startswith("http://"):
+            notes.append("the hooks speak plain http:// only, so none were installed")
+            hook_url = None
+        if agent == "codex":
+            edits = [
+                _edit_codex(environ, home, url, use_token),
+                _edit_codex_hooks(environ, home, hook_url, python),
+            ]
+            block = codex_home(environ, home) / "AGENTS.md"
+        else:
+            edits = [_edit_gemini(environ, home, url, use_token, hook_url, python)]
+            block = gemini_dir(environ, home) / "GEMINI.md"
+        if instructions or (hooks and not supported):
+            edits.append(_edit_block(block))
+        if hooks:
+            notes += agent_hooks.notes(agent, version, installed=hook_url is not None)
+        files = _apply_all(edits, now, dry_run)
     except AgentFileError as exc:
         raise ConnectError(str(exc)) from None
-    raise ConnectError(f"unknown agent {agent!r}; choose one of {', '.join(AGENT_NAMES)}")
+    return replace(
+        _result(agent, "connect", dry_run, url, files, [], notes),
+        hooks=agent_hooks.events(agent) if hook_url else [],
+        version=agent_hooks.shown(version) if version else None,
+    )
 
 
 def disconnect(
@@ -162,19 +196,22 @@ def disconnect(
     now: datetime,
     dry_run: bool = False,
 ) -> AgentChange:
-    """Remove our entry (and our instructions block) from `agent`'s config, nothing else."""
+    """Remove our entry, our hooks and our instructions block from `agent`'s config, only those."""
     try:
         if agent == "codex":
-            files = [
-                _edit_codex(environ, home, now, dry_run, None, False),
-                _edit_block(codex_home(environ, home) / "AGENTS.md", now, dry_run, remove=True),
+            edits = [
+                _edit_codex(environ, home, None, False),
+                _edit_codex_hooks(environ, home, None, None),
+                _edit_block(codex_home(environ, home) / "AGENTS.md", remove=True),
             ]
+            files = _apply_all(edits, now, dry_run)
             return _result(agent, "disconnect", dry_run, None, files, [], [])
         if agent == "gemini":
-            files = [
-                _edit_gemini(environ, home, now, dry_run, None, False),
-                _edit_block(gemini_dir(environ, home) / "GEMINI.md", now, dry_run, remove=True),
+            edits = [
+                _edit_gemini(environ, home, None, False, None, None),
+                _edit_block(gemini_dir(environ, home) / "GEMINI.md", remove=True),
             ]
+            files = _apply_all(edits, now, dry_run)
             return _result(agent, "disconnect", dry_run, None, files, [], [])
         if agent == "claude-code":
             return _claude_code(environ, home, now, dry_run, None, False, [])
@@ -214,6 +251,11 @@ def _result(
     )
 
 
+def _apply_all(edits: list[Edit], now: datetime, dry_run: bool) -> list[FileChange]:
+    """Write the planned edits: all are planned first, so a refusal leaves every file as it was."""
+    return [_apply(path, old, new, now, dry_run) for path, old, new in edits]
+
+
 def _apply(path: Path, old: str, new: str, now: datetime, dry_run: bool) -> FileChange:
     if new == old:
         return FileChange(path, False, None, "")
@@ -235,14 +277,7 @@ def _read_text(path: Path) -> str:
         raise AgentFileError(f"cannot read {path}: {exc.strerror}") from None
 
 
-def _edit_codex(
-    environ: Mapping[str, str],
-    home: Path,
-    now: datetime,
-    dry_run: bool,
-    url: str | None,
-    use_token: bool,
-) -> FileChange:
+def _edit_codex(environ: Mapping[str, str], home: Path, url: str | None, use_token: bool) -> Edit:
     """Our table in Codex's config.toml, added or replaced (`url`), or removed (None)."""
     path = codex_home(environ, home) / "config.toml"
     old = _read_text(path)
@@ -253,18 +288,28 @@ def _edit_codex(
         if use_token:
             values["bearer_token_env_var"] = TOKEN_VARIABLE
         new = toml_with_table(old, path, "mcp_servers", SERVER_NAME, values, CODEX_MARKER)
-    return _apply(path, old, new, now, dry_run)
+    return path, old, new
+
+
+def _edit_codex_hooks(
+    environ: Mapping[str, str], home: Path, hook_url: str | None, python: str | None
+) -> Edit:
+    """Our hooks in Codex's hooks.json, added or replaced (`hook_url`), or removed (None)."""
+    path = codex_home(environ, home) / "hooks.json"
+    old, new = agent_hooks.codex_hooks_json(path, hook_url, python)
+    return path, old, new
 
 
 def _edit_gemini(
     environ: Mapping[str, str],
     home: Path,
-    now: datetime,
-    dry_run: bool,
     url: str | None,
     use_token: bool,
-) -> FileChange:
-    """Our `mcpServers` entry in Gemini CLI's settings.json, added or replaced, or removed."""
+    hook_url: str | None,
+    python: str | None,
+) -> Edit:
+    """Gemini CLI's settings.json: our `mcpServers` entry added or replaced, or removed (`url`
+    None), and our hooks for `hook_url`, or none."""
     path = gemini_dir(environ, home) / "settings.json"
     entry: dict[str, Any] = {"httpUrl": url, "timeout": GEMINI_TIMEOUT_MS}
     if use_token:
@@ -275,18 +320,19 @@ def _edit_gemini(
         updated = without_json_entry(data, path, "mcpServers", SERVER_NAME)
     else:
         updated = with_json_entry(data, path, "mcpServers", SERVER_NAME, entry)
+    updated = agent_hooks.with_hooks_for("gemini", path, updated, hook_url, python)
     new = old if updated == data else render_json(updated, old)
-    return _apply(path, old, new, now, dry_run)
+    return path, old, new
 
 
-def _edit_block(path: Path, now: datetime, dry_run: bool, remove: bool = False) -> FileChange:
+def _edit_block(path: Path, remove: bool = False) -> Edit:
     """Our marked block in an instructions file (AGENTS.md, GEMINI.md), added or removed."""
     old = _read_text(path)
     if remove:
         new = without_block(old, path, BLOCK_START, BLOCK_END)
     else:
         new = with_block(old, path, INSTRUCTIONS, BLOCK_START, BLOCK_END)
-    return _apply(path, old, new, now, dry_run)
+    return path, old, new
 
 
 def _claude_code(

@@ -21,10 +21,12 @@ from server.jobs.connect import AGENT_NAMES, AgentChange, ConnectError, connect,
 
 EXAMPLES = """\
 examples:
-  claude-memory connect codex              add claude-memory to ~/.codex/config.toml
+  claude-memory connect codex              add claude-memory to ~/.codex/config.toml and our
+                                           hooks to ~/.codex/hooks.json (trust them in /hooks)
   claude-memory connect gemini --dry-run   show the change to ~/.gemini/settings.json
+  claude-memory connect gemini --no-hooks  the MCP server only, no hooks
   claude-memory connect claude-code        run `claude mcp add --scope user --transport http`
-  claude-memory disconnect codex           remove our entry, and only ours
+  claude-memory disconnect codex           remove our entry and hooks, and only ours
 """
 
 
@@ -46,11 +48,19 @@ def add_connect_commands(commands: Any) -> None:
         "--instructions",
         action="store_true",
         help="also add a short marked block on using the memory tools to the agent's "
-        "instructions file (codex: AGENTS.md, gemini: GEMINI.md), for versions without hooks",
+        "instructions file (codex: AGENTS.md, gemini: GEMINI.md); versions without hooks get "
+        "it anyway",
+    )
+    attach.add_argument(
+        "--no-hooks",
+        dest="hooks",
+        action="store_false",
+        help="codex, gemini: register the MCP server only, without our hooks (and remove ours "
+        "if an earlier connect added them)",
     )
     detach = commands.add_parser(
         "disconnect",
-        help="remove our MCP entry (and our instructions block), and only ours, from the agent",
+        help="remove our MCP entry, hooks and instructions block, and only ours, from the agent",
     )
     detach.add_argument("agent", choices=AGENT_NAMES, help="which agent")
     for parser in (attach, detach):
@@ -80,6 +90,7 @@ def cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
             now=datetime.now(tz=UTC),
             dry_run=args.dry_run,
             instructions=args.instructions,
+            hooks=args.hooks,
         )
     except ConnectError as exc:
         raise StartupError(str(exc)) from None
@@ -123,6 +134,8 @@ def summary(change: AgentChange) -> dict[str, Any]:
         "transport": change.transport,
         "files": files,
         "commands": [shlex.join(command) for command in change.commands],
+        "hooks": change.hooks,
+        "agent_version": change.version,
         "notes": change.notes,
     }
 
@@ -146,6 +159,8 @@ def _report(change: AgentChange, plain: bool) -> None:
         lines.append(f"{change.agent}: no change")
     elif change.url and not change.dry_run:
         lines.append(f"{change.agent}: connected to {change.url} (streamable HTTP)")
+    if change.hooks:
+        lines.append(f"{change.agent} hooks: {', '.join(change.hooks)}")
     elif not change.dry_run:
         lines.append(f"{change.agent}: disconnected")
     lines += [f"note: {note}" for note in change.notes]

@@ -1,7 +1,10 @@
-"""`claude-memory install-hooks` / `uninstall-hooks`: our entries in Claude Code's settings.json.
+"""`claude-memory install-hooks` / `uninstall-hooks`: our entries in Claude Code's settings.json;
+the same entries for Codex's hooks.json and Gemini CLI's settings.json (`connect`).
 
-The entries follow FORMATS.md §3.1, one matcher group per event:
-`{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": ..., "timeout": 5}]}]}}`.
+All three agents read the layout of FORMATS.md §3.1, one matcher group per event:
+`{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": ..., "timeout": 5}]}]}}`;
+they differ in event names and units (AGENT_EVENTS): Gemini CLI's timeouts are milliseconds,
+and its handlers carry a `name` (`/hooks disable <name>` turns one off).
 A handler is ours when its command runs the hook client (see `is_ours`); everything else in the
 file is kept as it is. Installing replaces our handler where it already sits (so running it
 twice leaves one copy and no change), uninstalling removes only ours. Before a write the old file
@@ -41,6 +44,28 @@ EVENTS = (
 # Capture-only hooks on every tool call run in the background (`"async": true`), so the agent
 # never waits for them (FORMATS.md §3.3).
 ASYNC_EVENTS = ("PostToolUse", "PostToolUseFailure")
+# Codex (codex-rs/hooks, 0.169.0): Claude Code's event names, timeouts in seconds, SessionEnd
+# clamped to 3 s. Its PostToolUse stays synchronous: `codex exec` may end before a background
+# hook has journaled the call.
+CODEX_EVENTS = (
+    ("SessionStart", "session-start", 5),
+    ("UserPromptSubmit", "user-prompt-submit", 5),
+    ("PreToolUse", "pre-tool-use", 3),
+    ("PostToolUse", "post-tool-use", 3),
+    ("Stop", "stop", 3),
+    ("SessionEnd", "session-end", 3),
+)
+# Gemini CLI (docs/hooks/reference.md): its own event names, timeouts in milliseconds; every
+# hook is synchronous (SessionEnd excepted: Gemini does not wait for it).
+GEMINI_EVENTS = (
+    ("SessionStart", "session-start", 5_000),
+    ("BeforeAgent", "before-agent", 5_000),
+    ("BeforeTool", "before-tool", 3_000),
+    ("AfterTool", "after-tool", 3_000),
+    ("AfterAgent", "after-agent", 3_000),
+    ("SessionEnd", "session-end", 3_000),
+)
+AGENT_EVENTS = {"claude-code": EVENTS, "codex": CODEX_EVENTS, "gemini": GEMINI_EVENTS}
 MARKERS = ("server/hooks.py", "server.hooks", "claude-memory hook")
 
 
@@ -66,8 +91,10 @@ def settings_path(environ: Mapping[str, str], home: Path) -> Path:
     return base / "settings.json"
 
 
-def hook_command(event: str, url: str, python: str | None = None) -> str:
-    """The shell command Claude Code runs for `event`.
+def hook_command(
+    event: str, url: str, python: str | None = None, agent: str = "claude-code"
+) -> str:
+    """The shell command `agent` runs for `event` (hooks.py's argument, e.g. `stop`).
 
     `-I -S` starts the interpreter without site-packages, the user's folder or PYTHON*
     variables: hooks.py needs only the standard library. `|| true` keeps the exit code 0 even
@@ -75,7 +102,26 @@ def hook_command(event: str, url: str, python: str | None = None) -> str:
     """
     interpreter = shlex.quote(python or sys.executable)
     script = shlex.quote(str(HOOKS_SCRIPT))
-    return f"{interpreter} -I -S {script} {event} --url {shlex.quote(url)} || true"
+    which = "" if agent == "claude-code" else f" --agent {shlex.quote(agent)}"
+    return f"{interpreter} -I -S {script} {event} --url {shlex.quote(url)}{which} || true"
+
+
+def our_handler(
+    agent: str, name: str, event: str, timeout: int, url: str, python: str | None = None
+) -> dict[str, Any]:
+    """Our handler for `agent`'s event `name`, in the shape that agent reads."""
+    command = hook_command(event, url, python, agent)
+    if agent == "gemini":
+        return {
+            "type": "command",
+            "name": f"claude-memory-{event}",
+            "command": command,
+            "timeout": timeout,
+        }
+    handler: dict[str, Any] = {"type": "command", "command": command, "timeout": timeout}
+    if agent == "claude-code" and name in ASYNC_EVENTS:
+        handler["async"] = True
+    return handler
 
 
 def is_ours(handler: Any) -> bool:
@@ -87,20 +133,26 @@ def is_ours(handler: Any) -> bool:
 
 
 def with_our_hooks(
-    settings: Mapping[str, Any], url: str, python: str | None = None
+    settings: Mapping[str, Any],
+    url: str,
+    python: str | None = None,
+    agent: str = "claude-code",
+    where: str = "settings.json",
 ) -> dict[str, Any]:
-    """`settings` with our handler for each event, in place of any earlier copy of it."""
-    updated = without_our_hooks(settings, keep=tuple(name for name, _, _ in EVENTS))
+    """`settings` with our handler for each of `agent`'s events, in place of any earlier copy.
+
+    `where` names the file in error messages.
+    """
+    events = AGENT_EVENTS[agent]
+    updated = without_our_hooks(settings, keep=tuple(name for name, _, _ in events), where=where)
     if updated.get("hooks") is None:
         updated["hooks"] = {}
     hooks = updated["hooks"]
-    for name, event, timeout in EVENTS:
-        ours = {"type": "command", "command": hook_command(event, url, python), "timeout": timeout}
-        if name in ASYNC_EVENTS:
-            ours["async"] = True
+    for name, event, timeout in events:
+        ours = our_handler(agent, name, event, timeout, url, python)
         groups = hooks.setdefault(name, [])
         if not isinstance(groups, list):
-            raise HookSettingsError(f"hooks.{name} in settings.json is not a list")
+            raise HookSettingsError(f"hooks.{name} in {where} is not a list")
         placed = False
         kept: list[Any] = []
         for group in groups:
@@ -123,18 +175,21 @@ def with_our_hooks(
     return updated
 
 
-def without_our_hooks(settings: Mapping[str, Any], keep: tuple[str, ...] = ()) -> dict[str, Any]:
+def without_our_hooks(
+    settings: Mapping[str, Any], keep: tuple[str, ...] = (), where: str = "settings.json"
+) -> dict[str, Any]:
     """`settings` without our handlers (except in the `keep` events), dropping what that empties.
 
     Groups, events and the `hooks` key itself are removed only when removing our handlers left
-    them empty; anything empty to begin with stays.
+    them empty; anything empty to begin with stays. Keys of `hooks` that hold no list of groups
+    (Gemini CLI's older `hooks.disabled`, say) are left alone.
     """
     updated = copy.deepcopy(dict(settings))
     hooks = updated.get("hooks")
     if hooks is None:
         return updated
     if not isinstance(hooks, dict):
-        raise HookSettingsError("`hooks` in settings.json is not an object")
+        raise HookSettingsError(f"`hooks` in {where} is not an object")
     for name in list(hooks):
         groups = hooks[name]
         if name in keep or not isinstance(groups, list):

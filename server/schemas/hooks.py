@@ -1,4 +1,4 @@
-"""Shapes of the hook routes the Claude Code hook client calls (server/hooks.py)."""
+"""Shapes of the hook routes the hook client calls (server/hooks.py) for every agent."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class PromptHook(Shape):
 
 
 class ToolHook(Shape):
-    """PostToolUse and PostToolUseFailure, as Claude Code sends them (FORMATS.md §3.2)."""
+    """PostToolUse and PostToolUseFailure, as Claude Code and Codex send them (FORMATS.md §3.2)."""
 
     hook_event_name: Literal["PostToolUse", "PostToolUseFailure"] = "PostToolUse"
     session_id: str = ""
@@ -46,7 +46,13 @@ class SessionEndHook(Shape):
     session_id: str = ""
     cwd: str = ""
     transcript_path: str = Field(
-        "", description="Absolute path of <config dir>/projects/<project>/<session>.jsonl."
+        "",
+        description="Absolute path of the session file: Claude Code's <config dir>/projects/"
+        "<project>/<session>.jsonl, Codex's sessions/YYYY/MM/DD/rollout-….jsonl, Gemini CLI's "
+        "tmp/<project>/chats/session-….jsonl.",
+    )
+    agent: Literal["claude-code", "codex", "gemini"] = Field(
+        "claude-code", description="Whose session file it is, so it is read by that agent's reader."
     )
 
 
@@ -61,7 +67,7 @@ class PromptContext(BaseModel):
 
 
 class PreToolHook(Shape):
-    """PreToolUse, as Claude Code sends it: the call about to run."""
+    """PreToolUse as Claude Code and Codex send it (Gemini: BeforeTool, AfterTool): the call."""
 
     session_id: str = ""
     cwd: str = ""

@@ -11,6 +11,7 @@ import pytest
 
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
+from tests.agent_clis import agent_clis  # noqa: F401 (the fixture, for the agents' CLI tests)
 from tests.db_fixtures import free_port, serving
 
 __all__ = ["free_port", "serving"]

@@ -1,9 +1,8 @@
 """`claude-memory connect` checked by the agents' own CLIs (from npm) against the real app.
 
 agent_clis (session)   @openai/codex, @google/gemini-cli and @anthropic-ai/claude-code at pinned
-                       versions, installed once with npm into a cache folder outside the work
-                       tree (AGENT_CLIS_DIR, else ~/.cache/claude-memory-tests/agent-clis-*) and
-                       reused while the versions match; nothing else is downloaded at run time
+                       versions (tests/agent_clis.py), installed once with npm into a cache
+                       folder outside the work tree and reused while the versions match
 guarded_url            the app over the test database, with CLAUDE_MEMORY_TOKEN set
 agent_env              HOME (from conftest), CODEX_HOME and the rest inside tmp_path, the CLIs
                        first on PATH, the token in the environment as a user would export it
@@ -18,11 +17,8 @@ shares this event loop.
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -40,20 +36,7 @@ from tests.integration.processes import cli_command
 
 pytestmark = pytest.mark.integration
 
-# Versions these tests were written against; bump them together with the expectations below.
-CLI_VERSIONS = {
-    "@openai/codex": "0.169.0",
-    "@google/gemini-cli": "0.61.0",
-    "@anthropic-ai/claude-code": "2.1.331",
-}
 TOKEN = "connect-clients-token-0123456789"
-_CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-CLIS_DIR = Path(
-    os.environ.get("AGENT_CLIS_DIR")
-    or _CACHE_ROOT
-    / "claude-memory-tests"
-    / f"agent-clis-{hashlib.sha256(str(CLI_VERSIONS).encode()).hexdigest()[:12]}"
-)
 CODEX_USER_CONFIG = """\
 # my own settings
 model = "o3"
@@ -62,35 +45,6 @@ model = "o3"
 command = "docs-server"
 args = ["--stdio"]
 """
-
-
-@pytest.fixture(scope="session")
-def agent_clis() -> Path:
-    """The folder holding the `codex`, `gemini` and `claude` executables."""
-    bin_dir = CLIS_DIR / "node_modules" / ".bin"
-    stamp = CLIS_DIR / "versions.json"
-    CLIS_DIR.mkdir(parents=True, exist_ok=True)
-    with (CLIS_DIR / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        installed = stamp.read_text() if stamp.exists() else ""
-        if installed != json.dumps(CLI_VERSIONS) or not all(
-            (bin_dir / name).exists() for name in ("codex", "gemini", "claude")
-        ):
-            npm = shutil.which("npm")
-            if npm is None:
-                pytest.fail(
-                    "npm is needed to install the agents' CLIs (scripts/test.sh installs it)"
-                )
-            packages = [f"{name}@{version}" for name, version in CLI_VERSIONS.items()]
-            done = subprocess.run(
-                [npm, "install", "--prefix", str(CLIS_DIR), "--no-audit", "--no-fund",
-                 "--loglevel=error", *packages],
-                capture_output=True, text=True, timeout=900, check=False,
-            )  # fmt: skip
-            if done.returncode != 0:
-                pytest.fail(f"npm install of the agents' CLIs failed: {done.stderr[-2000:]}")
-            stamp.write_text(json.dumps(CLI_VERSIONS))
-    return bin_dir
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
 """connect / disconnect: our entry in Codex's config.toml and Gemini CLI's settings.json, and
-only ours; backups, dry runs, refusals. The real CLIs reading these files: test_connect_clients.
+only ours; backups, dry runs, refusals. These connect without hooks (`hooks=False`); our hooks
+in hooks.json / settings.json: test_connect_hooks. The real CLIs reading these files:
+test_connect_clients.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ model = "o4-mini"
 
 
 def codex(home: Path, **kwargs: Any) -> Any:
-    return connect("codex", URL, use_token=False, environ={}, home=home, now=NOW, **kwargs)
+    options = {"hooks": False, "now": NOW, **kwargs}
+    return connect("codex", URL, use_token=False, environ={}, home=home, **options)
 
 
 def codex_file(home: Path) -> Path:
@@ -97,7 +100,9 @@ def test_codex_connect_twice_changes_nothing_the_second_time(tmp_path: Path) -> 
     after_first = path.read_text()
     made = backups(path.parent)
 
-    second = connect("codex", URL, use_token=False, environ={}, home=tmp_path, now=LATER)
+    second = connect(
+        "codex", URL, use_token=False, environ={}, home=tmp_path, now=LATER, hooks=False
+    )
 
     assert not second.changed
     assert path.read_text() == after_first
@@ -267,7 +272,8 @@ def gemini_file(home: Path) -> Path:
 
 
 def gemini(home: Path, use_token: bool = False, **kwargs: Any) -> Any:
-    return connect("gemini", URL, use_token=use_token, environ={}, home=home, now=NOW, **kwargs)
+    options = {"hooks": False, "now": NOW, **kwargs}
+    return connect("gemini", URL, use_token=use_token, environ={}, home=home, **options)
 
 
 def test_gemini_gets_an_http_url_entry_and_keeps_everything_else(tmp_path: Path) -> None:
@@ -293,7 +299,9 @@ def test_gemini_connect_twice_changes_nothing_and_backs_up_once(tmp_path: Path) 
 
     first = gemini(tmp_path)
     after_first = path.read_text()
-    second = connect("gemini", URL, use_token=False, environ={}, home=tmp_path, now=LATER)
+    second = connect(
+        "gemini", URL, use_token=False, environ={}, home=tmp_path, now=LATER, hooks=False
+    )
 
     assert first.changed and not second.changed
     assert path.read_text() == after_first
@@ -369,7 +377,7 @@ def test_instructions_block_is_added_once_and_removed_alone(tmp_path: Path) -> N
 
     codex(tmp_path, instructions=True)
     once = agents.read_text()
-    connect("codex", URL, use_token=False, environ={}, home=tmp_path, now=LATER, instructions=True)
+    codex(tmp_path, now=LATER, instructions=True)
 
     assert agents.read_text() == once
     assert once.startswith("# Mine\n\nUse pnpm.\n\n" + BLOCK_START)

@@ -132,7 +132,10 @@ def test_every_operation_in_the_route_table_is_served() -> None:
 
     served = {
         (route.path, method)
-        for route in [*api.routes(service=None), *hook_routes.routes(recall=None)]  # type: ignore[arg-type]
+        for route in [
+            *api.routes(service=None),  # type: ignore[arg-type]
+            *hook_routes.routes(recall=None, sessions=None),  # type: ignore[arg-type]
+        ]
         for method in (route.methods or ())  # type: ignore[attr-defined]
         if method != "HEAD"
     }

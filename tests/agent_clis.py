@@ -1,0 +1,63 @@
+"""The agents' own CLIs, installed once for the tests that drive them (`agent_clis`).
+
+@openai/codex, @google/gemini-cli and @anthropic-ai/claude-code at pinned versions, installed
+with npm into a cache folder outside the work tree (AGENT_CLIS_DIR, else
+~/.cache/claude-memory-tests/agent-clis-*) and reused while the versions match; nothing else
+is downloaded at run time. Used by tests/integration/test_connect_clients.py and
+test_agent_hook_clients.py (the fixture reaches them through tests/integration/conftest.py).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+# Versions the tests were written against; bump them together with those tests' expectations.
+CLI_VERSIONS = {
+    "@openai/codex": "0.169.0",
+    "@google/gemini-cli": "0.61.0",
+    "@anthropic-ai/claude-code": "2.1.331",
+}
+_CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+CLIS_DIR = Path(
+    os.environ.get("AGENT_CLIS_DIR")
+    or _CACHE_ROOT
+    / "claude-memory-tests"
+    / f"agent-clis-{hashlib.sha256(str(CLI_VERSIONS).encode()).hexdigest()[:12]}"
+)
+
+
+@pytest.fixture(scope="session")
+def agent_clis() -> Path:
+    """The folder holding the `codex`, `gemini` and `claude` executables."""
+    bin_dir = CLIS_DIR / "node_modules" / ".bin"
+    stamp = CLIS_DIR / "versions.json"
+    CLIS_DIR.mkdir(parents=True, exist_ok=True)
+    with (CLIS_DIR / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        installed = stamp.read_text() if stamp.exists() else ""
+        if installed != json.dumps(CLI_VERSIONS) or not all(
+            (bin_dir / name).exists() for name in ("codex", "gemini", "claude")
+        ):
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail(
+                    "npm is needed to install the agents' CLIs (scripts/test.sh installs it)"
+                )
+            packages = [f"{name}@{version}" for name, version in CLI_VERSIONS.items()]
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(CLIS_DIR), "--no-audit", "--no-fund",
+                 "--loglevel=error", *packages],
+                capture_output=True, text=True, timeout=900, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                pytest.fail(f"npm install of the agents' CLIs failed: {done.stderr[-2000:]}")
+            stamp.write_text(json.dumps(CLI_VERSIONS))
+    return bin_dir
