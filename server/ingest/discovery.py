@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from server.ingest.folders import file_size, list_folder
 
 __all__ = ["TranscriptFile", "TranscriptKind", "default_projects_root", "discover_transcripts"]
 
@@ -50,17 +51,6 @@ def default_projects_root(environ: Mapping[str, str], home: Path) -> Path:
     return home / ".claude" / "projects"
 
 
-def _scan(directory: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(directory) as entries:
-            return list(entries)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as err:
-        logger.warning("cannot list %s: %s", directory, err.strerror)
-        return []
-
-
 def _read_meta(transcript: Path) -> Mapping[str, Any]:
     meta = transcript.with_name(transcript.name.removesuffix(".jsonl") + ".meta.json")
     try:
@@ -75,16 +65,9 @@ def _text_field(data: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
 def _subagent_files(folder: Path) -> Iterator[Path]:
     """`agent-*.jsonl` under a session's `subagents/`, workflow sub-folders included."""
-    for entry in _scan(folder):
+    for entry in list_folder(folder):
         if entry.is_dir(follow_symlinks=False):  # a linked folder could loop
             yield from _subagent_files(Path(entry.path))
         elif entry.name.startswith("agent-") and entry.name.endswith(".jsonl"):
@@ -98,10 +81,10 @@ def discover_transcripts(root: Path) -> list[TranscriptFile]:
     folders that cannot be read are logged and skipped.
     """
     found: list[TranscriptFile] = []
-    for project in _scan(root):
+    for project in list_folder(root):
         if not project.is_dir():
             continue
-        for entry in _scan(Path(project.path)):
+        for entry in list_folder(Path(project.path)):
             path = Path(entry.path)
             if entry.is_file() and entry.name.endswith(".jsonl"):
                 stem = entry.name.removesuffix(".jsonl")
@@ -115,7 +98,7 @@ def discover_transcripts(root: Path) -> list[TranscriptFile]:
                         agent_id=stem.removeprefix("agent-") if legacy_agent else None,
                         agent_type=None,
                         parent_tool_use_id=None,
-                        size=_size(path),
+                        size=file_size(path),
                     )
                 )
             elif entry.is_dir() and entry.name != "memory":
@@ -130,7 +113,7 @@ def discover_transcripts(root: Path) -> list[TranscriptFile]:
                             agent_id=agent.name.removesuffix(".jsonl").removeprefix("agent-"),
                             agent_type=_text_field(meta, "agentType"),
                             parent_tool_use_id=_text_field(meta, "toolUseId"),
-                            size=_size(agent),
+                            size=file_size(agent),
                         )
                     )
     return sorted(found, key=lambda item: item.path.relative_to(root).as_posix())

@@ -17,16 +17,15 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-import os
 import shlex
-import shutil
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from server.jobs.agent_files import write_with_backup
 
 HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
 # (Claude Code event, our event argument, handler timeout in seconds). The client gives up
@@ -273,31 +272,5 @@ def _apply(
     )
     if dry_run:
         return HookChange(path, True, None, diff, events)
-    backup = _write(path, new_text, now)
+    backup = write_with_backup(path, new_text, now)
     return HookChange(path, True, backup, diff, events)
-
-
-def _write(path: Path, text: str, now: datetime) -> Path | None:
-    """Back the old file up, then replace it atomically; a symlink's target is what changes."""
-    target = path.resolve() if path.is_symlink() else path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    mode = 0o600
-    if target.exists():
-        backup = target.with_name(f"{target.name}.bak-{now:%Y%m%dT%H%M%S%fZ}")
-        shutil.copy2(target, backup)
-        mode = target.stat().st_mode & 0o777
-    handle, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return backup
