@@ -107,9 +107,14 @@ async def _filter(
     tag: str | None = None,
     since: datetime | None = None,
     before: datetime | None = None,
+    source: str | None = None,
 ) -> MemoryFilter:
     return MemoryFilter(
-        project=await service().resolve_project(project), tag=tag, since=since, before=before
+        project=await service().resolve_project(project),
+        tag=tag,
+        source=source,
+        since=since,
+        before=before,
     )
 
 
@@ -195,7 +200,9 @@ def build_mcp() -> FastMCP:
                 args.query,
                 limit=args.limit,
                 min_similarity=args.min_similarity,
-                where=await _filter(args.project, since=args.since, before=args.before),
+                where=await _filter(
+                    args.project, since=args.since, before=args.before, source=args.source
+                ),
             )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -206,7 +213,9 @@ def build_mcp() -> FastMCP:
             return await service().search_keyword(
                 args.query,
                 limit=args.limit,
-                where=await _filter(args.project, since=args.since, before=args.before),
+                where=await _filter(
+                    args.project, since=args.since, before=args.before, source=args.source
+                ),
             )
 
     @mcp.tool(annotations=READ_ONLY)
@@ -214,7 +223,9 @@ def build_mcp() -> FastMCP:
     async def hybrid_search(args: HybridSearch) -> SearchResult:
         """Best general search: meaning and exact words combined. Prefer this one."""
         with tool_errors():
-            where = await _filter(args.project, since=args.since, before=args.before)
+            where = await _filter(
+                args.project, since=args.since, before=args.before, source=args.source
+            )
             return await service().search_hybrid(
                 args.query,
                 limit=args.limit,

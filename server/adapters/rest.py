@@ -153,6 +153,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             project=body.project,
             tag=body.tag,
             kind=body.kind,
+            source=body.source,
             since=body.since,
             before=body.before,
             include_archived=body.include_archived,

@@ -56,6 +56,14 @@ ProjectFilter = Annotated[
 TagFilter = Annotated[
     str | None, BeforeValidator(_blank_to_none), Field(description="Only memories with this tag.")
 ]
+SourceFilter = Annotated[
+    str | None,
+    BeforeValidator(_blank_to_none),
+    Field(
+        description="Only memories from this source: an agent (claude-code, codex, gemini) or"
+        " a way in (api, distill, ...)."
+    ),
+]
 
 
 TIME_TEXT = "ISO 8601, or an age like 7d / 12h / 2w"

@@ -20,6 +20,7 @@ from server.schemas.fields import (
     SearchLimit,
     Shape,
     Since,
+    SourceFilter,
     TagFilter,
     Unit,
 )
@@ -37,6 +38,7 @@ class KeywordSearch(Shape):
     query: Query
     limit: SearchLimit = 10
     project: ProjectFilter = None
+    source: SourceFilter = None
     since: Since = None
     before: Before = None
 

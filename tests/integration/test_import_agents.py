@@ -12,7 +12,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
+from fastmcp import Client
 
 from server.core.models import JournalFilter, MemoryFilter
 from server.ingest.agents import CODEX, GEMINI, AgentFormat
@@ -114,3 +116,21 @@ async def test_a_codex_decision_is_searchable_and_reaches_claude_codes_startup_c
     # Claude Code's SessionStart hook, opened in the same repository.
     context = await service.startup_context("acme-api")
     assert DECISION in context.markdown
+
+
+async def test_searches_narrow_to_one_agent(
+    service: MemoryService, tmp_path: Path, imported: Path, app_url: str
+) -> None:
+    await run_import(service, CODEX, copied(CODEX, tmp_path))
+    question = {"query": "how are invoice numbers assigned per tenant?", "limit": 10}
+
+    async with httpx.AsyncClient(base_url=app_url) as http:
+        everyone = (await http.post("/api/search", json=question)).json()["results"]
+        claude = await http.post("/api/search", json={**question, "source": "claude-code"})
+    async with Client(f"{app_url}/mcp") as mcp:
+        codex = await mcp.call_tool("hybrid_search", {**question, "source": "codex"})
+
+    assert {hit["source"] for hit in everyone} == {"codex", "claude-code"}
+    assert {hit["source"] for hit in claude.json()["results"]} == {"claude-code"}
+    codex_hits = codex.structured_content["hits"]  # type: ignore[index]
+    assert codex_hits and {hit["source"] for hit in codex_hits} == {"codex"}
