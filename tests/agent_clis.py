@@ -15,7 +15,9 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,3 +63,43 @@ def agent_clis() -> Path:
                 pytest.fail(f"npm install of the agents' CLIs failed: {done.stderr[-2000:]}")
             stamp.write_text(json.dumps(CLI_VERSIONS))
     return bin_dir
+
+
+def codex_app_server(env: dict[str, str], method: str, params: dict[str, Any]) -> Any:
+    """One JSON-RPC request to Codex's own app server (`codex app-server` on stdio): its result.
+
+    Codex's CLI has no command that connects to an MCP server or lists hooks as Codex reads
+    them; the app server does both. It is started, initialised, asked once, and killed.
+    """
+    process = subprocess.Popen(
+        ["codex", "app-server"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    timer = threading.Timer(60, process.kill)
+    timer.start()
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        for message in (
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {"clientInfo": {"name": "t", "version": "0"}},
+            },
+            {"method": "initialized"},
+            {"id": 2, "method": method, "params": params},
+        ):
+            process.stdin.write(json.dumps(message) + "\n")
+        process.stdin.flush()
+        for line in process.stdout:
+            reply = json.loads(line)
+            if reply.get("id") == 2:
+                return reply["result"]
+        raise AssertionError(f"codex app-server ended without answering {method}")
+    finally:
+        timer.cancel()
+        process.kill()
+        process.wait()

@@ -21,7 +21,6 @@ import asyncio
 import json
 import os
 import subprocess
-import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -34,6 +33,7 @@ from server.app import create_app
 from server.core.config import Secret, Settings
 from server.core.models import JournalFilter, LessonDraft, MemoryFilter
 from server.service.memory import MemoryService
+from tests.agent_clis import codex_app_server
 from tests.integration.conftest import serving
 from tests.integration.processes import cli_command
 from tests.responses_stub import ScriptedShell
@@ -136,38 +136,8 @@ async def wait_for(check: Any, what: str, timeout: float = 60) -> Any:
 
 def codex_hooks_listed(env: dict[str, str]) -> list[dict[str, Any]]:
     """The hooks Codex's app server reads from the user's files (`hooks/list`)."""
-    process = subprocess.Popen(
-        ["codex", "app-server"],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    timer = threading.Timer(60, process.kill)
-    timer.start()
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        for message in (
-            {
-                "id": 1,
-                "method": "initialize",
-                "params": {"clientInfo": {"name": "t", "version": "0"}},
-            },
-            {"method": "initialized"},
-            {"id": 2, "method": "hooks/list", "params": {}},
-        ):
-            process.stdin.write(json.dumps(message) + "\n")
-        process.stdin.flush()
-        for line in process.stdout:
-            reply = json.loads(line)
-            if reply.get("id") == 2:
-                return [hook for entry in reply["result"]["data"] for hook in entry["hooks"]]
-        raise AssertionError("codex app-server ended without answering hooks/list")
-    finally:
-        timer.cancel()
-        process.kill()
-        process.wait()
+    result = codex_app_server(env, "hooks/list", {})
+    return [hook for entry in result["data"] for hook in entry["hooks"]]
 
 
 async def test_codex_runs_our_hooks_in_a_real_session(

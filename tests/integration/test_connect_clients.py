@@ -20,7 +20,6 @@ import asyncio
 import json
 import os
 import subprocess
-import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +30,7 @@ import pytest
 from server.app import create_app
 from server.core.config import Secret, Settings
 from server.service.memory import MemoryService
+from tests.agent_clis import codex_app_server
 from tests.integration.conftest import serving
 from tests.integration.processes import cli_command
 
@@ -96,39 +96,9 @@ async def claude_memory(*args: str, env: dict[str, str]) -> dict[str, Any]:
 
 def codex_mcp_status(env: dict[str, str]) -> dict[str, Any]:
     """Ask Codex's app server for the live status of our server (it connects to list tools)."""
-    process = subprocess.Popen(
-        ["codex", "app-server"],
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    timer = threading.Timer(60, process.kill)
-    timer.start()
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        for message in (
-            {
-                "id": 1,
-                "method": "initialize",
-                "params": {"clientInfo": {"name": "t", "version": "0"}},
-            },
-            {"method": "initialized"},
-            {"id": 2, "method": "mcpServerStatus/list", "params": {"serverName": "claude-memory"}},
-        ):
-            process.stdin.write(json.dumps(message) + "\n")
-        process.stdin.flush()
-        for line in process.stdout:
-            reply = json.loads(line)
-            if reply.get("id") == 2:
-                [status] = reply["result"]["data"]
-                return dict(status)
-        raise AssertionError("codex app-server ended without answering mcpServerStatus/list")
-    finally:
-        timer.cancel()
-        process.kill()
-        process.wait()
+    result = codex_app_server(env, "mcpServerStatus/list", {"serverName": "claude-memory"})
+    [status] = result["data"]
+    return dict(status)
 
 
 async def test_codex_connects_over_streamable_http_with_the_token_from_its_environment(
