@@ -43,7 +43,7 @@ from server.core.models import (
     TagCount,
     UpdateOutcome,
 )
-from server.schemas.fields import MemoryId, ProjectFilter
+from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter
 from server.schemas.learning import (
     FindDuplicates,
     LessonList,
@@ -149,10 +149,13 @@ def build_mcp() -> FastMCP:
     mcp.add_middleware(ArgumentErrors(mcp))
 
     @mcp.tool(annotations=READ_ONLY)
-    async def startup_context(project: ProjectFilter = None) -> StartupContext:
-        """Call at session start: learned preferences, patterns, recent work and counts."""
+    async def startup_context(
+        project: ProjectFilter = None, source: SourceFilter = None
+    ) -> StartupContext:
+        """Call at session start: learned preferences, patterns, recent work and counts.
+        Recent work comes from every agent unless `source` names one."""
         with tool_errors():
-            return await service().startup_context(project)
+            return await service().startup_context(project, source=source)
 
     @mcp.tool(annotations=WRITES)
     @arguments(SaveMemory)
@@ -254,7 +257,9 @@ def build_mcp() -> FastMCP:
         """Newest distilled memories of a project (or newest of any kind when none are
         distilled)."""
         with tool_errors():
-            return await service().recent_context(args.project, limit=args.limit)
+            return await service().recent_context(
+                args.project, limit=args.limit, source=args.source
+            )
 
     @mcp.tool(annotations={**WRITES, "idempotentHint": True})
     @arguments(UpdateMemoryArguments)

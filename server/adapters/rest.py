@@ -188,7 +188,11 @@ def routes(service: MemoryService) -> list[BaseRoute]:
 
     async def timeline(query: sessions.TimelineQuery) -> JSONResponse:
         where = MemoryFilter(
-            project=query.project, kind=query.kind, since=query.since, before=query.before
+            project=query.project,
+            kind=query.kind,
+            source=query.source,
+            since=query.since,
+            before=query.before,
         )
         return JSONResponse(to_json(await service.timeline(where, limit=query.limit)))
 

@@ -512,6 +512,7 @@ class SessionPage:
     limit: int
     offset: int
     sessions: list[ImportedSession]
+    by_source: dict[str, int]
 
 
 PreferenceTier = Literal["explicit", "signals", "inferred"]
@@ -762,9 +763,11 @@ class ImportState:
 
 @dataclass(frozen=True, slots=True)
 class PendingSession:
-    """A session waiting for distillation; `new_turns` have not been distilled yet."""
+    """A session waiting for distillation; `new_turns` have not been distilled yet, `source` is
+    the agent it came from (each distilled memory keeps it as `metadata.agent`)."""
 
     session_id: str
+    source: str
     project: str
     title: str | None
     distill_failures: int

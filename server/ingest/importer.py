@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -127,11 +127,20 @@ class SessionImporter:
         self._sessions: set[str] = set()
 
     async def run(self, root: Path) -> ImportSummary:
+        """Import every session file the agent's discovery finds under `root`."""
         started = time.monotonic()
         if not root.is_dir():
             self.summary.errors.append(f"{root} is not a folder of {self.agent.folder}")
             return self.summary
         files = await anyio.to_thread.run_sync(self.agent.discover, root)
+        await self.run_files(files)
+        self.summary.seconds = time.monotonic() - started  # discovery included
+        return self.summary
+
+    async def run_files(self, files: Sequence[TranscriptFile]) -> ImportSummary:
+        """Import the given files (one session's, when a hook reports it) from where earlier
+        imports stopped: the same read positions, dedup and project names as `run`."""
+        started = time.monotonic()
         state = await self.service.import_state()
         self._names = dict(state.project_names)
         self.summary.files_found = len(files)

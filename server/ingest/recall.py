@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -322,7 +321,7 @@ async def import_session(service: MemoryService, transcript: Path) -> ImportSumm
     """
     found = await anyio.to_thread.run_sync(discover_transcripts, transcript.parent.parent)
     files = [f for f in found if f.path == transcript or _subagent_of(f, transcript)]
-    return await _SessionImporter(service, ImportFilters()).run_files(files)
+    return await SessionImporter(service, ImportFilters()).run_files(files)
 
 
 def _subagent_of(found: TranscriptFile, transcript: Path) -> bool:
@@ -331,19 +330,3 @@ def _subagent_of(found: TranscriptFile, transcript: Path) -> bool:
         and found.session_id == transcript.stem
         and found.project_dir == transcript.parent.name
     )
-
-
-class _SessionImporter(SessionImporter):
-    """SessionImporter over a given list of files instead of a whole projects root."""
-
-    async def run_files(self, files: Sequence[TranscriptFile]) -> ImportSummary:
-        started = time.monotonic()
-        state = await self.service.import_state()
-        self._names = dict(state.project_names)
-        self.summary.files_found = len(files)
-        for transcript in files:
-            await self._import_file(transcript, state.offsets.get(str(transcript.path)))
-        await self._flush()
-        self.summary.sessions = len(self._sessions)
-        self.summary.seconds = time.monotonic() - started
-        return self.summary

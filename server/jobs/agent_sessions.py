@@ -25,8 +25,8 @@ import anyio
 from server.core.errors import InvalidInput
 from server.ingest.agents import CODEX, GEMINI, AgentFormat
 from server.ingest.discovery import TranscriptFile
-from server.ingest.importer import ImportFilters, ImportSummary
-from server.ingest.recall import TranscriptImports, _SessionImporter
+from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
+from server.ingest.recall import TranscriptImports
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ async def import_agent_session(
     service: MemoryService, agent: AgentFormat, files: list[TranscriptFile]
 ) -> ImportSummary:
     """Import one session's files from where earlier imports stopped, with `agent`'s reader."""
-    return await _SessionImporter(service, ImportFilters(), agent=agent).run_files(files)
+    return await SessionImporter(service, ImportFilters(), agent=agent).run_files(files)
 
 
 class AgentSessionImports(TranscriptImports):

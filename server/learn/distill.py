@@ -244,6 +244,7 @@ def _draft(
             "evidence_sessions": [session.session_id],
             "last_seen": said_at.isoformat(),
             "model": model,
+            "agent": session.source,
             **parts,
         },
     )

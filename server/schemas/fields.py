@@ -60,8 +60,8 @@ SourceFilter = Annotated[
     str | None,
     BeforeValidator(_blank_to_none),
     Field(
-        description="Only memories from this source: an agent (claude-code, codex, gemini) or"
-        " a way in (api, distill, ...)."
+        description="Only memories from this source: an agent (claude-code, codex, gemini; with"
+        " what was distilled from its sessions) or a way in (api, distill, ...)."
     ),
 ]
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from server.core.models import Lesson, LessonChange, LessonDraft
 from server.core.validation import MAX_SCAN_LIMIT
-from server.schemas.fields import ProjectFilter, SearchLimit, Shape, Unit
+from server.schemas.fields import ProjectFilter, SearchLimit, Shape, SourceFilter, Unit
 
 
 class PreferencesQuery(Shape):
@@ -39,6 +39,7 @@ class RecentContextArguments(Shape):
     """recent_context: the newest distilled memories of a project."""
 
     project: ProjectFilter = None
+    source: SourceFilter = None
     limit: SearchLimit = Field(10, description="How many, 1-100.")
 
 

@@ -14,6 +14,7 @@ from server.schemas.fields import (
     ProjectFilter,
     Shape,
     Since,
+    SourceFilter,
 )
 from server.service.views import MAX_TIMELINE_POINTS
 
@@ -32,6 +33,7 @@ class TimelineQuery(Shape):
 
     project: ProjectFilter = None
     kind: KindName | None = None
+    source: SourceFilter = None
     since: Since = None
     before: Before = None
     limit: int = Field(2_000, ge=1, le=MAX_TIMELINE_POINTS)

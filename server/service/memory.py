@@ -286,30 +286,39 @@ class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons):
         known = ", ".join(sorted({p.project for p in projects if p.project})[:20]) or "none yet"
         raise InvalidInput(f"no project {wanted[:80]!r}; known projects: {known}")
 
-    async def recent_context(self, project: str | None = None, limit: int = 10) -> RecentContext:
-        """Newest distilled memories of a project, or the newest of any kind if none exist."""
+    async def recent_context(
+        self, project: str | None = None, limit: int = 10, *, source: str | None = None
+    ) -> RecentContext:
+        """Newest distilled memories of a project, or the newest of any kind if none exist;
+        from every agent unless `source` names one."""
         check_limit(limit)
         resolved = await self.resolve_project(project)
+        source = blank_to_none(source)
         distilled = await self.list_memories(
-            MemoryFilter(project=resolved, kind="distilled"), limit=limit
+            MemoryFilter(project=resolved, kind="distilled", source=source), limit=limit
         )
         if distilled.memories:
             return RecentContext("distilled", resolved, distilled.memories)
-        recent = await self.list_memories(MemoryFilter(project=resolved), limit=limit)
+        recent = await self.list_memories(
+            MemoryFilter(project=resolved, source=source), limit=limit
+        )
         return RecentContext("recent", resolved, recent.memories)
 
-    async def startup_context(self, project: str | None = None) -> StartupContext:
+    async def startup_context(
+        self, project: str | None = None, *, source: str | None = None
+    ) -> StartupContext:
         """What an agent should know at session start, as Markdown of at most 4,000 chars.
 
         A project with no memories yet (a first session in a new repository) gets the
-        general context, with a line saying so, rather than an error.
+        general context, with a line saying so, rather than an error. Recent work comes from
+        every agent; `source` narrows it to one (preferences are the user's, from anywhere).
         """
         try:
             resolved = await self.resolve_project(project)
         except InvalidInput:
             resolved = None
         tiers = await self.preferences(resolved)
-        recent = await self.recent_context(resolved, limit=8)
+        recent = await self.recent_context(resolved, limit=8, source=source)
         total = (await self.list_memories(limit=1)).total
         in_project = (
             (await self.list_memories(MemoryFilter(project=resolved), limit=1)).total
@@ -317,7 +326,12 @@ class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons):
             else total
         )
         requested = blank_to_none(project)
-        note = f"No memories for project {requested!r} yet." if requested and not resolved else None
+        notes = []
+        if requested and not resolved:
+            notes.append(f"No memories for project {requested!r} yet.")
+        if blank_to_none(source):
+            notes.append(f"Recent work from {source} only.")
+        note = " ".join(notes) or None
         markdown = startup_markdown(resolved, tiers, recent.memories, in_project, total, note=note)
         shown = [
             p for p in (*tiers.explicit, *tiers.signals, *tiers.inferred) if p.superseded_by is None

@@ -65,15 +65,19 @@ class Views:
         limit: int = 50,
         offset: int = 0,
     ) -> SessionPage:
-        """Imported sessions, most recently active first, with import and learning state."""
+        """Imported sessions, most recently active first, with import and learning state;
+        `by_source` counts every agent's sessions whatever `source` picks, for a filter."""
         check_page(limit, offset, MAX_PAGE)
         project, source = blank_to_none(project), blank_to_none(source)
 
         async def load() -> SessionPage:
             async with transaction(self.pool) as conn:
-                total = await session_store.count(conn, project, source)
+                by_source = await session_store.counts_by_source(conn, project)
                 rows = await session_store.list_page(conn, project, source, limit, offset)
-            return SessionPage(total=total, limit=limit, offset=offset, sessions=rows)
+            total = by_source.get(source, 0) if source else sum(by_source.values())
+            return SessionPage(
+                total=total, limit=limit, offset=offset, sessions=rows, by_source=by_source
+            )
 
         return await self.cache.get_or_load(("sessions", project, source, limit, offset), load)
 

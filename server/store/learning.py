@@ -27,7 +27,7 @@ async def pending_sessions(
     """
     async with conn.cursor(row_factory=class_row(PendingSession)) as cur:
         await cur.execute(
-            "SELECT s.session_id, s.project, s.title, s.distill_failures,"
+            "SELECT s.session_id, s.source, s.project, s.title, s.distill_failures,"
             " count(m.id) FILTER (WHERE m.archived_at IS NULL) AS new_turns"
             " FROM imported_sessions s"
             " JOIN memories m ON m.session_id = s.session_id AND m.kind = 'raw'"

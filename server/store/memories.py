@@ -35,11 +35,13 @@ COLUMNS = (
 )
 
 # The WHERE clause every filtered statement shares; parameters come from `filter_params`.
+# A source filter naming an agent also matches what was distilled from its sessions
+# (`metadata.agent`, written by distillation), so "from Codex" keeps Codex's facts.
 FILTER_SQL = (
     "(%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
     " AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])"
     " AND (%(kind)s::text IS NULL OR kind = %(kind)s)"
-    " AND (%(source)s::text IS NULL OR source = %(source)s)"
+    " AND (%(source)s::text IS NULL OR source = %(source)s OR metadata->>'agent' = %(source)s)"
     " AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)"
     " AND (%(before)s::timestamptz IS NULL OR created_at < %(before)s)"
     " AND (%(include_deleted)s OR %(only_deleted)s OR deleted_at IS NULL)"

@@ -19,13 +19,15 @@ _SESSION_FILTER = (
 )
 
 
-async def count(conn: Conn, project: str | None, source: str | None) -> int:
+async def counts_by_source(conn: Conn, project: str | None) -> dict[str, int]:
+    """How many sessions each agent has (in `project`, if given): the list's filter choices."""
     cur = await conn.execute(
-        f"SELECT count(*) FROM imported_sessions WHERE {_SESSION_FILTER}",
-        {"project": project, "source": source},
+        "SELECT source, count(*) FROM imported_sessions"
+        " WHERE %(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s"
+        " GROUP BY source ORDER BY count(*) DESC, source",
+        {"project": project},
     )
-    row = await cur.fetchone()
-    return int(row[0]) if row else 0
+    return {str(source): int(n) for source, n in await cur.fetchall()}
 
 
 async def list_page(

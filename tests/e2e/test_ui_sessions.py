@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import httpx
 import pytest
 from playwright.async_api import expect
 
+from server.ingest.agents import CODEX
+from server.ingest.importer import ImportFilters, SessionImporter
 from tests.e2e.conftest import S1, Seeded, Ui
+
+CODEX_SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "sessions"
 
 pytestmark = pytest.mark.e2e
 
@@ -58,3 +65,34 @@ async def test_a_session_shows_its_prompts_with_the_tool_calls_under_them(
     await expect(shown.locator(".journal-call-failed")).to_have_count(len(failed))
     assert failed, "the fixture session has a call the user rejected"
     await ui.screenshot("session-journal")
+
+
+async def test_sessions_and_search_narrow_to_one_agent(
+    ui: Ui, api: httpx.AsyncClient, seeded: Seeded, tmp_path: Path
+) -> None:
+    """Claude Code and Codex sessions side by side: the "From" filter keeps one agent's."""
+    codex_root = shutil.copytree(CODEX_SESSIONS, tmp_path / "codex-sessions")
+    imported = await SessionImporter(seeded.service, ImportFilters(), agent=CODEX).run(codex_root)
+    assert imported.sessions >= 2 and not imported.errors
+    codex = (await api.get("/api/sessions", params={"source": "codex"})).json()
+
+    await ui.open("/ui/sessions")
+    await ui.page.get_by_label("From").select_option("codex")
+    rows = ui.page.locator("table.sessions tbody tr")
+    await expect(rows).to_have_count(codex["total"])
+    for session in codex["sessions"]:
+        await expect(rows.filter(has_text=session["session_id"])).to_contain_text("Codex CLI")
+    assert "source=codex" in ui.page.url
+
+    question = "how are invoice numbers assigned per tenant?"
+    await ui.open(f"/ui/search?q={question}")
+    results = ui.page.locator(".result")
+    await expect(results.locator(".result-source", has_text="Claude Code").first).to_be_visible()
+    await ui.page.get_by_label("From").select_option("codex")
+    await expect(results.locator(".result-source", has_text="Claude Code")).to_have_count(0)
+    # The page's own request: hybrid, 30 hits, its default similarity floor.
+    body = {"query": question, "source": "codex", "limit": 30, "min_similarity": 0.15}
+    wanted = len((await api.post("/api/search", json=body)).json()["results"])
+    assert wanted >= 1
+    await expect(results).to_have_count(wanted)
+    await expect(results.locator(".result-source", has_text="Codex CLI")).to_have_count(wanted)

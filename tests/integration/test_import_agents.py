@@ -116,6 +116,12 @@ async def test_a_codex_decision_is_searchable_and_reaches_claude_codes_startup_c
     # Claude Code's SessionStart hook, opened in the same repository.
     context = await service.startup_context("acme-api")
     assert DECISION in context.markdown
+    # Narrowed by the user to one agent, recent work comes from that agent alone.
+    from_codex = await service.startup_context("acme-api", source="codex")
+    from_claude = await service.startup_context("acme-api", source="claude-code")
+    assert DECISION in from_codex.markdown
+    assert DECISION not in from_claude.markdown
+    assert "Recent work from claude-code only." in from_claude.markdown
 
 
 async def test_searches_narrow_to_one_agent(
@@ -134,3 +140,38 @@ async def test_searches_narrow_to_one_agent(
     assert {hit["source"] for hit in claude.json()["results"]} == {"claude-code"}
     codex_hits = codex.structured_content["hits"]  # type: ignore[index]
     assert codex_hits and {hit["source"] for hit in codex_hits} == {"codex"}
+
+
+async def test_distilled_facts_keep_their_agent_for_every_filter(
+    service: MemoryService, tmp_path: Path, imported: Path, app_url: str
+) -> None:
+    """A fact distilled from a Codex session says so, and "from Codex" finds it in search, the
+    memory list and the timeline; the session list counts each agent's sessions."""
+    await run_import(service, CODEX, copied(CODEX, tmp_path))
+    reply = Reply.json(
+        {"memories": [{"content": DECISION, "kind": "decision", "tags": [], "turns": [1]}]}
+    )
+    with ScriptedLLM(default=reply) as llm:
+        async with ChatClient(llm.base_url, timeout=5) as client:
+            await Distiller(service, client, model="qwen2.5:7b", workers=1).run(
+                session=CODEX_SESSION
+            )
+    [fact] = (await service.list_memories(MemoryFilter(source="distill"))).memories
+    assert (fact.content, fact.metadata["agent"]) == (DECISION, "codex")
+
+    question = {"query": "invoice numbering per tenant", "limit": 20, "kind": "distilled"}
+    async with httpx.AsyncClient(base_url=app_url) as http:
+        from_codex = (await http.post("/api/search", json={**question, "source": "codex"})).json()
+        from_claude = await http.post("/api/search", json={**question, "source": "claude-code"})
+        listed = (await http.get("/api/memories", params={"source": "codex"})).json()
+        timeline = (await http.get("/api/timeline", params={"source": "codex"})).json()
+        sessions = (await http.get("/api/sessions", params={"source": "codex"})).json()
+
+    assert [hit["id"] for hit in from_codex["results"]] == [fact.id]
+    assert fact.id not in {hit["id"] for hit in from_claude.json()["results"]}
+    assert fact.id in {m["id"] for m in listed["memories"]}
+    assert fact.id in {point["id"] for point in timeline["points"]}
+    assert {m["source"] for m in listed["memories"]} == {"codex", "distill"}
+    assert sessions["by_source"]["codex"] == sessions["total"] >= 2
+    assert sessions["by_source"]["claude-code"] >= 1, "the imported Claude Code sessions"
+    assert {s["source"] for s in sessions["sessions"]} == {"codex"}

@@ -65,9 +65,13 @@ export function App() {
   const { route, params } = useLocation();
   const health = useHealth();
   const stats = useApi("stats", (signal) => getStats(signal), { keepPrevious: true });
-  const sessions = useApi("sessions-total", (signal) => getSessions(1, 0, signal), {
-    keepPrevious: true,
-  });
+  const sessions = useApi(
+    "sessions-total",
+    (signal) => getSessions({ limit: 1, offset: 0 }, signal),
+    {
+      keepPrevious: true,
+    },
+  );
   useSearchShortcut();
 
   useEffect(() => {

@@ -192,7 +192,7 @@ export const getStats = (signal?: AbortSignal) => request<Stats>("GET", "/api/st
 export const getProjects = (signal?: AbortSignal) =>
   request<ProjectSummary[]>("GET", "/api/projects", { signal });
 
-export type TimelineQuery = { since?: string; project?: string; limit?: number };
+export type TimelineQuery = { since?: string; project?: string; source?: string; limit?: number };
 
 export const getTimeline = (query: TimelineQuery, signal?: AbortSignal) =>
   request<Timeline>("GET", "/api/timeline", { query, signal });
@@ -264,8 +264,10 @@ export const addLesson = (lesson: NewLesson) =>
 export const setLessonActive = (id: number, active: boolean) =>
   request<Lesson>("PATCH", `/api/lessons/${id}`, { body: { active } });
 
-export const getSessions = (limit: number, offset: number, signal?: AbortSignal) =>
-  request<SessionPage>("GET", "/api/sessions", { query: { limit, offset }, signal });
+export type SessionQuery = { limit: number; offset: number; source?: string };
+
+export const getSessions = (query: SessionQuery, signal?: AbortSignal) =>
+  request<SessionPage>("GET", "/api/sessions", { query, signal });
 
 /** The journal of one session: its prompts and the tool calls under each, newest first. */
 export const getSessionJournal = (sessionId: string, limit: number, signal?: AbortSignal) =>

@@ -109,6 +109,7 @@ export type SearchRequest = {
   limit?: number;
   project?: string;
   kind?: MemoryKind;
+  source?: string;
   min_similarity?: number;
 };
 
@@ -195,6 +196,8 @@ export type SessionPage = {
   limit: number;
   offset: number;
   sessions: ImportedSession[];
+  /** Sessions per agent, whatever the list's own source filter. */
+  by_source: Record<string, number>;
 };
 
 export const PREFERENCE_TIERS = ["explicit", "signals", "inferred"] as const;

@@ -1,3 +1,4 @@
+import { sourceLabel } from "../lib/agents";
 import { formatDateTime } from "../lib/format";
 import { routePath } from "../lib/router";
 import type { Memory } from "../types";
@@ -9,6 +10,11 @@ export type MemoryMetaProps = { memory: Memory; onNavigate: (id: number) => void
 /** Every stored field of a memory but its content. */
 export function MemoryMeta({ memory, onNavigate }: MemoryMetaProps) {
   const hasMetadata = Object.keys(memory.metadata ?? {}).length > 0;
+  // Distilled memories keep the agent of the session they came from.
+  const agent =
+    typeof memory.metadata?.agent === "string" && memory.metadata.agent !== memory.source
+      ? memory.metadata.agent
+      : null;
   return (
     <>
       <dl className="meta">
@@ -26,7 +32,10 @@ export function MemoryMeta({ memory, onNavigate }: MemoryMetaProps) {
           </>
         )}
         <dt>Source</dt>
-        <dd>{memory.source || "–"}</dd>
+        <dd>
+          {memory.source ? sourceLabel(memory.source) : "–"}
+          {agent && <span className="muted"> · from a {sourceLabel(agent)} session</span>}
+        </dd>
         {memory.session_id && (
           <>
             <dt>Session</dt>

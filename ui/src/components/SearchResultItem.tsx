@@ -1,3 +1,4 @@
+import { sourceLabel } from "../lib/agents";
 import { formatDate } from "../lib/format";
 import { hitSnippet, hitTitle, scoreView } from "../lib/search";
 import type { SearchHit, SearchMode } from "../types";
@@ -29,6 +30,7 @@ export function SearchResultItem({
       <div className="result-meta">
         <span className="result-project">{hit.project || "(no project)"}</span>
         <KindBadge kind={hit.kind} />
+        <span className="result-source">{sourceLabel(hit.source)}</span>
         <time dateTime={hit.created_at}>{formatDate(hit.created_at)}</time>
         <span className="result-score" title={score.detail}>
           <MeterBar fraction={score.fraction} label={score.label} name={score.name} />

@@ -1,3 +1,4 @@
+import { sourceLabel } from "../lib/agents";
 import { formatCount, formatDateTime, relativeTime } from "../lib/format";
 import { distillTone, sessionTitle } from "../lib/sessions";
 import type { ImportedSession } from "../types";
@@ -24,7 +25,8 @@ export function SessionRow({ session, selected, busy, onSelect, onReset }: Sessi
           {sessionTitle(session)}
         </button>
         <div className="session-sub">
-          <span>{session.project || "(no project)"}</span> · <span>{session.source}</span> ·{" "}
+          <span>{session.project || "(no project)"}</span> ·{" "}
+          <span>{sourceLabel(session.source)}</span> ·{" "}
           <span className="mono" title="session id">
             {session.session_id}
           </span>

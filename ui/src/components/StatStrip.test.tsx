@@ -8,7 +8,7 @@ describe("StatStrip", () => {
     const { container } = await render(
       <StatStrip
         stats={stats()}
-        sessions={{ total: 4, limit: 1, offset: 0, sessions: [] }}
+        sessions={{ total: 4, limit: 1, offset: 0, sessions: [], by_source: { "claude-code": 4 } }}
         error={null}
       />,
     );

@@ -13,7 +13,9 @@ import {
 describe("searchStateFrom and searchRequest", () => {
   it("reads the URL and builds the request with every filter", () => {
     const state = searchStateFrom(
-      new URLSearchParams("q=pnpm&mode=semantic&project=acme-api&kind=preference&min=0.45"),
+      new URLSearchParams(
+        "q=pnpm&mode=semantic&project=acme-api&kind=preference&source=codex&min=0.45",
+      ),
     );
     expect(searchRequest(state)).toEqual({
       query: "pnpm",
@@ -21,6 +23,7 @@ describe("searchStateFrom and searchRequest", () => {
       limit: 30,
       project: "acme-api",
       kind: "preference",
+      source: "codex",
       min_similarity: 0.45,
     });
   });

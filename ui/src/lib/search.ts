@@ -23,6 +23,7 @@ export type SearchState = {
   mode: SearchMode;
   project: string;
   kind: MemoryKind | "";
+  source: string;
   minSimilarity: number;
 };
 
@@ -35,6 +36,7 @@ export function searchStateFrom(params: URLSearchParams): SearchState {
     mode: SEARCH_MODES.includes(mode as SearchMode) ? (mode as SearchMode) : DEFAULT_MODE,
     project: params.get("project") ?? "",
     kind: MEMORY_KINDS.includes(kind as MemoryKind) ? (kind as MemoryKind) : "",
+    source: params.get("source") ?? "",
     minSimilarity:
       params.has("min") && Number.isFinite(min)
         ? Math.min(1, Math.max(0, min))
@@ -49,6 +51,7 @@ export function searchRequest(state: SearchState): SearchRequest | null {
   const request: SearchRequest = { query, mode: state.mode, limit: SEARCH_LIMIT };
   if (state.project) request.project = state.project;
   if (state.kind) request.kind = state.kind;
+  if (state.source) request.source = state.source;
   // Keyword search ranks by text match alone; a similarity floor means nothing there.
   if (state.mode !== "keyword") request.min_similarity = state.minSimilarity;
   return request;

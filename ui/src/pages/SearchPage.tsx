@@ -1,10 +1,11 @@
 import { useEffect, useMemo, useState } from "react";
-import { getProjects, searchMemories } from "../api";
+import { getProjects, getStats, searchMemories } from "../api";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { FilterChips } from "../components/FilterChips";
 import { SearchResultItem } from "../components/SearchResultItem";
 import { SelectField } from "../components/SelectField";
+import { SourceField } from "../components/SourceField";
 import { queryTerms } from "../lib/highlight";
 import { idParam, setParams } from "../lib/router";
 import { bestScore, noResultHints, searchRequest, searchStateFrom } from "../lib/search";
@@ -42,6 +43,7 @@ export function SearchPage({ params }: SearchPageProps) {
     keepPrevious: true,
   });
   const projects = useApi("projects", (signal) => getProjects(signal));
+  const stats = useApi("stats", (signal) => getStats(signal), { keepPrevious: true });
   const terms = useMemo(() => queryTerms(state.query), [state.query]);
   const hits = request ? results.data?.results : undefined;
 
@@ -117,6 +119,11 @@ export function SearchPage({ params }: SearchPageProps) {
             </option>
           ))}
         </SelectField>
+        <SourceField
+          counts={stats.data?.by_source}
+          value={state.source}
+          onChange={(value) => setParams({ source: value || null })}
+        />
         <label
           className="field field-inline slider"
           title={state.mode === "keyword" ? "Keyword search does not use similarity" : undefined}

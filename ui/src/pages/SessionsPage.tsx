@@ -6,6 +6,8 @@ import { LoadingNotice } from "../components/LoadingNotice";
 import { SessionRow } from "../components/SessionRow";
 import { SessionJournal } from "../components/SessionJournal";
 import { SessionTurns } from "../components/SessionTurns";
+import { SourceField } from "../components/SourceField";
+import { sourceLabel } from "../lib/agents";
 import { bumpData } from "../lib/dataVersion";
 import { formatCount } from "../lib/format";
 import { setParams } from "../lib/router";
@@ -18,12 +20,12 @@ export function SessionsPage({ params }: SessionsPageProps) {
   const pageNumber = Math.max(1, Number.parseInt(params.get("page") ?? "1", 10) || 1);
   const offset = (pageNumber - 1) * SESSION_PAGE_SIZE;
   const selected = params.get("session");
+  const source = params.get("source") ?? "";
   const sessions = useApi(
-    `sessions:${offset}`,
-    (signal) => getSessions(SESSION_PAGE_SIZE, offset, signal),
-    {
-      keepPrevious: true,
-    },
+    `sessions:${offset}:${source}`,
+    (signal) =>
+      getSessions({ limit: SESSION_PAGE_SIZE, offset, source: source || undefined }, signal),
+    { keepPrevious: true },
   );
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
@@ -54,7 +56,11 @@ export function SessionsPage({ params }: SessionsPageProps) {
     <section className="page sessions-page" aria-labelledby="sessions-title">
       <div className="page-head">
         <h1 id="sessions-title">Sessions</h1>
-        {data && <p className="page-summary">{formatCount(data.total)} imported</p>}
+        {data && (
+          <p className="page-summary">
+            {formatCount(data.total)} imported{source && ` from ${sourceLabel(source)}`}
+          </p>
+        )}
         <button type="button" className="button" disabled={busy} onClick={() => reset()}>
           Reset all failures
         </button>
@@ -63,6 +69,15 @@ export function SessionsPage({ params }: SessionsPageProps) {
         Agent sessions imported so far, and whether they have been distilled into memories. Select a
         session to read its turns.
       </p>
+      {data && (Object.keys(data.by_source).length > 1 || source) && (
+        <div className="toolbar">
+          <SourceField
+            counts={data.by_source}
+            value={source}
+            onChange={(value) => setParams({ source: value || null, page: null })}
+          />
+        </div>
+      )}
       {message && (
         <p className="notice notice-ok" role="status">
           {message}
@@ -71,7 +86,7 @@ export function SessionsPage({ params }: SessionsPageProps) {
       {failure && <ErrorNotice message={failure} />}
       {sessions.error && <ErrorNotice message={sessions.error} onRetry={sessions.reload} />}
       {!data && !sessions.error && <LoadingNotice label="Loading sessions…" />}
-      {data && data.total === 0 && (
+      {data && data.total === 0 && !source && (
         <EmptyState title="No sessions imported yet.">
           <p>
             Run <code>claude-memory import</code> to read Claude Code transcripts from{" "}

@@ -1,12 +1,14 @@
 import { useMemo, useRef } from "react";
-import { getProjects, getTimeline } from "../api";
+import { getProjects, getStats, getTimeline } from "../api";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { type ChipOption, FilterChips } from "../components/FilterChips";
 import { KindLegend } from "../components/KindLegend";
 import { LoadingNotice } from "../components/LoadingNotice";
 import { SelectField } from "../components/SelectField";
+import { SourceField } from "../components/SourceField";
 import { TimelineRiver } from "../components/TimelineRiver";
+import { sourceLabel } from "../lib/agents";
 import { formatCount } from "../lib/format";
 import { projectChoices } from "../lib/projects";
 import { idParam, setParams } from "../lib/router";
@@ -46,18 +48,21 @@ export function TimelinePage({ params }: TimelinePageProps) {
   const rawRange = params.get("range");
   const range: RangeKey = isRangeKey(rawRange) ? rawRange : "all";
   const project = params.get("project") ?? "";
+  const source = params.get("source") ?? "";
   const selectedId = idParam(params);
 
   const box = useRef<HTMLDivElement>(null);
   const width = useElementWidth(box);
   const projects = useApi("projects", (signal) => getProjects(signal));
+  const stats = useApi("stats", (signal) => getStats(signal), { keepPrevious: true });
   const timeline = useApi(
-    `timeline:${range}:${project}`,
+    `timeline:${range}:${project}:${source}`,
     async (signal) => {
       const data = await getTimeline(
         {
           since: range === "all" ? undefined : range,
           project: project || undefined,
+          source: source || undefined,
           limit: TIMELINE_POINTS,
         },
         signal,
@@ -122,6 +127,11 @@ export function TimelinePage({ params }: TimelinePageProps) {
             ))}
           </SelectField>
         )}
+        <SourceField
+          counts={stats.data?.by_source}
+          value={source}
+          onChange={(value) => setParams({ source: value || null })}
+        />
       </div>
       {projects.error && <ErrorNotice message={projects.error} onRetry={projects.reload} />}
       <div className="river-box" ref={box}>
@@ -130,18 +140,24 @@ export function TimelinePage({ params }: TimelinePageProps) {
         {data && data.total === 0 && (
           <EmptyState
             title={
-              range === "all"
-                ? "No memories yet."
-                : `No memories in the last ${RANGES.find((r) => r.key === range)?.label}.`
+              range !== "all"
+                ? `No memories in the last ${RANGES.find((r) => r.key === range)?.label}.`
+                : source
+                  ? `No memories from ${sourceLabel(source)}.`
+                  : "No memories yet."
             }
           >
-            {range === "all" ? (
+            {range === "all" && !source ? (
               <p>
                 Import your agent sessions with <code>claude-memory import</code>, or save one
                 through the MCP tools or <code>POST /api/memories</code>.
               </p>
             ) : (
-              <p>Try a longer range or “All”{project ? ", or all projects" : ""}.</p>
+              <p>
+                Try {range === "all" ? "another agent" : "a longer range or “All”"}
+                {project ? ", or all projects" : ""}
+                {range !== "all" && source ? ", or every agent" : ""}.
+              </p>
             )}
           </EmptyState>
         )}
