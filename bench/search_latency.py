@@ -170,7 +170,7 @@ async def service_latency(
     for query in queries:
         if floor is not None:
             started = time.perf_counter()
-            service.embedder.encode([query])
+            service.embedder.encode_queries([query])
             floor.append((time.perf_counter() - started) * 1000.0)
         started = time.perf_counter()
         if mode == "semantic":
@@ -226,7 +226,7 @@ async def hnsw_recall(
     service: MemoryService, vectors: np.ndarray, ids: list[int], queries: list[str]
 ) -> float:
     """Share of the exact top 10 (numpy over every vector) that the HNSW look-up returns."""
-    query_vectors = service.embedder.encode(queries)
+    query_vectors = service.embedder.encode_queries(queries)
     found = 0
     for vector in query_vectors:
         exact = {ids[i] for i in np.argsort(-(vectors @ vector))[:10]}
@@ -250,7 +250,7 @@ async def run(sizes: list[int], query_count: int, home: Path) -> dict[str, Any]:
     report: dict[str, Any] = {"benchmark": "search-latency", "queries": len(queries), "sizes": {}}
     started = time.monotonic()
     async with open_service(settings) as service:
-        service.embedder.encode(queries[:5])
+        service.embedder.encode_queries(queries[:5])
         port = free_port()
         config = uvicorn.Config(
             create_app(settings, service), host="127.0.0.1", port=port, log_config=None

@@ -112,7 +112,7 @@ async def changes_pairs(service: MemoryService, corpus: Path) -> tuple[list[floa
     true: list[float] = []
     unrelated: list[float] = []
     for question in questions:
-        [vector] = await service.embedder.encode_async([question.text])
+        [vector] = await service.embedder.encode_queries_async([question.text])
         async with transaction(service.pool) as conn:
             cur = await conn.execute(
                 "SELECT id, lower(content) FROM memories WHERE deleted_at IS NULL AND project = %s",

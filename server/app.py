@@ -31,6 +31,7 @@ from server.core.errors import ServiceError
 from server.ingest.recall import HookRecall
 from server.jobs.agent_sessions import AgentSessionImports
 from server.service.memory import MemoryService
+from server.service.vector_backfill import VectorBackfill
 
 logger = logging.getLogger(__name__)
 
@@ -51,14 +52,17 @@ def create_app(
 
     hook_recall = HookRecall(memory_service, settings)
     agent_sessions = AgentSessionImports(memory_service)
+    backfill = VectorBackfill(memory_service)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         bind_service(memory_service)
+        backfill.start()
         try:
             async with sse_app.lifespan(app), http_app.lifespan(app):
                 yield
         finally:
+            await backfill.close()
             await hook_recall.imports.close()
             await agent_sessions.close()
             bind_service(None)

@@ -30,7 +30,7 @@ from server.core.config import Settings
 from server.db.embedded import EmbeddedPostgres, start_embedded
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
-from server.service.embeddings import Embedder
+from server.service.embeddings import Embedder, LocalEmbedder
 from server.service.memory import MemoryService
 from server.service.reembed import ensure_model_recorded
 from server.store.tx import Pool
@@ -53,7 +53,7 @@ async def pg_url(pg_server: EmbeddedPostgres) -> str:
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    return Embedder.load("all-MiniLM-L6-v2")
+    return LocalEmbedder.load("all-MiniLM-L6-v2")
 
 
 @pytest.fixture(scope="session")

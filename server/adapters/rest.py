@@ -15,6 +15,7 @@ from server import __version__
 from server.adapters.http_edge import Handler, serve
 from server.adapters.openapi import openapi_document
 from server.adapters.route_table import OPERATIONS
+from server.core.errors import Unavailable
 from server.core.models import MemoryFilter, to_json
 from server.schemas import learning, memories, search, sessions
 from server.service.memory import MemoryService
@@ -24,6 +25,14 @@ DOWNLOADS = {
     "jsonl": ("jsonl", "application/x-ndjson"),
     "markdown": ("md", "text/markdown"),
 }
+
+
+async def _vectors_waiting(service: MemoryService) -> int | None:
+    """For /health, which never fails on a database that drops between two statements."""
+    try:
+        return await service.vectors_waiting()
+    except Unavailable:
+        return None
 
 
 def routes(service: MemoryService) -> list[BaseRoute]:
@@ -36,8 +45,11 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             "status": "ok" if database_ok else "degraded",
             "database": "ok" if database_ok else "unavailable",
             "database_kind": "embedded" if service.settings.uses_embedded_database else "external",
+            "embedding_provider": service.embedder.provider,
             "embedding_model": service.embedder.name,
             "embedding_dimension": service.embedder.dimension,
+            "embeddings": "ok" if service.embedder.reachable else "unavailable",
+            "vectors_waiting": await _vectors_waiting(service) if database_ok else None,
             "version": __version__,
         }
         return JSONResponse(body, status_code=200 if database_ok else 503)

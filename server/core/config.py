@@ -75,8 +75,14 @@ class Settings:
     # Origin), for a server reached as `mybox.lan` or as a compose service name.
     allowed_hosts: tuple[str, ...] = ()
     claude_memory_token: Secret | None = None
+    embedding_provider: str = "local"  # or "openai": any OpenAI-compatible /v1/embeddings
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    embedding_base_url: str = ""  # empty: OLLAMA_URL
+    embedding_api_key: Secret | None = None
     embedding_batch_size: int = 64
+    embedding_timeout_seconds: float = 60.0
+    embedding_query_prefix: str | None = None  # None: the model's profile
+    embedding_document_prefix: str | None = None
     guard_noop_threshold: float = 0.92
     guard_update_threshold: float = 0.75
     cache_max_size: int = 500
@@ -105,6 +111,11 @@ class Settings:
     @property
     def embedded_pgdata(self) -> Path:
         return self.claude_memory_home / "pg"
+
+    @property
+    def embeddings_url(self) -> str:
+        """Where the `openai` provider sends texts: EMBEDDING_BASE_URL, else OLLAMA_URL."""
+        return self.embedding_base_url or self.ollama_url
 
     @property
     def uses_embedded_database(self) -> bool:
@@ -190,6 +201,21 @@ def _parse_host_names(name: str, raw: str) -> tuple[str, ...]:
     return names
 
 
+EMBEDDING_PROVIDERS = ("local", "openai")
+
+
+def _parse_provider(name: str, raw: str) -> str:
+    provider = raw.strip().lower()
+    if provider not in EMBEDDING_PROVIDERS:
+        raise ConfigError(f"{name} must be one of {', '.join(EMBEDDING_PROVIDERS)}, got {raw!r}")
+    return provider
+
+
+def _parse_prefix(name: str, raw: str) -> str:
+    """A prefix as written, trailing space included; `none` means no prefix at all."""
+    return "" if raw.strip().lower() == "none" else raw
+
+
 def _parse_nonempty(name: str, raw: str) -> str:
     if not raw.strip():
         raise ConfigError(f"{name} must not be empty")
@@ -203,8 +229,14 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "PORT": lambda n, r: _parse_int(n, r, 1, 65535),
     "ALLOWED_HOSTS": _parse_host_names,
     "CLAUDE_MEMORY_TOKEN": lambda n, r: Secret(_parse_token(n, r)),
+    "EMBEDDING_PROVIDER": _parse_provider,
     "EMBEDDING_MODEL": _parse_nonempty,
+    "EMBEDDING_BASE_URL": lambda n, r: _parse_url(n, r),
+    "EMBEDDING_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
     "EMBEDDING_BATCH_SIZE": lambda n, r: _parse_int(n, r, 1, 4096),
+    "EMBEDDING_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 1.0, 3_600.0),
+    "EMBEDDING_QUERY_PREFIX": _parse_prefix,
+    "EMBEDDING_DOCUMENT_PREFIX": _parse_prefix,
     "GUARD_NOOP_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
     "GUARD_UPDATE_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
     "CACHE_MAX_SIZE": lambda n, r: _parse_int(n, r, 0, 1_000_000),

@@ -45,6 +45,16 @@ class Unavailable(ServiceError):
     status = 503
 
 
+class EmbeddingUnavailable(Unavailable):
+    """The embeddings endpoint cannot answer: unreachable, overloaded, or without the model.
+
+    Writes store the memory without its vector and a background task embeds it later; reads
+    that need a vector (semantic search) report it.
+    """
+
+    code = "embeddings_unavailable"
+
+
 class StartupError(Exception):
     """The process cannot start or a command cannot run; the message is the whole story."""
 

@@ -240,12 +240,15 @@ class Stats:
     cache: CacheStats
     embedding_model: str
     embedding_dimension: int
+    embedding_provider: str
+    vectors_waiting: int  # saved while the embedder was down; embedded when it answers
 
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingModelRecord:
     """The model the stored vectors were made with (table `embedding_model`)."""
 
+    provider: str
     model: str
     dimension: int
     state: str
@@ -291,10 +294,15 @@ class DocumentVectors:
     `vector` is the text's own embedding for short texts, and the normalised mean of its
     window vectors for long ones (what the write guard and related-memory look-ups compare);
     a conversation turn's is then blended with the turns before it (server/service/turn_context.py).
+    `vector` is None while the embeddings endpoint is down: the memory is stored without one
+    and server/service/vector_backfill.py embeds it later.
     """
 
-    vector: np.ndarray
+    vector: np.ndarray | None
     windows: list[tuple[Window, np.ndarray]]
+
+
+WAITING_FOR_VECTOR = DocumentVectors(None, [])
 
 
 SearchMode = Literal["semantic", "keyword", "hybrid"]

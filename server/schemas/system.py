@@ -11,8 +11,11 @@ class Health(BaseModel):
     status: Literal["ok", "degraded"]
     database: Literal["ok", "unavailable"]
     database_kind: Literal["embedded", "external"]
+    embedding_provider: Literal["local", "openai"]
     embedding_model: str
     embedding_dimension: int
+    embeddings: Literal["ok", "unavailable"]
+    vectors_waiting: int | None = None  # None while the database is unavailable
     version: str
 
 

@@ -101,6 +101,7 @@ class BulkWrites:
             self.embedder,
             [c.memory.content for c in fresh],
             [place_of_new(c.memory) for c in fresh],
+            wait_if_down=True,
         )
 
         async with transaction(self.pool) as conn:
@@ -260,6 +261,7 @@ class BulkWrites:
                 self.embedder,
                 [memory.content for memory in kept],
                 [place_of_new(memory) for memory in kept],
+                wait_if_down=True,
             )
         )
 

@@ -1,8 +1,13 @@
-"""The sentence-embedding model: loaded once per process, used from worker threads.
+"""The embedding model: the bundled one loaded in-process (`local`), or an endpoint (`openai`).
 
 Vectors are float32 and unit length, so cosine similarity is a dot product and pgvector's
 cosine distance (`<=>`) ranks them the same way. Encoding runs in a worker thread so the event
 loop keeps serving `/health` and other requests while a long text is embedded.
+
+`Embedder` holds what both providers share: queries and documents get the model's prefixes
+(server/service/embedding_profiles.py), long documents are split into windows and averaged.
+`LocalEmbedder` runs sentence-transformers; server/service/remote_embedder.py calls an
+OpenAI-compatible `/v1/embeddings`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import logging
 import os
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -19,8 +25,9 @@ import anyio
 import numpy as np
 
 from server.core.config import DEFAULT_EMBEDDING_MODEL
-from server.core.errors import StartupError
-from server.core.models import DocumentVectors, Window
+from server.core.errors import EmbeddingUnavailable, StartupError
+from server.core.models import WAITING_FOR_VECTOR, DocumentVectors, Window
+from server.service.embedding_profiles import PLAIN, EmbeddingProfile
 
 logger = logging.getLogger(__name__)
 
@@ -85,20 +92,118 @@ def _torch_threads(count: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-class Embedder:
-    """Encodes texts into unit float32 vectors with one loaded sentence-transformers model."""
+class Embedder(ABC):
+    """Texts to unit float32 vectors with one model; `provider` and `name` are recorded with
+    the vectors, so a store is never searched with another model's."""
 
-    def __init__(self, name: str, model: Any, dimension: int, batch_size: int = 64) -> None:
+    provider: str = "local"
+
+    def __init__(
+        self,
+        name: str,
+        dimension: int,
+        batch_size: int = 64,
+        profile: EmbeddingProfile = PLAIN,
+    ) -> None:
         self.name = name
         self.dimension = dimension
         self.batch_size = batch_size
+        self.profile = profile
+
+    @property
+    def reachable(self) -> bool:
+        """Whether the model answered lately (a loaded local model always does)."""
+        return True
+
+    @abstractmethod
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for texts exactly as given, shape (len(texts), dimension), unit length."""
+
+    @abstractmethod
+    def windows(self, text: str) -> list[Window]:
+        """The passages `text` is embedded as: one if the model reads it whole."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for stored texts (documents), with the model's document prefix."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        prefix = self.profile.document_prefix
+        return self._encode([prefix + text for text in texts] if prefix else list(texts))
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for search queries, with the model's query prefix."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        prefix = self.profile.query_prefix
+        return self._encode([prefix + text for text in texts] if prefix else list(texts))
+
+    async def encode_async(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode` in a worker thread, so the event loop stays free."""
+        return await anyio.to_thread.run_sync(self.encode, list(texts))
+
+    async def encode_queries_async(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode_queries` in a worker thread."""
+        return await anyio.to_thread.run_sync(self.encode_queries, list(texts))
+
+    def embed_documents(self, texts: Sequence[str]) -> list[DocumentVectors]:
+        """Vectors for texts of any length, long ones split into windows; one encode call."""
+        spans = [self.windows(text) for text in texts]
+        pieces = [
+            text[w.start : w.end] if len(windows) > 1 else text
+            for text, windows in zip(texts, spans, strict=True)
+            for w in windows
+        ]
+        vectors = self.encode(pieces)
+        documents = []
+        position = 0
+        for windows in spans:
+            block = vectors[position : position + len(windows)]
+            position += len(windows)
+            if len(windows) == 1:
+                documents.append(DocumentVectors(block[0], []))
+                continue
+            mean = block.mean(axis=0)
+            mean /= max(float(np.linalg.norm(mean)), 1e-12)
+            documents.append(
+                DocumentVectors(mean.astype(np.float32), list(zip(windows, block, strict=True)))
+            )
+        return documents
+
+    async def embed_documents_async(self, texts: Sequence[str]) -> list[DocumentVectors]:
+        """`embed_documents` in a worker thread."""
+        return await anyio.to_thread.run_sync(self.embed_documents, list(texts))
+
+    async def documents_or_waiting(self, texts: Sequence[str]) -> list[DocumentVectors]:
+        """`embed_documents_async` for a write: when the endpoint is down the memories are
+        stored without vectors (WAITING_FOR_VECTOR) and embedded later, never refused."""
+        try:
+            return await self.embed_documents_async(texts)
+        except EmbeddingUnavailable as exc:
+            logger.warning("%d memories wait for their vectors: %s", len(texts), exc.message)
+            return [WAITING_FOR_VECTOR] * len(texts)
+
+
+class LocalEmbedder(Embedder):
+    """The sentence-transformers model, loaded in this process (the bundled one by default)."""
+
+    def __init__(
+        self,
+        name: str,
+        model: Any,
+        dimension: int,
+        batch_size: int = 64,
+        profile: EmbeddingProfile = PLAIN,
+    ) -> None:
+        super().__init__(name, dimension, batch_size, profile)
         self._model = model
         # One encode at a time: torch already uses every core for one batch, and parallel
         # batches on a 2-core machine only thrash.
         self._lock = threading.Lock()
 
     @classmethod
-    def load(cls, name: str, batch_size: int = 64) -> Embedder:
+    def load(
+        cls, name: str, batch_size: int = 64, profile: EmbeddingProfile = PLAIN
+    ) -> LocalEmbedder:
         """Load the model named by EMBEDDING_MODEL: the bundled one, a path, or a model name."""
         canonical = canonical_model_name(name)
         if canonical == DEFAULT_EMBEDDING_MODEL:
@@ -130,12 +235,9 @@ class Embedder:
             dimension,
             time.monotonic() - started,
         )
-        return cls(canonical, model, int(dimension), batch_size)
+        return cls(canonical, model, int(dimension), batch_size, profile)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for `texts`, shape (len(texts), dimension), float32, unit length."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock, _torch_threads(1 if len(texts) <= SINGLE_THREAD_MAX_TEXTS else None):
             vectors = self._model.encode(
                 list(texts),
@@ -146,12 +248,7 @@ class Embedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
-    async def encode_async(self, texts: Sequence[str]) -> np.ndarray:
-        """`encode` in a worker thread, so the event loop stays free."""
-        return await anyio.to_thread.run_sync(self.encode, list(texts))
-
     def windows(self, text: str) -> list[Window]:
-        """The passages `text` is embedded as: one if the model reads it whole."""
         tokenizer = getattr(self._model, "tokenizer", None)
         # Every token covers at least one character, so a text shorter than one window in
         # characters fits in one window in tokens: no need to tokenise it.
@@ -162,31 +259,3 @@ class Embedder:
         )
         offsets = [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
         return token_windows(offsets, len(text), WINDOW_TOKENS, WINDOW_OVERLAP_TOKENS)
-
-    def embed_documents(self, texts: Sequence[str]) -> list[DocumentVectors]:
-        """Vectors for texts of any length, long ones split into windows; one encode call."""
-        spans = [self.windows(text) for text in texts]
-        pieces = [
-            text[w.start : w.end] if len(windows) > 1 else text
-            for text, windows in zip(texts, spans, strict=True)
-            for w in windows
-        ]
-        vectors = self.encode(pieces)
-        documents = []
-        position = 0
-        for windows in spans:
-            block = vectors[position : position + len(windows)]
-            position += len(windows)
-            if len(windows) == 1:
-                documents.append(DocumentVectors(block[0], []))
-                continue
-            mean = block.mean(axis=0)
-            mean /= max(float(np.linalg.norm(mean)), 1e-12)
-            documents.append(
-                DocumentVectors(mean.astype(np.float32), list(zip(windows, block, strict=True)))
-            )
-        return documents
-
-    async def embed_documents_async(self, texts: Sequence[str]) -> list[DocumentVectors]:
-        """`embed_documents` in a worker thread."""
-        return await anyio.to_thread.run_sync(self.embed_documents, list(texts))

@@ -103,7 +103,7 @@ class Learning:
             if memory.content_hash not in seen:
                 seen.add(memory.content_hash)
                 prepared.append(memory)
-        vectors = await self.embedder.embed_documents_async([m.content for m in prepared])
+        vectors = await self.embedder.documents_or_waiting([m.content for m in prepared])
         async with transaction(self.pool) as conn:
             stored = {
                 m.content_hash
@@ -227,7 +227,7 @@ class Learning:
             if (old := existing.get(m.metadata["signal_key"])) is None
             or (old.deleted_at is None and old.content_hash != m.content_hash)
         ]
-        vectors = await self.embedder.embed_documents_async([m.content for m in changed])
+        vectors = await self.embedder.documents_or_waiting([m.content for m in changed])
         created = updated = 0
         async with transaction(self.pool) as conn:
             new_rows = []
@@ -284,7 +284,7 @@ class Learning:
         With `force`, what earlier passes learned from this session is replaced.
         """
         prepared = [prepare_draft(d, self.settings.max_content_chars)[0] for d in drafts]
-        vectors = await self.embedder.embed_documents_async([m.content for m in prepared])
+        vectors = await self.embedder.documents_or_waiting([m.content for m in prepared])
         created = supported = 0
         async with transaction(self.pool) as conn:
             if force:

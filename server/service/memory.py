@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from server.core.config import Settings
-from server.core.errors import InvalidInput
+from server.core.errors import EmbeddingUnavailable, InvalidInput
 from server.core.models import (
     EXPORT_FORMATS,
     DuplicatePair,
@@ -49,6 +49,7 @@ from server.service.learning import Learning
 from server.service.lessons import Lessons
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
+from server.service.vector_backfill import WaitingVectors
 from server.service.views import Views
 from server.service.writes import Writes
 from server.store import memories as memory_store
@@ -60,7 +61,7 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons):
+class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons, WaitingVectors):
     """The product's verbs over one pool, one embedder and one read cache.
 
     Single-memory writes live in server/service/writes.py, batch saves in
@@ -128,21 +129,30 @@ class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons):
         where: MemoryFilter | None = None,
         use_prior: bool = True,
     ) -> SearchResult:
-        """Semantic and keyword results fused by Reciprocal Rank Fusion."""
+        """Semantic and keyword results fused by Reciprocal Rank Fusion.
+
+        While the embeddings endpoint is down the keyword results alone are returned (the
+        prompt recall hook and agents keep finding exact words); semantic search says why
+        it cannot answer.
+        """
         checked = check_filter(where or MemoryFilter())
         key = ("hybrid", query, limit, keyword_weight, semantic_weight, min_similarity, checked)
-        return await self.cache.get_or_load(
-            (*key, use_prior),
-            lambda: self.searcher.hybrid(
-                query,
-                checked,
-                limit=limit,
-                keyword_weight=keyword_weight,
-                semantic_weight=semantic_weight,
-                min_similarity=min_similarity,
-                use_prior=use_prior,
-            ),
-        )
+        try:
+            return await self.cache.get_or_load(
+                (*key, use_prior),
+                lambda: self.searcher.hybrid(
+                    query,
+                    checked,
+                    limit=limit,
+                    keyword_weight=keyword_weight,
+                    semantic_weight=semantic_weight,
+                    min_similarity=min_similarity,
+                    use_prior=use_prior,
+                ),
+            )
+        except EmbeddingUnavailable as exc:
+            logger.warning("hybrid search answered by keywords alone: %s", exc.message)
+            return await self.search_keyword(query, limit=limit, where=where, use_prior=use_prior)
 
     async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]:
         """Live memories nearest to this one's stored vector."""
@@ -227,6 +237,8 @@ class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons):
                 cache=self.cache.stats(),
                 embedding_model=self.embedder.name,
                 embedding_dimension=self.embedder.dimension,
+                embedding_provider=self.embedder.provider,
+                vectors_waiting=await self.vectors_waiting(),
             )
 
         cached = await self.cache.get_or_load(("stats",), load)

@@ -34,15 +34,39 @@ class ReembedResult:
     seconds: float
 
 
-async def ensure_model_recorded(pool: Pool, embedder: Embedder) -> None:
-    """Record the model on a new database; refuse to go on if another one made the vectors."""
+def describe(provider: str, model: str, dimension: int) -> str:
+    where = "" if provider == "local" else f" via {provider}"
+    return f"{model}{where} ({dimension}-d)"
+
+
+async def ensure_model_recorded(pool: Pool, embedder: Embedder, unreachable: str = "") -> None:
+    """Record the model on a new database; refuse to go on if another one made the vectors.
+
+    An endpoint that cannot be reached at start (`unreachable` says why; the dimension is
+    then 0) is no reason to refuse when the store was made with that very model: its recorded
+    dimension is taken, saves wait for their vectors and get them when it answers.
+    """
     async with transaction(pool) as conn:
         await model_store.lock_model_record(conn)
         record = await model_store.get_record(conn)
+        if not embedder.dimension:
+            same = record is not None and (record.provider, record.model) == (
+                embedder.provider,
+                embedder.name,
+            )
+            if record is None or not same:
+                raise EmbeddingModelMismatch(
+                    f"{unreachable}; its vector dimension is needed to "
+                    + ("set up the store" if record is None else "check the stored vectors")
+                )
+            embedder.dimension = record.dimension
+            logger.warning("%s; memories are saved and embedded once it answers", unreachable)
         if record is None:
             await model_store.clear_vectors_and_set_dimension(conn, embedder.dimension)
             await model_store.create_vector_indexes(conn)
-            await model_store.set_record(conn, embedder.name, embedder.dimension, "ready")
+            await model_store.set_record(
+                conn, embedder.provider, embedder.name, embedder.dimension, "ready"
+            )
             logger.info("recorded embedding model %s (%d-d)", embedder.name, embedder.dimension)
             return
         if record.state == "ready" and record.dimension == embedder.dimension:
@@ -52,12 +76,13 @@ async def ensure_model_recorded(pool: Pool, embedder: Embedder) -> None:
             f"an earlier `claude-memory reembed` to {record.model} did not finish; "
             "run `claude-memory reembed` again to complete it"
         )
-    if record.model != embedder.name or record.dimension != embedder.dimension:
+    stored = (record.provider, record.model, record.dimension)
+    if stored != (embedder.provider, embedder.name, embedder.dimension):
         raise EmbeddingModelMismatch(
-            f"the stored vectors were made with {record.model} ({record.dimension}-d) but "
-            f"EMBEDDING_MODEL is {embedder.name} ({embedder.dimension}-d); run "
+            f"the stored vectors were made with {describe(*stored)} but the configured model "
+            f"is {describe(embedder.provider, embedder.name, embedder.dimension)}; run "
             "`claude-memory reembed` to re-embed every memory with the new model, or set "
-            f"EMBEDDING_MODEL={record.model}"
+            f"EMBEDDING_PROVIDER={record.provider} EMBEDDING_MODEL={record.model}"
         )
 
 
@@ -84,13 +109,15 @@ async def reembed(
         resumed = (
             record is not None
             and record.state == "reembedding"
-            and record.model == embedder.name
-            and record.dimension == embedder.dimension
+            and (record.provider, record.model, record.dimension)
+            == (embedder.provider, embedder.name, embedder.dimension)
         )
         if not resumed:
             await model_store.drop_vector_indexes(conn)
             await model_store.clear_vectors_and_set_dimension(conn, embedder.dimension)
-            await model_store.set_record(conn, embedder.name, embedder.dimension, "reembedding")
+            await model_store.set_record(
+                conn, embedder.provider, embedder.name, embedder.dimension, "reembedding"
+            )
         total = await model_store.count_missing_vectors(conn)
     done = 0
     if progress:
@@ -114,7 +141,9 @@ async def reembed(
     async with transaction(pool) as conn:
         await model_store.lock_model_record(conn)
         await model_store.create_vector_indexes(conn)
-        await model_store.set_record(conn, embedder.name, embedder.dimension, "ready")
+        await model_store.set_record(
+            conn, embedder.provider, embedder.name, embedder.dimension, "ready"
+        )
     seconds = time.monotonic() - started
     logger.info("re-embedded %d memories with %s in %.1fs", done, embedder.name, seconds)
     return ReembedResult(

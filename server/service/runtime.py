@@ -13,12 +13,15 @@ from contextlib import asynccontextmanager
 import anyio
 
 from server.core.config import Settings
+from server.core.errors import EmbeddingUnavailable, StartupError
 from server.db.embedded import start_embedded
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
-from server.service.embeddings import Embedder
+from server.service.embedding_profiles import profile_for
+from server.service.embeddings import Embedder, LocalEmbedder
 from server.service.memory import MemoryService
 from server.service.reembed import ensure_model_recorded
+from server.service.remote_embedder import RemoteEmbedder
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +40,29 @@ async def open_database(settings: Settings) -> AsyncIterator[str]:
         await anyio.to_thread.run_sync(embedded.release)
 
 
-async def load_embedder(settings: Settings) -> Embedder:
-    return await anyio.to_thread.run_sync(
-        Embedder.load, settings.embedding_model, settings.embedding_batch_size
+async def load_embedder(settings: Settings) -> tuple[Embedder, str]:
+    """The configured embedder, and why its endpoint could not be reached ("" when it could).
+
+    An unreachable endpoint is not fatal here: ensure_model_recorded decides, knowing whether
+    the store was made with that model.
+    """
+    profile = profile_for(
+        settings.embedding_model,
+        query_prefix=settings.embedding_query_prefix,
+        document_prefix=settings.embedding_document_prefix,
     )
+    if settings.embedding_provider == "local":
+        local = await anyio.to_thread.run_sync(
+            LocalEmbedder.load, settings.embedding_model, settings.embedding_batch_size, profile
+        )
+        return local, ""
+    remote = RemoteEmbedder.from_settings(settings)
+    try:
+        dimension = await anyio.to_thread.run_sync(remote.probe)
+    except EmbeddingUnavailable as exc:
+        return remote, exc.message
+    logger.info("embedding with %s at %s (%d-d)", remote.name, remote.base_url, dimension)
+    return remote, ""
 
 
 @asynccontextmanager
@@ -50,8 +72,9 @@ async def open_service(
     """A ready MemoryService; `check_model=False` is for `reembed`, which fixes a mismatch."""
     async with open_database(settings) as url:
         await apply_migrations(url)
+        unreachable = ""
         if embedder is None:
-            embedder = await load_embedder(settings)
+            embedder, unreachable = await load_embedder(settings)
         pool = await open_pool(
             url,
             min_size=settings.db_pool_min_size,
@@ -60,7 +83,9 @@ async def open_service(
         )
         try:
             if check_model:
-                await ensure_model_recorded(pool, embedder)
+                await ensure_model_recorded(pool, embedder, unreachable)
+            elif unreachable:  # reembed needs the endpoint now
+                raise StartupError(unreachable)
             yield MemoryService(pool, embedder, settings)
         finally:
             await pool.close()

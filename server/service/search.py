@@ -128,7 +128,7 @@ class Searcher:
         text = check_query(query)
         check_limit(limit)
         check_unit("min_similarity", min_similarity)
-        [vector] = await self.embedder.encode_async([text])
+        [vector] = await self.embedder.encode_queries_async([text])
         async with transaction(self.pool) as conn:
             candidates = await search_store.semantic_candidates(
                 conn, vector, where, _candidate_count(limit), min_similarity
@@ -193,7 +193,7 @@ class Searcher:
         # Neither waits for the other while holding a connection, so the pool cannot deadlock.
         keyword_leg = asyncio.ensure_future(self._keyword_lists(text, where, dated, count))
         try:
-            [vector] = await self.embedder.encode_async([text])
+            [vector] = await self.embedder.encode_queries_async([text])
             lists = await self._semantic_lists(
                 vector, where, dated, count, min_similarity, dated_floor
             )
@@ -260,7 +260,7 @@ class Searcher:
     async def _event_period(self, reference: EventReference, where: MemoryFilter) -> Period | None:
         """The weeks before or after the event a question names, dated by the memory in scope
         closest to the event's words; None when no memory is close enough to be that event."""
-        [vector] = await self.embedder.encode_async([reference.phrase])
+        [vector] = await self.embedder.encode_queries_async([reference.phrase])
         async with transaction(self.pool) as conn:
             found = await search_store.semantic_candidates(
                 conn, vector, where, 1, EVENT_MIN_SIMILARITY

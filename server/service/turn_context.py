@@ -71,18 +71,27 @@ def blend(own: np.ndarray, earlier: Sequence[np.ndarray]) -> np.ndarray:
     return mixed / norm if norm > 0 else own
 
 
+def _present(vector: np.ndarray | None) -> np.ndarray:
+    if vector is None:  # only documents_or_waiting leaves vectors out, and not here
+        raise ValueError("the embedder returned no vector")
+    return vector
+
+
 async def embed_in_context(
     pool: Pool,
     embedder: Embedder,
     texts: Sequence[str],
     places: Sequence[TurnPlace | None],
+    *,
+    wait_if_down: bool = False,
 ) -> list[DocumentVectors]:
     """Vectors for `texts`, each conversation turn's blended with the turns before it.
 
     `places[i]` says where `texts[i]` sits (None: not a turn, its own vector). Turns of one
     session in the batch are each other's context, in (created_at, id, position) order; the
     turns before the first of them are read from the store and encoded in the same call as
-    the batch.
+    the batch. With `wait_if_down` (writes) an unreachable embeddings endpoint gives every
+    text WAITING_FOR_VECTOR instead of an error.
     """
     turns = [(i, place) for i, place in enumerate(places) if place is not None]
     turns.sort(key=lambda turn: (turn[1].created_at, turn[1].order_id, turn[0]))
@@ -98,15 +107,19 @@ async def embed_in_context(
     if firsts:
         async with transaction(pool) as conn:
             stored_before = await memory_store.turns_before(conn, firsts, len(TURN_CONTEXT_WEIGHTS))
-    encoded = await embedder.embed_documents_async(
-        [*texts, *(text for earlier in stored_before for text in earlier)]
-    )
+    everything = [*texts, *(text for earlier in stored_before for text in earlier)]
+    if wait_if_down:
+        encoded = await embedder.documents_or_waiting(everything)
+        if encoded and encoded[0].vector is None:
+            return encoded[: len(texts)]
+    else:
+        encoded = await embedder.embed_documents_async(everything)
     result = encoded[: len(texts)]
-    earlier_vectors = iter(document.vector for document in encoded[len(texts) :])
+    earlier_vectors = iter(_present(document.vector) for document in encoded[len(texts) :])
     for members, earlier in zip(sessions.values(), stored_before, strict=True):
         history = [next(earlier_vectors) for _ in earlier]  # nearest first
         for index in members:
-            own = result[index].vector
+            own = _present(result[index].vector)
             result[index] = dataclasses.replace(result[index], vector=blend(own, history))
             history = [own, *history][: len(TURN_CONTEXT_WEIGHTS)]
     return result

@@ -108,7 +108,7 @@ class Writes:
             return await self._exact_match(existing, redacted)
 
         [vectors] = await embed_in_context(
-            self.pool, self.embedder, [new.content], [place_of_new(new)]
+            self.pool, self.embedder, [new.content], [place_of_new(new)], wait_if_down=True
         )
         async with transaction(self.pool) as conn:
             if not force:
@@ -286,7 +286,7 @@ class Writes:
                 current.id,
             )
             [vectors] = await embed_in_context(
-                self.pool, self.embedder, [prepared.content], [place]
+                self.pool, self.embedder, [prepared.content], [place], wait_if_down=True
             )
             if not force:
                 async with transaction(self.pool) as conn:

@@ -26,17 +26,20 @@ async def lock_model_record(conn: Conn) -> None:
 
 async def get_record(conn: Conn) -> EmbeddingModelRecord | None:
     async with conn.cursor(row_factory=class_row(EmbeddingModelRecord)) as cur:
-        await cur.execute("SELECT model, dimension, state, recorded_at FROM embedding_model")
+        await cur.execute(
+            "SELECT provider, model, dimension, state, recorded_at FROM embedding_model"
+        )
         return await cur.fetchone()
 
 
-async def set_record(conn: Conn, model: str, dimension: int, state: str) -> None:
+async def set_record(conn: Conn, provider: str, model: str, dimension: int, state: str) -> None:
     await conn.execute(
-        "INSERT INTO embedding_model (singleton, model, dimension, state, recorded_at)"
-        " VALUES (true, %(model)s, %(dim)s, %(state)s, now())"
-        " ON CONFLICT (singleton) DO UPDATE SET model = EXCLUDED.model,"
-        " dimension = EXCLUDED.dimension, state = EXCLUDED.state, recorded_at = now()",
-        {"model": model, "dim": dimension, "state": state},
+        "INSERT INTO embedding_model (singleton, provider, model, dimension, state, recorded_at)"
+        " VALUES (true, %(provider)s, %(model)s, %(dim)s, %(state)s, now())"
+        " ON CONFLICT (singleton) DO UPDATE SET provider = EXCLUDED.provider,"
+        " model = EXCLUDED.model, dimension = EXCLUDED.dimension, state = EXCLUDED.state,"
+        " recorded_at = now()",
+        {"provider": provider, "model": model, "dim": dimension, "state": state},
     )
 
 

@@ -401,6 +401,38 @@ async def set_embeddings(
     await _store_passages(conn, ids, documents)
 
 
+async def fill_missing_vectors(
+    conn: Conn, memories: Sequence[Memory], documents: Sequence[DocumentVectors]
+) -> set[int]:
+    """Give memories saved without a vector the one computed for their content; ids filled.
+
+    A row that has a vector meanwhile, or other content (edited since it was read), is left.
+    """
+    if not memories:
+        return set()
+    filled: set[int] = set()
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "UPDATE memories SET embedding = %(embedding)s WHERE id = %(id)s"
+            " AND embedding IS NULL AND content_hash = %(hash)s RETURNING id",
+            [
+                {"id": m.id, "embedding": document.vector, "hash": m.content_hash}
+                for m, document in zip(memories, documents, strict=True)
+            ],
+            returning=True,
+        )
+        while True:
+            row = await cur.fetchone()
+            if row is not None:
+                filled.add(int(row[0]))
+            if not cur.nextset():
+                break
+    await _store_passages(
+        conn, [m.id if m.id in filled else None for m in memories], list(documents)
+    )
+    return filled
+
+
 async def project_summaries(conn: Conn) -> list[ProjectSummary]:
     """Each project with live memories: its path, count and newest memory time."""
     async with conn.cursor(row_factory=class_row(ProjectSummary)) as cur:

@@ -277,13 +277,15 @@ async def average_term_count(conn: Conn) -> float:
 
 
 async def nearest_live(
-    conn: Conn, embedding: np.ndarray, *, exclude_id: int | None = None
+    conn: Conn, embedding: np.ndarray | None, *, exclude_id: int | None = None
 ) -> Neighbour | None:
     """The live memory closest to `embedding` (other than `exclude_id`), for the write guard.
 
     Raw turns are not compared against: a memory worth saving is not made redundant by the
-    conversation it was said in.
+    conversation it was said in. No vector yet (the embedder is down) compares with nothing.
     """
+    if embedding is None:
+        return None
     cur = await conn.execute(
         "SELECT id, 1 - (embedding <=> %(vec)s) AS similarity, content"
         " FROM memories"
@@ -299,14 +301,26 @@ async def nearest_live(
 
 
 async def nearest_live_many(
-    conn: Conn, embeddings: Sequence[np.ndarray], *, project: str | None = None
+    conn: Conn, embeddings: Sequence[np.ndarray | None], *, project: str | None = None
 ) -> list[tuple[int, float] | None]:
     """(id, similarity) of the live memory closest to each vector, in one statement.
 
     Like `nearest_live`, raw turns are left out; `project` keeps the comparison in one project.
+    A missing vector (the embedder is down) has no nearest memory.
     """
-    if not embeddings:
-        return []
+    present = [(i, vector) for i, vector in enumerate(embeddings) if vector is not None]
+    found: list[tuple[int, float] | None] = [None] * len(embeddings)
+    if not present:
+        return found
+    hits = await _nearest_of(conn, [vector for _, vector in present], project)
+    for (i, _), hit in zip(present, hits, strict=True):
+        found[i] = hit
+    return found
+
+
+async def _nearest_of(
+    conn: Conn, embeddings: Sequence[np.ndarray], project: str | None
+) -> list[tuple[int, float] | None]:
     cur = await conn.execute(
         "SELECT probe.ord, nearest.id, nearest.similarity"
         " FROM unnest(%(vecs)s::vector[]) WITH ORDINALITY AS probe (vec, ord)"

@@ -13,7 +13,7 @@ import pytest
 
 from server.core.config import Secret, Settings
 from server.core.errors import EmbeddingModelMismatch
-from server.service.embeddings import Embedder
+from server.service.embeddings import Embedder, LocalEmbedder
 from server.service.reembed import reembed
 from server.service.runtime import open_service
 from tests.integration.conftest import free_port
@@ -68,7 +68,7 @@ async def test_model_change_is_refused_then_reembed_converts_every_vector(
         older = await service.save("The minimum Node version for the build is 20.")
         newer = await service.save("The minimum Node version for the build is now 22.")
     assert newer.memory is not None and newer.memory.supersedes == older.id
-    small = Embedder.load(str(small_model_path))
+    small = LocalEmbedder.load(str(small_model_path))
 
     with pytest.raises(EmbeddingModelMismatch, match="claude-memory reembed"):
         async with open_service(new, embedder=small):
@@ -94,7 +94,7 @@ async def test_interrupted_reembed_is_refused_then_resumed(
     old = Settings(database_url=Secret(url), claude_memory_home=tmp_path)
     new = replace(old, embedding_model=str(small_model_path))
     await seed(old, embedder)
-    small = Embedder.load(str(small_model_path))
+    small = LocalEmbedder.load(str(small_model_path))
 
     def stop_after_first_batch(done: int, total: int) -> None:
         if done >= 1:

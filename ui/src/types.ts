@@ -139,6 +139,8 @@ export type Stats = {
   cache: { size: number; max_size: number; ttl_seconds: number; hits: number; misses: number };
   embedding_model: string;
   embedding_dimension: number;
+  embedding_provider: string;
+  vectors_waiting: number;
 };
 
 export type ProjectSummary = {
@@ -221,8 +223,12 @@ export type Health = {
   status: "ok" | "degraded";
   database: "ok" | "unavailable";
   database_kind: "embedded" | "external";
+  embedding_provider: "local" | "openai";
   embedding_model: string;
   embedding_dimension: number;
+  embeddings: "ok" | "unavailable";
+  /** Memories saved while the embeddings endpoint was down, not yet embedded. */
+  vectors_waiting: number | null;
   version: string;
 };
 

@@ -93,6 +93,8 @@ export function stats(overrides: Partial<Stats> = {}): Stats {
     cache: { size: 1, max_size: 100, ttl_seconds: 60, hits: 1, misses: 1 },
     embedding_model: "all-MiniLM-L6-v2",
     embedding_dimension: 384,
+    embedding_provider: "local",
+    vectors_waiting: 0,
     ...overrides,
   };
 }

@@ -1,0 +1,112 @@
+"""Memories saved while the embeddings endpoint was down get their vectors when it is back.
+
+A write never fails because the embedder is unreachable: the memory is stored without a vector
+(`embedding IS NULL`), so keyword search finds it at once, and semantic search once it has
+one. `WaitingVectors.embed_waiting` fills one batch, the way `reembed` fills every row, and
+then gives the new vectors the supersession check a save would have given them.
+`VectorBackfill` runs it in the server's background: every few seconds while nothing waits,
+back-to-back while something does, backing off while the endpoint stays down. The hourly
+pipeline runs it too, for users without a running server.
+
+Only rows still without a vector and with the content that was embedded are filled, so a
+memory edited meanwhile is not given its old text's vector; a row whose model record is not
+the embedder's (a `reembed` under way in another process) is left to that process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from server.core.errors import EmbeddingUnavailable
+from server.service.embeddings import Embedder
+from server.service.supersessions import link_new_memories
+from server.service.turn_context import embed_in_context, place_of_stored
+from server.store import embedding_model as model_store
+from server.store import memories as memory_store
+from server.store.tx import Pool, transaction
+
+logger = logging.getLogger(__name__)
+
+IDLE_SECONDS = 10.0
+LONGEST_BACKOFF_SECONDS = 60.0
+
+
+class WaitingVectors:
+    """`vectors_waiting` and `embed_waiting`, for MemoryService."""
+
+    pool: Pool
+    embedder: Embedder
+
+    async def vectors_waiting(self) -> int:
+        """How many memories have no vector yet (saved while the embedder was down)."""
+        async with transaction(self.pool) as conn:
+            return await model_store.count_missing_vectors(conn)
+
+    async def embed_waiting(self, batch_size: int = 64) -> int:
+        """Embed up to `batch_size` waiting memories; how many got a vector.
+
+        Raises EmbeddingUnavailable while the endpoint is still down.
+        """
+        async with transaction(self.pool) as conn:
+            record = await model_store.get_record(conn)
+            mine = (self.embedder.provider, self.embedder.name, self.embedder.dimension)
+            if (
+                record is None
+                or record.state != "ready"
+                or ((record.provider, record.model, record.dimension) != mine)
+            ):
+                return 0
+            batch = await model_store.memories_missing_vectors(conn, batch_size)
+        if not batch:
+            return 0
+        documents = await embed_in_context(
+            self.pool,
+            self.embedder,
+            [memory.content for memory in batch],
+            [place_of_stored(memory) for memory in batch],
+        )
+        async with transaction(self.pool) as conn:
+            filled = await memory_store.fill_missing_vectors(conn, batch, documents)
+            live = [m.id for m in batch if m.id in filled and m.deleted_at is None]
+            await link_new_memories(conn, live)
+        logger.info("embedded %d memories that waited for their vectors", len(filled))
+        return len(filled)
+
+
+class VectorBackfill:
+    """The server's background task over `embed_waiting`; started and stopped with the app."""
+
+    def __init__(self, service: WaitingVectors, *, idle_seconds: float = IDLE_SECONDS) -> None:
+        self.service = service
+        self.idle_seconds = idle_seconds
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="vector-backfill")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        wait = self.idle_seconds
+        while True:
+            try:
+                filled = await self.service.embed_waiting()
+            except EmbeddingUnavailable as exc:
+                logger.warning("memories still wait for vectors: %s", exc.message)
+                wait = min(wait * 2, LONGEST_BACKOFF_SECONDS)
+            except Exception:  # the database restarting, say: try again later
+                logger.exception("embedding waiting memories failed; trying again later")
+                wait = min(wait * 2, LONGEST_BACKOFF_SECONDS)
+            else:
+                wait = self.idle_seconds
+                if filled:
+                    continue
+            await asyncio.sleep(wait)
