@@ -14,13 +14,21 @@ back: not used for tuning), and all ten.
 - mrr: 1 / rank of the first evidence turn in the top 10 (0 when none);
 - latency p50/p95 in milliseconds, per query through the service (read cache off).
 
+The embeddings come from the bundled model in-process (`--provider local`, the default) or
+from any OpenAI-compatible endpoint (`--provider openai --base-url URL --model NAME`, with
+`--api-key` if it needs one). `--stand-in` starts tests/embeddings_stub.py (the bundled model
+served over `/v1/embeddings`) on a free port and uses it, to show an endpoint-backed store
+scores as the local one does.
+
 Usage: .venv/bin/python bench/retrieval_locomo.py [--data PATH] [--conversations N]
+           [--provider local|openai] [--base-url URL] [--model NAME] [--api-key KEY] [--stand-in]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import re
@@ -37,7 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.core.config import Settings  # noqa: E402
+from server.core.config import Secret, Settings  # noqa: E402
 from server.core.models import MemoryFilter, NewMemory  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
@@ -236,15 +244,22 @@ async def settle(service: MemoryService) -> None:
         await conn.execute("ANALYZE memories")
 
 
-async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[str, Any]:
+async def run(
+    data: Path, conversations_limit: int | None, home: Path, embedding: dict[str, Any]
+) -> dict[str, Any]:
     conversations = load(data, conversations_limit)
-    settings = Settings(claude_memory_home=home, cache_max_size=0)
+    settings = Settings(claude_memory_home=home, cache_max_size=0, **embedding)
     per_split: dict[str, dict[str, list[dict[str, float]]]] = {}
     latencies: dict[str, dict[str, list[float]]] = {}
     per_category: dict[str, dict[str, dict[str, list[dict[str, float]]]]] = {}
     link_count = 0
     started = time.monotonic()
     async with open_service(settings) as service:
+        model = {
+            "provider": service.embedder.provider,
+            "model": service.embedder.name,
+            "dimension": service.embedder.dimension,
+        }
         load_started = time.monotonic()
         stored: list[dict[int, set[str]]] = []
         for name, turns, _ in conversations:
@@ -289,6 +304,7 @@ async def run(data: Path, conversations_limit: int | None, home: Path) -> dict[s
         "turns": sum(len(t) for _, t, _ in conversations),
         "questions": sum(len(q) for _, _, q in conversations),
         "top_k": TOP_K,
+        "embedding": model,
         "supersession_links": link_count,
         "splits": {key: splits[key] for key in ("tuning", "held_out", "all") if key in splits},
         "categories": {
@@ -307,10 +323,43 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None, help="first N only")
+    parser.add_argument("--provider", choices=("local", "openai"), default="local")
+    parser.add_argument("--base-url", help="the endpoint, up to /v1 (--provider openai)")
+    parser.add_argument("--model", help="the embedding model (default: the bundled one)")
+    parser.add_argument("--api-key", help="the endpoint's key, if it needs one")
+    parser.add_argument(
+        "--stand-in",
+        action="store_true",
+        help="serve the bundled model over /v1/embeddings here and use it (--provider openai)",
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="locomo-bench-", ignore_cleanup_errors=True) as home:
-        report = asyncio.run(run(args.data, args.conversations, Path(home)))
+    with contextlib.ExitStack() as stack:
+        embedding = embedding_settings(args, stack)
+        home = stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="locomo-bench-", ignore_cleanup_errors=True)
+        )
+        report = asyncio.run(run(args.data, args.conversations, Path(home), embedding))
     print(json.dumps(report, indent=2))  # noqa: T201
+
+
+def embedding_settings(args: argparse.Namespace, stack: contextlib.ExitStack) -> dict[str, Any]:
+    """Settings fields for the chosen provider; `--stand-in` starts the bundled model's server."""
+    chosen: dict[str, Any] = {"embedding_provider": "openai" if args.stand_in else args.provider}
+    if args.model:
+        chosen["embedding_model"] = args.model
+    if args.stand_in:
+        from server.service.embeddings import LocalEmbedder
+        from tests.embeddings_stub import SERVED_MODEL, EmbeddingServer
+
+        server = stack.enter_context(EmbeddingServer(LocalEmbedder.load(SERVED_MODEL)))
+        chosen.update(embedding_base_url=server.base_url, embedding_model=SERVED_MODEL)
+    elif args.provider == "openai":
+        if not args.base_url:
+            raise SystemExit("--provider openai needs --base-url (or use --stand-in)")
+        chosen["embedding_base_url"] = args.base_url.rstrip("/")
+    if args.api_key:
+        chosen["embedding_api_key"] = Secret(args.api_key)
+    return chosen
 
 
 if __name__ == "__main__":

@@ -269,3 +269,48 @@ async def test_a_server_starts_while_the_endpoint_is_down_and_says_so(
     assert health["embeddings"] == "unavailable" and health["vectors_waiting"] == 1
     assert health["embedding_provider"] == "openai" and health["status"] == "ok"
     assert null_vectors(url) == 1
+
+
+async def test_an_edit_while_the_endpoint_is_down_waits_and_no_other_process_fills_a_reembed(
+    fresh_database: Callable[[], str], endpoint: EmbeddingServer, tmp_path: Path
+) -> None:
+    url = fresh_database()
+    settings = endpoint_settings(url, tmp_path, endpoint)
+    async with open_service(settings) as opened:
+        service = MemoryService(opened.pool, quick(endpoint), settings)
+        service.embedder.dimension = opened.embedder.dimension
+        saved = await service.save("The nightly backup runs at 02:00 UTC.")
+        assert saved.memory is not None
+        endpoint.fail_after(0, 503)
+        edited = await service.update(saved.id, content="The nightly backup runs at 03:00 UTC.")
+        assert edited.memory is not None and edited.memory.content.endswith("03:00 UTC.")
+        assert await service.vectors_waiting() == 1
+        endpoint.recover()
+        await asyncio.sleep(0.3)  # past the client's quiet time
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE embedding_model SET state = 'reembedding'")
+        skipped = await service.embed_waiting()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("UPDATE embedding_model SET state = 'ready'")
+        filled = await service.embed_waiting()
+        found = await service.search_semantic("when does the backup run?", limit=1)
+
+    assert (skipped, filled) == (0, 1), "a reembed under way elsewhere owns the empty vectors"
+    assert found.hits[0].content.endswith("03:00 UTC.")
+
+
+def test_reembed_through_an_unreachable_endpoint_says_so(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    env = {
+        "DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_HOME": str(tmp_path),
+        "EMBEDDING_PROVIDER": "openai",
+        "EMBEDDING_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+        "EMBEDDING_MODEL": "nomic-embed-text",
+    }
+    result = run_cli("reembed", env=env)
+
+    assert result.returncode == 1
+    assert "cannot reach" in result.stderr and "nomic-embed-text" in result.stderr
+    assert "Traceback" not in result.stderr
