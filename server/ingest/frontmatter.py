@@ -88,7 +88,12 @@ def parse_front_matter(lines: list[str]) -> FrontMatter:
         if not stripped or stripped.startswith("#"):
             continue
         item = _LIST_ITEM.match(stripped)
-        if item and key is not None and (indented or fields.get(key) in ("", [])):
+        # A list may sit at its key's indent (`tags:` then `- a`, `- b`, as PyYAML writes it).
+        if (
+            item
+            and key is not None
+            and (indented or fields.get(key) == "" or isinstance(fields.get(key), list))
+        ):
             current = fields.get(key)
             values = current if isinstance(current, list) else []
             value = _unquote(item.group(1) or "")

@@ -82,6 +82,15 @@ def add_job_commands(commands: Any) -> None:
         "--text", nargs="+", metavar="PATH", help="Markdown/text files or folders"
     )
     importer.add_argument("--memories", metavar="FILE", help="a file written by export (.jsonl)")
+    importer.add_argument(
+        "--from",
+        dest="from_tool",
+        action="append",
+        nargs="+",
+        metavar=("NAME", "PATH"),
+        help="memories kept by another tool: claude-mem, claude-md, mem0, markdown or "
+        "trajectories, read from PATH (or the tool's default place); may be repeated",
+    )
     importer.add_argument("--project", help="only this project (display name or path)")
     importer.add_argument("--since", help="only turns from this time on (ISO 8601 or 7d / 12h)")
     importer.add_argument(
@@ -213,16 +222,18 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
     from server.core.timeparse import parse_optional_time
     from server.ingest.documents import import_claude_ai, import_memories, import_text
+    from server.ingest.from_tools import import_from_tool
     from server.ingest.importer import ImportFilters, SessionImporter
     from server.jobs.progress import ProgressLine
     from server.service.runtime import open_service
 
     sessions = _session_folders(args)
-    others = (args.claude_ai, args.text, args.memories)
+    tools = _tool_paths(args)
+    others = (args.claude_ai, args.text, args.memories, args.from_tool)
     if not sessions and not args.agents and all(x is None for x in others):
         raise StartupError(
             "say what to import: --claude-code, --codex, --gemini, --agents, --claude-ai, "
-            "--text or --memories"
+            "--text, --memories or --from NAME"
         )
     if args.min_length < 0:
         raise StartupError("--min-length must be 0 or more")
@@ -263,6 +274,12 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
                         service, Path(args.memories).expanduser(), dry_run=args.dry_run
                     )
                 )
+            for name, paths in tools:
+                summaries.append(
+                    await import_from_tool(
+                        service, name, paths, filters=filters, dry_run=args.dry_run
+                    )
+                )
         return summaries
 
     summaries = asyncio.run(run())
@@ -293,8 +310,28 @@ def _session_folders(args: argparse.Namespace) -> list[tuple[AgentFormat, Path]]
     return folders
 
 
+def _tool_paths(args: argparse.Namespace) -> list[tuple[str, list[Path]]]:
+    """Each `--from NAME [PATH ...]`: the paths given, else the tool's default places."""
+    from server.ingest.from_tools import known_tool
+
+    tools = []
+    for name, *given in args.from_tool or []:
+        try:
+            tool = known_tool(name)
+        except ServiceError as exc:
+            raise StartupError(exc.message) from None
+        paths = [Path(p).expanduser() for p in given]
+        paths = paths or tool.default_paths(os.environ, Path.home(), Path.cwd())
+        if not paths:
+            raise StartupError(f"--from {name} needs a PATH: the export file or folder to read")
+        tools.append((name, paths))
+    return tools
+
+
 def _print_import_summary(summary: ImportSummary) -> None:
     """The human form of an ImportSummary, on stdout."""
+    from server.ingest.from_tools import ToolImportSummary
+
     verb = "would import" if summary.dry_run else "imported"
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(summary.turns_skipped.items()) if n)
     sessions = f" from {summary.sessions} sessions" if summary.sessions else ""
@@ -307,6 +344,8 @@ def _print_import_summary(summary: ImportSummary) -> None:
         f"tool events: {summary.events}; malformed lines: {summary.malformed_lines}",
         f"  skipped: {skipped or 'none'}",
     ]
+    if isinstance(summary, ToolImportSummary) and summary.preview is not None:
+        lines += summary.preview.lines()
     lines += [f"  error: {error}" for error in summary.errors[:20]]
     if len(summary.errors) > 20:
         lines.append(f"  ... and {len(summary.errors) - 20} more errors")

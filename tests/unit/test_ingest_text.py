@@ -82,6 +82,10 @@ def test_front_matter_parser_subset() -> None:
             "empty:",
             "url: https://example.com/a#b",
             "size: 10 # bytes",
+            "permalink:",
+            "- first",
+            "- second",
+            "- third",
         ]
     )
     assert fields == {
@@ -93,6 +97,7 @@ def test_front_matter_parser_subset() -> None:
         "empty": "",
         "url": "https://example.com/a#b",
         "size": "10",
+        "permalink": ["first", "second", "third"],  # items at the key's indent, as PyYAML writes
     }
 
 

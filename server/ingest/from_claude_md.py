@@ -1,0 +1,191 @@
+"""`import --from claude-md`: Claude Code's memory files and CLAUDE.md instructions.
+
+What Claude Code keeps on disk for itself (tests/fixtures/other_tools/claude-md/README.md):
+- `~/.claude/CLAUDE.md` and `~/.claude/rules/*.md`: your instructions for every project;
+- a project's `CLAUDE.md`, `CLAUDE.local.md`, `.claude/CLAUDE.md` and `.claude/rules/*.md`;
+- auto memory, `~/.claude/projects/<encoded path>/memory/`: one file per memory with front
+  matter `name`, `description` and `type` (`user`, `feedback`, `project`, `reference`; newer
+  versions nest it as `metadata: type:`), and `MEMORY.md`, an index of links to them.
+
+Instructions become chunked `note` memories (user-wide ones without a project). A memory file
+of type `user` or `feedback` says how you want to work, so it is a `preference`; the other types
+are notes. An index-only MEMORY.md is skipped (the files it links are imported); one written
+as prose, as early versions did, is a note. A memory folder's project is the working directory
+its sessions record (the folder name's encoding is lossy), named as imported sessions are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from server.ingest.tool_reading import (
+    ReadContext,
+    ToolReading,
+    file_time,
+    first_heading,
+    note_records,
+    project_names,
+    read_markdown,
+    text_field,
+)
+
+SOURCE = "claude-md"
+INSTRUCTION_FILES = ("CLAUDE.md", "CLAUDE.local.md")
+PREFERENCE_TYPES = ("user", "feedback")
+MAX_CWD_LINES = 50  # lines of a session read to find its working directory
+_INDEX_LINE = re.compile(r"^\s*(?:[-*+]\s+)?\[[^\]]*\]\([^)]*\)")
+_NESTED_TYPE = re.compile(r"\btype:\s*([\w-]+)")
+
+
+def default_paths(environ: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
+    """Claude Code's config folder ($CLAUDE_CONFIG_DIR, else ~/.claude) and this project."""
+    config = environ.get("CLAUDE_CONFIG_DIR")
+    return [Path(config).expanduser() if config else home / ".claude", cwd]
+
+
+def read_claude_md(paths: Sequence[Path], context: ReadContext) -> ToolReading:
+    """CLAUDE.md files, rules and auto-memory files found from the paths given."""
+    reading = ToolReading()
+    found: list[tuple[Path, str, str]] = []  # (file, role, project directory or "")
+    for path in paths:
+        if not path.exists():
+            reading.fail(path, "no such file or folder")
+            continue
+        found += _files(path.resolve())
+    if not found and not reading.errors:
+        listed = ", ".join(str(p) for p in paths)
+        reading.errors.append(f"{listed}: no CLAUDE.md, rules or Claude Code memory files")
+    names = project_names((d for _, _, d in found if d), context.project_names)
+    seen: set[Path] = set()
+    for file, role, directory in found:
+        if file in seen:
+            continue
+        seen.add(file)
+        reading.files_found += 1
+        try:
+            fields, body = read_markdown(file)
+            created = file_time(file)
+        except (OSError, ValueError) as exc:
+            reading.fail(file, str(exc))
+            continue
+        reading.files_read += 1
+        if not body:
+            reading.skipped["empty"] += 1
+            continue
+        if role == "memory" and file.name == "MEMORY.md" and _only_links(body):
+            reading.skipped["memory_index"] += 1
+            continue
+        kind, title, tags, extra = _shape(role, file, fields, body)
+        reading.add(
+            note_records(
+                title=title,
+                body=_with_description(fields, body),
+                where=str(file),
+                kind=kind,
+                source=SOURCE,
+                tags=tags,
+                project=names.get(directory, "") if directory else "",
+                project_path=directory,
+                created_at=created,
+                metadata={"original_file": str(file), **extra},
+            )
+        )
+    return reading
+
+
+def _files(path: Path) -> list[tuple[Path, str, str]]:
+    """(file, role, project directory) for what `path` holds: a file, a memory folder, a
+    config folder (it has `projects/`) or a project folder."""
+    if path.is_file():
+        return [_file_role(path)]
+    if path.name == "memory":
+        return _memory_files(path)
+    if (path / "projects").is_dir():  # Claude Code's config folder: user-wide files
+        found = [(path / name, "instructions", "") for name in INSTRUCTION_FILES]
+        found += [(rule, "rule", "") for rule in sorted((path / "rules").glob("*.md"))]
+        for memory in sorted((path / "projects").glob("*/memory")):
+            found += _memory_files(memory)
+        return [item for item in found if item[0].is_file()]
+    project = str(path)
+    found = [(path / name, "instructions", project) for name in INSTRUCTION_FILES]
+    found.append((path / ".claude" / "CLAUDE.md", "instructions", project))
+    found += [(r, "rule", project) for r in sorted((path / ".claude" / "rules").glob("*.md"))]
+    return [item for item in found if item[0].is_file()]
+
+
+def _file_role(file: Path) -> tuple[Path, str, str]:
+    folder = file.parent
+    if folder.name == "memory" and folder.parent.parent.name == "projects":
+        return file, "memory", _session_directory(folder.parent)
+    role = "rule" if folder.name == "rules" else "instructions"
+    owner = folder.parent if role == "rule" else folder  # the folder CLAUDE.md or rules/ is in
+    if (owner / "projects").is_dir():  # Claude Code's config folder: user-wide
+        return file, role, ""
+    return file, role, str(owner.parent if owner.name == ".claude" else owner)
+
+
+def _memory_files(folder: Path) -> list[tuple[Path, str, str]]:
+    directory = _session_directory(folder.parent)
+    return [(file, "memory", directory) for file in sorted(folder.glob("*.md"))]
+
+
+def _session_directory(project_folder: Path) -> str:
+    """The working directory Claude Code's sessions in this folder recorded, or ""."""
+    for transcript in sorted(project_folder.glob("*.jsonl")):
+        try:
+            with transcript.open(encoding="utf-8", errors="replace") as lines:
+                for _, line in zip(range(MAX_CWD_LINES), lines, strict=False):
+                    cwd = _cwd(line)
+                    if cwd:
+                        return cwd
+        except OSError:
+            continue
+    return ""
+
+
+def _cwd(line: str) -> str:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return ""
+    cwd = record.get("cwd") if isinstance(record, dict) else None
+    return cwd if isinstance(cwd, str) else ""
+
+
+def _only_links(body: str) -> bool:
+    """MEMORY.md as Claude Code writes it now: headings and `- [Title](file.md) — hook`."""
+    lines = [line for line in body.splitlines() if line.strip() and not line.startswith("#")]
+    return bool(lines) and all(_INDEX_LINE.match(line) for line in lines)
+
+
+def _memory_type(fields: Mapping[str, Any]) -> str:
+    """`type:` at the top, or nested under `metadata:` (read as text by our parser)."""
+    kind = text_field(fields, "type")
+    if not kind and isinstance(fields.get("metadata"), str):
+        nested = _NESTED_TYPE.search(str(fields["metadata"]))
+        kind = nested.group(1) if nested else ""
+    return kind.lower()
+
+
+def _shape(
+    role: str, file: Path, fields: Mapping[str, Any], body: str
+) -> tuple[str, str, list[str], dict[str, Any]]:
+    """(kind, title, tags, metadata) of one file by what it is."""
+    if role != "memory":
+        title = first_heading(body) or (f"rules/{file.name}" if role == "rule" else file.name)
+        return "note", title, ["claude-md" if role == "instructions" else "claude-rules"], {}
+    kind_name = _memory_type(fields)
+    title = text_field(fields, "name") or first_heading(body) or file.stem
+    tags = ["claude-code-memory", *([kind_name] if kind_name else [])]
+    extra = {"original_id": file.stem, **({"memory_type": kind_name} if kind_name else {})}
+    return ("preference" if kind_name in PREFERENCE_TYPES else "note"), title, tags, extra
+
+
+def _with_description(fields: Mapping[str, Any], body: str) -> str:
+    """A memory file's one-line description leads its text, when the body does not say it."""
+    description = text_field(fields, "description")
+    return f"{description}\n\n{body}" if description and description not in body else body

@@ -1,0 +1,118 @@
+"""The Claude Code memory reader, against tests/fixtures/other_tools/claude-md."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from server.core.models import MemoryDraft
+from server.ingest.from_claude_md import default_paths, read_claude_md
+from server.ingest.tool_reading import ReadContext, ToolReading
+from tests.other_tools import CLAUDE_MD
+
+CONFIG = CLAUDE_MD / "home" / ".claude"
+ACME_API_MEMORY = CONFIG / "projects" / "-home-dev-work-acme-api" / "memory"
+ACME_WEB = CLAUDE_MD / "acme-web"
+
+
+def by_file(reading: ToolReading) -> dict[str, MemoryDraft]:
+    """Drafts by file name, `memory/` before the name of an auto-memory file."""
+    found = {}
+    for record in (r for group in reading.groups for r in group):
+        file = Path(record.draft.metadata["original_file"])
+        found[f"memory/{file.name}" if file.parent.name == "memory" else file.name] = record.draft
+    return found
+
+
+def test_a_config_folder_gives_user_wide_notes_and_project_memories() -> None:
+    reading = read_claude_md([CONFIG], ReadContext())
+
+    assert reading.errors == []
+    assert reading.skipped == {"memory_index": 1}  # acme-api's MEMORY.md only links
+    drafts = by_file(reading)
+    assert sorted(drafts) == [
+        "CLAUDE.md",
+        "memory/MEMORY.md",  # the scratch project's, written as prose
+        "memory/feedback_testing.md",
+        "memory/project_release.md",
+        "memory/user_role.md",
+        "typescript.md",
+    ]
+    assert drafts["CLAUDE.md"].project == ""
+    assert drafts["CLAUDE.md"].kind == "note"
+    assert drafts["CLAUDE.md"].tags == ["claude-md"]
+    assert drafts["typescript.md"].tags == ["claude-rules"]
+    assert {d.source for d in drafts.values()} == {"claude-md"}
+
+
+def test_feedback_and_user_memories_are_preferences_and_project_ones_notes() -> None:
+    drafts = by_file(read_claude_md([ACME_API_MEMORY], ReadContext()))
+
+    feedback = drafts["memory/feedback_testing.md"]
+    assert feedback.kind == "preference"
+    assert feedback.tags == ["claude-code-memory", "feedback"]
+    assert feedback.content.startswith(
+        "integration tests hit a real database\n\n"
+        "Integration tests must run against the local Postgres, never mocks\n\n"
+    )
+    assert "**How to apply:**" in feedback.content
+    assert feedback.metadata["memory_type"] == "feedback"
+    assert feedback.metadata["original_id"] == "feedback_testing"
+    assert drafts["memory/user_role.md"].kind == "preference"  # `metadata: type: user`
+    assert drafts["memory/project_release.md"].kind == "note"
+
+
+def test_a_memory_folder_takes_its_project_from_the_sessions_working_directory() -> None:
+    drafts = by_file(read_claude_md([ACME_API_MEMORY / "feedback_testing.md"], ReadContext()))
+
+    feedback = drafts["memory/feedback_testing.md"]
+    assert (feedback.project, feedback.project_path) == ("acme-api", "/home/dev/work/acme-api")
+
+
+def test_a_directory_that_already_has_a_name_keeps_it() -> None:
+    known = ReadContext(project_names={"/home/dev/work/acme-api": "work/acme-api"})
+
+    drafts = by_file(read_claude_md([ACME_API_MEMORY], known))
+
+    assert {d.project for d in drafts.values()} == {"work/acme-api"}
+
+
+def test_a_project_folder_gives_its_claude_md_files_under_its_name() -> None:
+    reading = read_claude_md([ACME_WEB], ReadContext())
+
+    drafts = [r.draft for group in reading.groups for r in group]
+    assert [d.metadata["title"] for d in drafts] == ["acme-web", "acme-web (team notes)"]
+    assert {d.project for d in drafts} == {"acme-web"}
+    assert {d.project_path for d in drafts} == {str(ACME_WEB.resolve())}
+
+
+def test_a_memory_file_with_unclosed_front_matter_is_named_and_the_rest_read(
+    tmp_path: Path,
+) -> None:
+    memory = tmp_path / "projects" / "-home-dev-work-acme-api" / "memory"
+    shutil.copytree(ACME_API_MEMORY, memory)
+    broken = memory / "feedback_broken.md"
+    broken.write_text("---\nname: broken\ntype: feedback\n\nNo closing line.\n")
+
+    reading = read_claude_md([tmp_path], ReadContext())
+
+    assert reading.errors == [f"{broken}: front matter opened with --- is never closed"]
+    assert reading.files_failed == 1
+    assert len(by_file(reading)) == 3
+
+
+def test_nothing_to_import_is_said_once(tmp_path: Path) -> None:
+    reading = read_claude_md([tmp_path], ReadContext())
+
+    assert reading.errors == [f"{tmp_path}: no CLAUDE.md, rules or Claude Code memory files"]
+    assert reading.groups == []
+
+
+def test_by_default_it_reads_claude_config_dir_and_the_current_project(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "work"
+
+    assert default_paths({}, home, cwd) == [home / ".claude", cwd]
+    assert default_paths({"CLAUDE_CONFIG_DIR": "/etc/claude"}, home, cwd) == [
+        Path("/etc/claude"),
+        cwd,
+    ]
