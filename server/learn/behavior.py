@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 
 from server.core.models import MemoryDraft, PendingSession, SessionTurnRow
@@ -116,10 +117,25 @@ class BehaviorReader:
         )
         self.summary.sessions = len(queue)
         await run_sessions(
-            queue, self._session, workers=self.workers, stop=self._stop, progress=self.progress
+            queue,
+            self._session,
+            workers=self.workers,
+            stop=self._stop,
+            progress=self.progress,
+            claim=None if self.dry_run else self._claim,  # a dry run writes nothing
         )
         self.summary.seconds = time.monotonic() - started
         return self.summary
+
+    def _claim(self, pending: PendingSession) -> AbstractAsyncContextManager[bool]:
+        """The session's behaviour lease; another runner may have read it meanwhile."""
+
+        async def still_pending() -> bool:
+            if self.force:
+                return True
+            return bool(await self.service.behavior_queue(session=pending.session_id))
+
+        return self.service.leased("behavior", pending.session_id, still_needed=still_pending)
 
     async def _session(self, pending: PendingSession) -> None:
         if self.dry_run:

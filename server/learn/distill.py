@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 
 from server.core.models import (
@@ -127,10 +128,23 @@ class Distiller:
         queue = await self.service.distill_queue(project=project, session=session)
         self.summary.sessions = len(queue)
         await run_sessions(
-            queue, self._session, workers=self.workers, stop=self._stop, progress=self.progress
+            queue,
+            self._session,
+            workers=self.workers,
+            stop=self._stop,
+            progress=self.progress,
+            claim=None if self.dry_run else self._claim,  # a dry run writes nothing
         )
         self.summary.seconds = time.monotonic() - started
         return self.summary
+
+    def _claim(self, pending: PendingSession) -> AbstractAsyncContextManager[bool]:
+        """The session's distill lease; the session may have been distilled meanwhile."""
+
+        async def still_pending() -> bool:
+            return bool(await self.service.distill_queue(session=pending.session_id))
+
+        return self.service.leased("distill", pending.session_id, still_needed=still_pending)
 
     async def _session(self, pending: PendingSession) -> None:
         turns = await self.service.undistilled_turns(pending.session_id)

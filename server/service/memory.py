@@ -46,6 +46,7 @@ from server.service.cutoffs import cutoffs_for
 from server.service.embeddings import Embedder
 from server.service.journal import ToolJournal
 from server.service.learning import Learning
+from server.service.leases import JobLeases, new_holder
 from server.service.lessons import Lessons
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
@@ -61,7 +62,9 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons, WaitingVectors):
+class MemoryService(
+    Writes, BulkWrites, Learning, Views, ToolJournal, Lessons, WaitingVectors, JobLeases
+):
     """The product's verbs over one pool, one embedder and one read cache.
 
     Single-memory writes live in server/service/writes.py, batch saves in
@@ -79,6 +82,7 @@ class MemoryService(Writes, BulkWrites, Learning, Views, ToolJournal, Lessons, W
         )
         self.searcher = Searcher(pool, embedder, settings.ranking_prior)
         self.cutoffs = cutoffs_for(embedder.name)
+        self.lease_holder = new_holder()
 
     # ----- search -------------------------------------------------------------------------
 

@@ -201,7 +201,7 @@ async def behavior_pending(
     """Distilled sessions not yet read for behaviour (any distilled session with `force`)."""
     async with conn.cursor(row_factory=class_row(PendingSession)) as cur:
         await cur.execute(
-            "SELECT session_id, project, title, behavior_failures AS distill_failures,"
+            "SELECT session_id, source, project, title, behavior_failures AS distill_failures,"
             " message_count AS new_turns FROM imported_sessions"
             " WHERE distill_state = 'done'"
             " AND (%(force)s OR (behavior_state = 'pending'"

@@ -1,0 +1,89 @@
+"""Two distill runners on one database handle each session once; a crashed runner's lease
+expires and its session is picked up; a live runner's is left alone."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from server.core.models import MemoryFilter
+from server.learn.distill import Distiller
+from server.learn.llm import ChatClient
+from server.service.memory import MemoryService
+from tests.llm_stub import Reply, ScriptedLLM
+
+FACT = {"content": "acme-api uses pnpm, never npm.", "kind": "preference", "turns": [1]}
+
+
+async def distill(service: MemoryService, llm: ScriptedLLM, **options: Any) -> Any:
+    async with ChatClient(llm.base_url, timeout=10) as client:
+        return await Distiller(service, client, model="qwen2.5:7b", workers=2).run(**options)
+
+
+async def test_two_runners_at_once_distill_each_session_once(
+    service: MemoryService, imported: Path
+) -> None:
+    other = MemoryService(service.pool, service.embedder, service.settings)
+    queue = await service.distill_queue()
+    # Each answer takes a while, so both runners are at work at the same time.
+    slow = Reply.delay(0.4, Reply.json({"memories": [FACT]}))
+    with ScriptedLLM(default=slow) as llm:
+        first, second = await asyncio.gather(distill(service, llm), distill(other, llm))
+        asked = len(llm.requests)
+
+    assert len(queue) == 4 and first.sessions == second.sessions == 4
+    assert first.distilled + second.distilled == 4, "every session once, by one runner"
+    assert first.distilled and second.distilled, "the runners shared the work"
+    assert asked == first.windows + second.windows
+    assert await service.distill_queue() == []
+    stored = await service.list_memories(MemoryFilter(source="distill"))
+    assert [m.content for m in stored.memories] == [FACT["content"]]
+
+
+async def test_a_live_lease_is_left_alone_and_an_expired_one_is_taken_over(
+    service: MemoryService, imported: Path, pg_url: str
+) -> None:
+    [busy, crashed, *_] = [p.session_id for p in await service.distill_queue()]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO job_leases (job, item, holder, expires_at) VALUES"
+            " ('distill', %s, 'other-host:41:live', now() + interval '5 minutes'),"
+            " ('distill', %s, 'other-host:42:crashed', now() - interval '1 second')",
+            (busy, crashed),
+        )
+    with ScriptedLLM(default=Reply.json({"memories": []})) as llm:
+        summary = await distill(service, llm)
+    left = [p.session_id for p in await service.distill_queue()]
+    with psycopg.connect(pg_url) as conn:
+        leases = conn.execute("SELECT item, holder FROM job_leases ORDER BY item").fetchall()
+
+    assert left == [busy], "only the session a live runner holds is still pending"
+    assert summary.distilled == 3
+    assert leases == [(busy, "other-host:41:live")], "ours were released when done"
+
+
+async def test_a_runner_of_this_machine_that_died_leaves_its_sessions_at_once(
+    service: MemoryService, imported: Path, pg_url: str
+) -> None:
+    """A killed `distill` on this machine cannot release its lease: its process is gone, so
+    the next run takes the session without waiting for the lease to expire."""
+    child = subprocess.Popen(["true"])  # a process of this machine that has ended
+    child.wait()
+    dead_pid = child.pid
+    [session, *_] = [p.session_id for p in await service.distill_queue()]
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO job_leases (job, item, holder, expires_at) VALUES"
+            " ('distill', %s, %s, now() + interval '5 minutes')",
+            (session, f"{socket.gethostname()}:{dead_pid}:killed"),
+        )
+    with ScriptedLLM(default=Reply.json({"memories": []})) as llm:
+        summary = await distill(service, llm)
+
+    assert summary.distilled == 4
+    assert await service.distill_queue() == []
