@@ -5,7 +5,8 @@
 # Usage: scripts/test.sh [pytest arguments]
 # Needs nothing running: the tests start their own embedded PostgreSQL, model, servers and
 # browser. What is missing is installed: Python packages into .venv, the UI's npm packages,
-# and Debian's chromium for the browser tests (apt-get, as root or through sudo).
+# Debian's chromium for the browser tests and pgbouncer for the pooler test (apt-get, as root or
+# through sudo).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,6 +31,10 @@ apt_install() {
 if ! command -v chromium >/dev/null 2>&1; then
     say "installing Debian's chromium for the browser tests"
     apt_install chromium
+fi
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+    say "installing Debian's pgbouncer (the tests run the server through it)"
+    apt_install pgbouncer
 fi
 if ! command -v npm >/dev/null 2>&1; then
     say "installing Node.js and npm for the web UI"

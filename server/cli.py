@@ -268,7 +268,11 @@ def cmd_migrate(args: argparse.Namespace, settings: Settings) -> int:
     async def run() -> tuple[list[str], int]:
         async with open_database(settings) as url:
             applied = [m.path.name for m in await apply_migrations(url)]
-            pool = await open_pool(url, statement_timeout_ms=settings.db_statement_timeout_ms)
+            pool = await open_pool(
+                url,
+                statement_timeout_ms=settings.db_statement_timeout_ms,
+                transaction_pooling=settings.db_transaction_pooling,
+            )
             try:
                 return applied, await backfill(pool)
             finally:

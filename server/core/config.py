@@ -90,6 +90,7 @@ class Settings:
     db_pool_min_size: int = 1
     db_pool_max_size: int = 5
     db_statement_timeout_ms: int = 30_000
+    db_transaction_pooling: bool = False  # behind PgBouncer's pool_mode = transaction
     max_content_chars: int = 100_000
     search_kind_weights: str = DEFAULT_KIND_WEIGHTS
     search_recency_weight: float = 0.1
@@ -201,6 +202,17 @@ def _parse_host_names(name: str, raw: str) -> tuple[str, ...]:
     return names
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _parse_bool(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value not in _TRUE + _FALSE:
+        raise ConfigError(f"{name} must be true or false, got {raw!r}")
+    return value in _TRUE
+
+
 EMBEDDING_PROVIDERS = ("local", "openai")
 
 
@@ -244,6 +256,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "DB_POOL_MIN_SIZE": lambda n, r: _parse_int(n, r, 1, 100),
     "DB_POOL_MAX_SIZE": lambda n, r: _parse_int(n, r, 1, 100),
     "DB_STATEMENT_TIMEOUT_MS": lambda n, r: _parse_int(n, r, 0, 86_400_000),
+    "DB_TRANSACTION_POOLING": lambda n, r: _parse_bool(n, r),
     "MAX_CONTENT_CHARS": lambda n, r: _parse_int(n, r, 1, 10_000_000),
     "SEARCH_KIND_WEIGHTS": lambda n, r: _parse_kind_weights(n, r),
     "SEARCH_RECENCY_WEIGHT": lambda n, r: _parse_float(n, r, 0.0, 1.0),

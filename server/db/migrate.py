@@ -1,7 +1,11 @@
 """Apply `migrations/NNN_name.sql` in order, each once, each in its own transaction.
 
-A Postgres advisory lock makes concurrent starters queue up, so two `serve` processes started
-at once against one database apply each migration exactly once.
+Each migration's transaction first takes a transaction-level advisory lock and then checks
+whether the migration is still pending, so concurrent starters (several `serve` processes on
+one database, on one host or many) queue up and apply each migration exactly once. The lock
+ends with its transaction, never with a session, so this also holds through a pooler in
+transaction mode (PgBouncer), where a session-level lock could be released on another client's
+behalf or held by a server connection someone else is using.
 """
 
 from __future__ import annotations
@@ -55,13 +59,10 @@ async def apply_migrations(url: str, directory: Path = MIGRATIONS_DIR) -> list[M
         conn = await psycopg.AsyncConnection.connect(url, autocommit=True)
     except psycopg.OperationalError as exc:
         raise DatabaseSetupError(f"cannot connect to the database: {_first_line(exc)}") from exc
+    conn.prepare_threshold = None  # a pooler in transaction mode keeps no prepared statements
     async with conn:
         await _require_pgvector(conn)
-        await conn.execute("SELECT pg_advisory_lock(%(key)s)", {"key": _LOCK_KEY})
-        try:
-            return await _apply_pending(conn, migrations)
-        finally:
-            await conn.execute("SELECT pg_advisory_unlock(%(key)s)", {"key": _LOCK_KEY})
+        return await _apply_pending(conn, migrations)
 
 
 async def _require_pgvector(conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
@@ -77,14 +78,16 @@ async def _require_pgvector(conn: psycopg.AsyncConnection[tuple[object, ...]]) -
 async def _apply_pending(
     conn: psycopg.AsyncConnection[tuple[object, ...]], migrations: list[Migration]
 ) -> list[Migration]:
-    await conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " version integer PRIMARY KEY,"
-        " name text NOT NULL,"
-        " applied_at timestamptz NOT NULL DEFAULT now())"
-    )
-    cur = await conn.execute("SELECT version FROM schema_migrations")
-    applied_versions = {row[0] for row in await cur.fetchall()}
+    async with conn.transaction():
+        await _lock(conn)
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version integer PRIMARY KEY,"
+            " name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        cur = await conn.execute("SELECT version FROM schema_migrations")
+        applied_versions = {row[0] for row in await cur.fetchall()}
     applied: list[Migration] = []
     for migration in migrations:
         if migration.version in applied_versions:
@@ -92,6 +95,13 @@ async def _apply_pending(
         script = migration.path.read_text(encoding="utf-8")
         try:
             async with conn.transaction():
+                await _lock(conn)
+                cur = await conn.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = %(v)s",
+                    {"v": migration.version},
+                )
+                if await cur.fetchone() is not None:
+                    continue  # another starter applied it while this one waited
                 await conn.execute(script.encode("utf-8"))
                 await conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (%(v)s, %(n)s)",
@@ -104,6 +114,11 @@ async def _apply_pending(
         logger.info("applied migration %s", migration.path.name)
         applied.append(migration)
     return applied
+
+
+async def _lock(conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
+    """Wait for the other starters; the lock ends with the current transaction."""
+    await conn.execute("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _LOCK_KEY})
 
 
 def _first_line(exc: BaseException) -> str:

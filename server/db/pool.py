@@ -1,4 +1,11 @@
-"""The async connection pool, with pgvector registered and session settings applied once."""
+"""The async connection pool, with pgvector registered and the search settings applied.
+
+Behind a pooler in transaction mode (PgBouncer's `pool_mode = transaction`,
+`DB_TRANSACTION_POOLING=true`) a server connection serves other clients between our
+transactions, so nothing may rest on session state: the settings are then applied at the
+start of every transaction (`SET LOCAL` semantics) instead of once per connection, and
+statements are never prepared (a prepared statement lives in one server session).
+"""
 
 from __future__ import annotations
 
@@ -15,10 +22,23 @@ logger = logging.getLogger(__name__)
 
 # ef_search 200 keeps HNSW recall@10 at or above 0.99 of exact search (docs/BENCHMARKS.md);
 # iterative scans keep filtered searches from returning fewer hits than asked for.
-_SESSION_SETTINGS = (
-    "SET hnsw.ef_search = 200",
-    "SET hnsw.iterative_scan = relaxed_order",
-)
+SEARCH_SETTINGS = (("hnsw.ef_search", "200"), ("hnsw.iterative_scan", "relaxed_order"))
+
+
+class MemoryPool(AsyncConnectionPool[psycopg.AsyncConnection[tuple[object, ...]]]):
+    """The pool, and what `transaction()` must set first in each transaction (only behind a
+    transaction pooler; empty when the settings live on the connection)."""
+
+    transaction_settings: tuple[tuple[str, str], ...] = ()
+
+
+def settings_statement(settings: tuple[tuple[str, str], ...], *, local: bool) -> str:
+    """One statement setting all of `settings`, for the session or the transaction."""
+    calls = ", ".join(
+        f"set_config('{name}', '{value}', {'true' if local else 'false'})"
+        for name, value in settings
+    )
+    return f"SELECT {calls}"
 
 
 async def open_pool(
@@ -28,21 +48,22 @@ async def open_pool(
     max_size: int = 5,
     statement_timeout_ms: int = 30_000,
     open_timeout: float = 30.0,
-) -> AsyncConnectionPool[psycopg.AsyncConnection[tuple[object, ...]]]:
+    transaction_pooling: bool = False,
+) -> MemoryPool:
     """Open a pool and wait for its first connection, so a bad URL fails here, readably.
 
     Connections are checked before each use, so one the server dropped (a restart, an idle
     timeout) is replaced instead of failing the request that drew it.
     """
 
+    settings = (*SEARCH_SETTINGS, ("statement_timeout", str(int(statement_timeout_ms))))
+
     async def configure(conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
         await register_vector_async(conn)
-        for statement in _SESSION_SETTINGS:
-            await conn.execute(statement)
-        await conn.execute(
-            "SELECT set_config('statement_timeout', %(ms)s, false)",
-            {"ms": str(statement_timeout_ms)},
-        )
+        if transaction_pooling:
+            conn.prepare_threshold = None
+        else:
+            await conn.execute(settings_statement(settings, local=False))
         await conn.commit()
 
     checks: set[asyncio.Task[None]] = set()
@@ -60,7 +81,7 @@ async def open_pool(
                 task.add_done_callback(checks.discard)
             raise
 
-    pool: AsyncConnectionPool[psycopg.AsyncConnection[tuple[object, ...]]] = AsyncConnectionPool(
+    pool = MemoryPool(
         url,
         min_size=min_size,
         max_size=max_size,
@@ -71,6 +92,8 @@ async def open_pool(
         reconnect_timeout=60.0,
         name="claude-memory",
     )
+    if transaction_pooling:
+        pool.transaction_settings = settings
     try:
         await pool.open(wait=True, timeout=open_timeout)
     except Exception as exc:

@@ -80,6 +80,7 @@ async def open_service(
             min_size=settings.db_pool_min_size,
             max_size=settings.db_pool_max_size,
             statement_timeout_ms=settings.db_statement_timeout_ms,
+            transaction_pooling=settings.db_transaction_pooling,
         )
         try:
             if check_model:

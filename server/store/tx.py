@@ -16,6 +16,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from server.core.errors import Unavailable
+from server.db.pool import settings_statement
 
 logger = logging.getLogger(__name__)
 
@@ -27,9 +28,15 @@ _UNAVAILABLE = "the database is unavailable right now; try again in a moment"
 
 @asynccontextmanager
 async def transaction(pool: Pool) -> AsyncIterator[Conn]:
-    """One connection and one transaction: committed on success, rolled back on any error."""
+    """One connection and one transaction: committed on success, rolled back on any error.
+
+    Behind a transaction pooler the pool's settings open every transaction (server/db/pool.py).
+    """
+    settings = getattr(pool, "transaction_settings", ())
     try:
         async with pool.connection() as conn, conn.transaction():
+            if settings:
+                await conn.execute(settings_statement(settings, local=True))
             yield conn
     except (psycopg.OperationalError, PoolTimeout) as exc:
         logger.warning("database unavailable: %s", type(exc).__name__)
