@@ -702,3 +702,20 @@ def test_compose_restore_uploads_the_file_and_asks_first(
     made = docker_calls(tmp_path)
     assert any("claude-memory restore /data/restore/upload.dump --yes" in call for call in made)
     assert "rm -f /data/restore/upload.dump" in made[-1], "the uploaded copy is removed"
+
+
+def test_the_team_profile_puts_two_replicas_behind_a_sticky_balancer(
+    compose: dict[str, Any],
+) -> None:
+    replica, balancer = services(compose)["replica"], services(compose)["balancer"]
+    server = services(compose)["server"]
+    assert replica["profiles"] == balancer["profiles"] == ["team"]
+    assert replica["deploy"]["replicas"] == 2
+    assert environment(replica) == environment(server), "the same settings as the server"
+    assert replica["ports"] == [] and replica["volumes"] == [], "reached only through nginx"
+    assert balancer["depends_on"]["replica"]["condition"] == "service_healthy"
+    assert [host_ip(port) for port in balancer["ports"]] == ["127.0.0.1"]
+    [config] = balancer["configs"]
+    conf = (ROOT / compose["configs"][config["source"]]["file"]).read_text()
+    assert re.search(r"upstream \w+ \{[^}]*\bip_hash;[^}]*server replica:3333;", conf, re.S)
+    assert "proxy_buffering off;" in conf, "SSE streams pass through unbuffered"
