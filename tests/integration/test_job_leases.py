@@ -4,8 +4,11 @@ expires and its session is picked up; a live runner's is left alone."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import socket
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from server.core.models import MemoryFilter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
 from server.service.memory import MemoryService
+from tests.integration.processes import cli_command, run_cli
 from tests.llm_stub import Reply, ScriptedLLM
 
 FACT = {"content": "acme-api uses pnpm, never npm.", "kind": "preference", "turns": [1]}
@@ -87,3 +91,42 @@ async def test_a_runner_of_this_machine_that_died_leaves_its_sessions_at_once(
 
     assert summary.distilled == 4
     assert await service.distill_queue() == []
+
+
+def test_distill_started_twice_as_processes_runs_each_session_once(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """`claude-memory distill` started twice at once on one database, as two hosts' hourly
+    jobs would: every session is distilled by one of them."""
+    fixtures = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+    slow = Reply.delay(0.5, Reply.json({"memories": [FACT]}))
+    with ScriptedLLM(default=slow) as llm:
+        env = {
+            "DATABASE_URL": fresh_database(),
+            "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
+            "OLLAMA_URL": llm.base_url,
+            "DISTILL_WORKERS": "1",
+        }
+        imported = run_cli(
+            "import", "--claude-code", str(fixtures / "claude-code" / "projects"), env=env
+        )
+        assert imported.returncode == 0, imported.stderr
+        runs = [
+            subprocess.Popen(
+                cli_command("distill", "--json"),
+                env={**os.environ, **env},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        outputs = [run.communicate(timeout=300) for run in runs]
+
+    summaries = [json.loads(stdout) for stdout, _ in outputs]
+    assert [run.returncode for run in runs] == [0, 0], [err for _, err in outputs]
+    assert sum(s["distilled"] for s in summaries) == 4, summaries
+    with psycopg.connect(env["DATABASE_URL"]) as conn:
+        states = conn.execute("SELECT DISTINCT distill_state FROM imported_sessions").fetchall()
+        leases = conn.execute("SELECT count(*) FROM job_leases").fetchone()
+    assert states == [("done",)] and leases == (0,)
