@@ -90,7 +90,7 @@ def cmd_lessons(args: argparse.Namespace, settings: Settings) -> int:
         return _cmd_propose(args, settings)
 
     async def run(action: LessonAction) -> Lesson | list[Lesson]:
-        async with open_service(settings) as service:
+        async with open_service(settings, needs_model=False) as service:
             return await action(service)
 
     try:
@@ -152,7 +152,7 @@ def _cmd_propose(args: argparse.Namespace, settings: Settings) -> int:
     from server.service.runtime import open_service
 
     async def run() -> dict[str, Any]:
-        async with open_service(settings) as service:
+        async with open_service(settings, needs_model=False) as service:
             summary = await propose_lessons(
                 service, project=args.project, dry_run=args.dry_run, rescan=args.rescan
             )

@@ -259,3 +259,18 @@ class LocalEmbedder(Embedder):
         )
         offsets = [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
         return token_windows(offsets, len(text), WINDOW_TOKENS, WINDOW_OVERLAP_TOKENS)
+
+
+class NoModel(Embedder):
+    """The embedder of a command that never embeds (`claude-memory lessons ...`): loading a
+    model takes seconds it does not need. Using it is a bug, so it says so loudly."""
+
+    def __init__(self, provider: str, name: str) -> None:
+        super().__init__(canonical_model_name(name), 0)
+        self.provider = provider
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        raise RuntimeError("this command was opened without the embedding model")
+
+    def windows(self, text: str) -> list[Window]:
+        raise RuntimeError("this command was opened without the embedding model")

@@ -18,7 +18,7 @@ from server.db.embedded import start_embedded
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
 from server.service.embedding_profiles import profile_for
-from server.service.embeddings import Embedder, LocalEmbedder
+from server.service.embeddings import Embedder, LocalEmbedder, NoModel
 from server.service.memory import MemoryService
 from server.service.reembed import ensure_model_recorded
 from server.service.remote_embedder import RemoteEmbedder
@@ -67,13 +67,21 @@ async def load_embedder(settings: Settings) -> tuple[Embedder, str]:
 
 @asynccontextmanager
 async def open_service(
-    settings: Settings, *, embedder: Embedder | None = None, check_model: bool = True
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    check_model: bool = True,
+    needs_model: bool = True,
 ) -> AsyncIterator[MemoryService]:
-    """A ready MemoryService; `check_model=False` is for `reembed`, which fixes a mismatch."""
+    """A ready MemoryService; `check_model=False` is for `reembed`, which fixes a mismatch,
+    and `needs_model=False` for commands that never embed (no model is loaded or checked)."""
     async with open_database(settings) as url:
         await apply_migrations(url)
         unreachable = ""
-        if embedder is None:
+        if not needs_model:
+            embedder = NoModel(settings.embedding_provider, settings.embedding_model)
+            check_model = False
+        elif embedder is None:
             embedder, unreachable = await load_embedder(settings)
         pool = await open_pool(
             url,
