@@ -108,17 +108,24 @@ class RemoteEmbedder(Embedder):
                 raise EmbeddingUnavailable(
                     f"{self._last_problem} (not asked again for a few seconds)"
                 )
+        # Texts of similar length share a request: servers pad a batch to its longest text, so
+        # mixed batches cost up to 1.7x the compute (docs/BENCHMARKS.md).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         try:
             batches = [
-                self._batch(list(texts[start : start + self.batch_size]))
-                for start in range(0, len(texts), self.batch_size)
+                self._batch([texts[i] for i in order[start : start + self.batch_size]])
+                for start in range(0, len(order), self.batch_size)
             ]
         except EmbeddingUnavailable as exc:
             with self._guard:
                 self._quiet_until = time.monotonic() + self.quiet_seconds
                 self._last_problem = exc.message
             raise
-        return np.concatenate(batches) if batches else np.zeros((0, self.dimension), np.float32)
+        if not batches:
+            return np.zeros((0, self.dimension), np.float32)
+        vectors = np.empty_like(np.concatenate(batches))
+        vectors[order] = np.concatenate(batches)
+        return vectors
 
     def _batch(self, texts: list[str]) -> np.ndarray:
         where = f"the embeddings endpoint {self.base_url} (model {self.name!r})"

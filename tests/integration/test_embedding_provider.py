@@ -314,3 +314,16 @@ def test_reembed_through_an_unreachable_endpoint_says_so(
     assert result.returncode == 1
     assert "cannot reach" in result.stderr and "nomic-embed-text" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_texts_sent_in_batches_of_similar_length_come_back_in_their_order(
+    embedder: Embedder, endpoint: EmbeddingServer
+) -> None:
+    texts = [("word " * n).strip() + f" {n}" for n in (40, 1, 17, 3, 60, 2, 9, 33)]
+    remote = quick(endpoint)
+
+    vectors = remote.encode(texts)
+
+    assert endpoint.requests[-3:] == [3, 3, 2], "batch size 3, shortest texts first"
+    for text, vector in zip(texts, vectors, strict=True):
+        np.testing.assert_allclose(vector, embedder.encode([text])[0], atol=1e-5)
