@@ -27,6 +27,7 @@ import json
 import os
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.db_fixtures import free_port  # noqa: E402
-from tests.integration.processes import start_cli, wait_for_health  # noqa: E402
+from tests.integration.processes import cli_command, wait_for_health  # noqa: E402
 
 QUERIES = [
     "which package manager does the repository use?",
@@ -66,8 +67,11 @@ class Tally:
     def timed(self, name: str, started: float) -> None:
         self.latencies.setdefault(name, []).append((time.perf_counter() - started) * 1000)
 
-    def status(self, code: int) -> None:
+    def status(self, response: httpx.Response) -> None:
+        code = response.status_code
         self.statuses["5xx" if code >= 500 else str(code)] += 1
+        if code >= 500:
+            self.failures.append(f"{response.request.url.path} {code}: {response.text[:200]}")
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -93,7 +97,7 @@ async def searcher(client: httpx.AsyncClient, name: str, tally: Tally, until: fl
             tally.failures.append(f"search on {name}: {type(exc).__name__}")
             continue
         tally.timed(name, started)
-        tally.status(response.status_code)
+        tally.status(response)
 
 
 async def writer(
@@ -107,7 +111,7 @@ async def writer(
         except httpx.HTTPError as exc:
             tally.failures.append(f"save: {type(exc).__name__}")
             continue
-        tally.status(saved.status_code)
+        tally.status(saved)
         if saved.status_code != 201:
             continue
         tally.acknowledged.append(int(saved.json()["id"]))
@@ -118,7 +122,7 @@ async def writer(
         except httpx.HTTPError as exc:
             tally.failures.append(f"read-after-write: {type(exc).__name__}")
             continue
-        tally.status(found.status_code)
+        tally.status(found)
         hits = found.json().get("results", []) if found.status_code == 200 else []
         if not any(word in hit["content"] for hit in hits):
             tally.misses += 1
@@ -200,6 +204,21 @@ async def run(
     }
 
 
+def server_errors(home: Path, limit: int = 40) -> list[str]:
+    """The servers' logged errors, tracebacks included (the logs go with the run)."""
+    lines: list[str] = []
+    for log in sorted(home.glob("server-*.log")):
+        keep = False
+        for line in log.read_text(errors="replace").splitlines():
+            if " ERROR " in line or line.startswith("Traceback"):
+                keep = True
+            elif " WARNING " in line or " INFO " in line:
+                keep = False
+            if keep:
+                lines.append(f"{log.name}: {line}")
+    return lines[:limit]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60)
@@ -209,11 +228,18 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="replicas-bench-", ignore_cleanup_errors=True) as home:
         env = {"CLAUDE_MEMORY_HOME": str(Path(home) / "data"), "LOG_LEVEL": "WARNING"}
-        processes = []
+        processes: list[subprocess.Popen[str]] = []
 
         def start() -> str:
             port = str(free_port())
-            process = start_cli("serve", "--port", port, env=env)
+            log = (Path(home) / f"server-{len(processes)}.log").open("w")
+            process = subprocess.Popen(
+                cli_command("serve", "--port", port),
+                env={**os.environ, **env},
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                text=True,
+            )
             processes.append(process)
             url = f"http://127.0.0.1:{port}"
             wait_for_health(f"{url}/health", process, timeout=300)
@@ -227,6 +253,7 @@ def main() -> None:
                 process.send_signal(signal.SIGTERM)
             for process in processes:
                 process.wait(timeout=120)
+        report["server_errors"] = server_errors(Path(home))
     report["cpu_count"] = os.cpu_count()
     print(json.dumps(report, indent=2))  # noqa: T201
 

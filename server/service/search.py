@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -104,6 +104,16 @@ MAX_CHAIN_STEPS = 3
 _FREQUENCY_TTL_SECONDS = 300.0
 
 
+@dataclass(frozen=True, slots=True)
+class CorpusStatistics:
+    """What keyword weights need of the whole store: live memories, their mean length in
+    terms, and each term's share (None until ANALYZE has run)."""
+
+    live: int
+    average_terms: float
+    term_shares: tuple[dict[str, float], float] | None
+
+
 class Searcher:
     def __init__(self, pool: Pool, embedder: Embedder, prior: RankingPrior) -> None:
         self.pool = pool
@@ -112,8 +122,11 @@ class Searcher:
         self._frequencies: TTLCache[str, int] = TTLCache(
             maxsize=100_000, ttl=_FREQUENCY_TTL_SECONDS
         )
-        self._totals: TTLCache[str, float] = TTLCache(maxsize=2, ttl=_FREQUENCY_TTL_SECONDS)
-        self._term_shares: tuple[dict[str, float], float] | None = None
+        # One snapshot of the corpus statistics, replaced whole: searches run concurrently and
+        # each reads the snapshot once, so none sees half of an old one and half of a new one.
+        self._statistics: TTLCache[str, CorpusStatistics] = TTLCache(
+            maxsize=1, ttl=_FREQUENCY_TTL_SECONDS
+        )
 
     async def semantic(
         self,
@@ -355,37 +368,46 @@ class Searcher:
     async def _terms(self, conn: Conn, text: str) -> KeywordQuery:
         """The query's terms with IDF weights, and the average memory length in terms."""
         lexemes = await search_store.query_lexemes(conn, text)
-        if "live" not in self._totals:
-            await self._refresh_statistics(conn)
-        total = int(self._totals["live"])
-        if self._term_shares is not None:
-            shares, floor = self._term_shares
+        statistics = self._statistics.get("corpus")
+        if statistics is None:
+            statistics = await self._refresh_statistics(conn)
+        total = statistics.live
+        if statistics.term_shares is not None:
+            shares, floor = statistics.term_shares
             # An untracked term is rarer than every tracked one: count it at half the floor.
             frequencies = {t: max(1, round(total * shares.get(t, floor / 2))) for t in lexemes}
         else:
-            missing = [lexeme for lexeme in lexemes if lexeme not in self._frequencies]
+            cached = {t: self._frequencies.get(t) for t in lexemes}
+            known = {t: n for t, n in cached.items() if n is not None}
+            missing = [lexeme for lexeme in lexemes if lexeme not in known]
             if missing:
                 found = await search_store.document_frequencies(conn, missing)
                 self._frequencies.update(found)
-            frequencies = {lexeme: self._frequencies.get(lexeme, 0) for lexeme in lexemes}
+                known.update(found)
+            frequencies = {lexeme: known.get(lexeme, 0) for lexeme in lexemes}
         terms, weights = term_weights(frequencies, total)
         return KeywordQuery(
             lexemes=terms,
             weights=weights,
-            average_length=self._totals["average_terms"],
+            average_length=statistics.average_terms,
             seeds=seed_terms({t: frequencies[t] for t in terms}, KEYWORD_SEED_ROWS),
         )
 
-    async def _refresh_statistics(self, conn: Conn) -> None:
+    async def _refresh_statistics(self, conn: Conn) -> CorpusStatistics:
         """Row count, mean length and term shares, refreshed every few minutes.
 
         Term shares come from the planner's statistics; until ANALYZE has run (a new or tiny
         database) terms are counted exactly through the GIN index instead.
         """
-        self._totals["live"] = await search_store.live_count(conn)
-        self._totals["average_terms"] = await search_store.average_term_count(conn)
-        self._term_shares = await search_store.term_statistics(conn, int(self._totals["live"]))
+        live = await search_store.live_count(conn)
+        statistics = CorpusStatistics(
+            live=int(live),
+            average_terms=float(await search_store.average_term_count(conn)),
+            term_shares=await search_store.term_statistics(conn, int(live)),
+        )
+        self._statistics["corpus"] = statistics
         self._frequencies.clear()
+        return statistics
 
     async def _versions(
         self,

@@ -8,6 +8,7 @@ import asyncio
 from dataclasses import replace
 
 import pytest
+from cachetools import TTLCache
 
 from server.core.config import Settings
 from server.core.models import MemoryFilter
@@ -60,3 +61,22 @@ async def test_more_hybrid_searches_than_connections_all_finish(
     for (query, where), result in zip(searches, results, strict=True):
         assert [hit.id for hit in result.hits] == expected[(query, where.project)]
         assert len(result.hits) == 10
+
+
+async def test_keyword_statistics_refreshed_under_concurrent_searches_never_fail(
+    service: MemoryService, settings: Settings
+) -> None:
+    """The corpus statistics expire every few minutes; searches running while they are being
+    read again (or expire between two reads) once failed with KeyError 'average_terms' under
+    two servers' load (bench/replicas.py). Here they expire every few milliseconds."""
+    await bulk_insert(service, filler(200, seed=11))
+    fresh = MemoryService(service.pool, service.embedder, replace(settings, cache_max_size=0))
+    fresh.searcher._statistics = TTLCache(maxsize=1, ttl=0.002)
+    expected = [h.id for h in (await fresh.search_keyword(QUERIES[0], limit=10)).hits]
+
+    results = await asyncio.wait_for(
+        asyncio.gather(*(fresh.search_keyword(q, limit=10) for q in QUERIES * 25)), timeout=120
+    )
+
+    assert len(results) == len(QUERIES) * 25
+    assert [h.id for h in results[0].hits] == expected
