@@ -25,11 +25,9 @@ from typing import Any
 from server.ingest.tool_reading import (
     ReadContext,
     ToolReading,
-    file_time,
     first_heading,
     note_records,
     project_names,
-    read_markdown,
     text_field,
 )
 
@@ -65,17 +63,10 @@ def read_claude_md(paths: Sequence[Path], context: ReadContext) -> ToolReading:
         if file in seen:
             continue
         seen.add(file)
-        reading.files_found += 1
-        try:
-            fields, body = read_markdown(file)
-            created = file_time(file)
-        except (OSError, ValueError) as exc:
-            reading.fail(file, str(exc))
+        note = reading.markdown(file)
+        if note is None:
             continue
-        reading.files_read += 1
-        if not body:
-            reading.skipped["empty"] += 1
-            continue
+        fields, body, created = note.fields, note.body, note.changed
         if role == "memory" and file.name == "MEMORY.md" and _only_links(body):
             reading.skipped["memory_index"] += 1
             continue

@@ -24,10 +24,8 @@ from server.ingest.text import find_note_files
 from server.ingest.tool_reading import (
     ReadContext,
     ToolReading,
-    file_time,
     first_heading,
     note_records,
-    read_markdown,
     tag_list,
     text_field,
     time_from,
@@ -61,17 +59,11 @@ def read_markdown_notes(paths: Sequence[Path], context: ReadContext) -> ToolRead
         except FileNotFoundError:
             reading.fail(path, "no such file or folder")
     for file in sorted(set(files)):
-        reading.files_found += 1
-        try:
-            fields, body = read_markdown(file)
-            created = _created(fields) or file_time(file)
-        except (OSError, ValueError) as exc:
-            reading.fail(file, str(exc))
+        note = reading.markdown(file)
+        if note is None:
             continue
-        reading.files_read += 1
-        if not body:
-            reading.skipped["empty"] += 1
-            continue
+        fields, body = note.fields, note.body
+        created = _created(fields) or note.changed
         title = text_field(fields, "title") or first_heading(body) or file.stem
         reading.add(
             note_records(

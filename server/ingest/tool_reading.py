@@ -65,6 +65,31 @@ class ToolReading:
         if records:
             self.groups.append(records)
 
+    def markdown(self, file: Path) -> MarkdownFile | None:
+        """Read one Markdown file of the import and count it: found, read, failed (named, with
+        the reason) or empty; None unless there is a note to store."""
+        self.files_found += 1
+        try:
+            fields, body = read_markdown(file)
+            changed = file_time(file)
+        except (OSError, ValueError) as exc:
+            self.fail(file, str(exc))
+            return None
+        self.files_read += 1
+        if not body:
+            self.skipped["empty"] += 1
+            return None
+        return MarkdownFile(fields, body, changed)
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownFile:
+    """A note file's front matter, body and last change (the date of a note without one)."""
+
+    fields: FrontMatter
+    body: str
+    changed: datetime
+
 
 def time_from(value: object) -> datetime | None:
     """An aware UTC time from ISO 8601 text or an epoch number (seconds or milliseconds)."""
