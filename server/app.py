@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.adapters import hook_routes, rest
-from server.adapters.auth import BearerTokenGuard
+from server.adapters.auth import AccessGuard
 from server.adapters.body_limit import BodySizeLimit
 from server.adapters.http_guard import HostOriginGuard, allowed_hosts_for
 from server.adapters.mcp_tools import bind_service, build_mcp
@@ -80,10 +80,16 @@ def create_app(
         Mount("/", app=_McpRouter(sse_app, http_app)),
     ]
     allowed_hosts = allowed_hosts_for(settings.host, settings.allowed_hosts)
-    middleware = [Middleware(HostOriginGuard, allowed_hosts=allowed_hosts)]
-    if settings.claude_memory_token is not None:
-        middleware.append(Middleware(BearerTokenGuard, token=settings.claude_memory_token.reveal()))
-    middleware.append(Middleware(BodySizeLimit))
+    token = settings.claude_memory_token
+    middleware = [
+        Middleware(HostOriginGuard, allowed_hosts=allowed_hosts),
+        Middleware(
+            AccessGuard,
+            users=memory_service.users,
+            token=token.reveal() if token is not None else None,
+        ),
+        Middleware(BodySizeLimit),
+    ]
     return Starlette(
         routes=routes,
         middleware=middleware,

@@ -25,6 +25,7 @@ from server.jobs.commands import add_hook_commands, add_job_commands
 from server.jobs.connect_cli import add_connect_commands
 from server.jobs.learn_cli import add_learn_command
 from server.jobs.lessons_cli import add_lesson_commands
+from server.jobs.users_cli import add_user_commands
 
 logger = logging.getLogger("server.cli")
 
@@ -40,6 +41,7 @@ examples:
   claude-memory lessons add 'staging' 'Run load tests against the local stack, never staging' \\
       --tool Bash --ask                    remind (and ask) before matching Bash commands
   claude-memory lessons list --plain       the lessons shown before matching tool calls
+  claude-memory users add alice          a team server's user; prints their token once
 """
 
 
@@ -102,6 +104,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_job_commands(commands)
     add_lesson_commands(commands)
+    add_user_commands(commands)
     add_learn_command(commands)
     add_hook_commands(commands)
     add_connect_commands(commands)

@@ -19,11 +19,13 @@ import anyio
 import mcp.types as mt
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.server.dependencies import get_http_request
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import ToolResult
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 
+from server.core.access import Viewer, acting_as
 from server.core.errors import ServiceError
 from server.core.models import (
     BulkDeleteResult,
@@ -146,6 +148,7 @@ def build_mcp() -> FastMCP:
     ones the REST route for that operation parses.
     """
     mcp = FastMCP("claude-memory", instructions=INSTRUCTIONS, mask_error_details=True)
+    mcp.add_middleware(ActAsCaller())
     mcp.add_middleware(ArgumentErrors(mcp))
 
     @mcp.tool(annotations=READ_ONLY)
@@ -171,6 +174,7 @@ def build_mcp() -> FastMCP:
                 source=args.source or "claude-code",
                 project=args.project,
                 force=args.force,
+                visibility=args.visibility,
             )
 
     @mcp.tool(annotations=WRITES)
@@ -430,6 +434,29 @@ def arguments(
         return tool_with_fields
 
     return expose
+
+
+class ActAsCaller(Middleware):
+    """Run each tool call as the user whose request carried it (server/adapters/auth.py).
+
+    The MCP transports run tools in the session's task, not in the HTTP request that
+    delivered the call, so the viewer is read from that request's scope for every call: a
+    session opened with one token never acts with another's rights. Over stdio there is no
+    request and no user: the process already holds the database's own credentials.
+    """
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        try:
+            request = get_http_request()
+        except RuntimeError:
+            return await call_next(context)
+        viewer = request.scope.get("state", {}).get("viewer")
+        with acting_as(viewer if isinstance(viewer, Viewer) else None):
+            return await call_next(context)
 
 
 class ArgumentErrors(Middleware):

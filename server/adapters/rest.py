@@ -86,6 +86,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             created_at=body.created_at,
             metadata=body.metadata,
             force=body.force,
+            visibility=body.visibility,
         )
         if outcome.status == "saved":
             return JSONResponse({**to_json(outcome.memory), "redacted": outcome.redacted}, 201)

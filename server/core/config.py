@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from server.core.access import VISIBILITIES
 from server.core.errors import ConfigError
 from server.core.models import MEMORY_KINDS
 from server.core.ranking import RankingPrior, parse_kind_weights
@@ -75,6 +76,8 @@ class Settings:
     # Origin), for a server reached as `mybox.lan` or as a compose service name.
     allowed_hosts: tuple[str, ...] = ()
     claude_memory_token: Secret | None = None
+    # What a user's save is when it does not say (only with users: `claude-memory users add`).
+    default_visibility: str = "private"
     embedding_provider: str = "local"  # or "openai": any OpenAI-compatible /v1/embeddings
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     embedding_base_url: str = ""  # empty: OLLAMA_URL
@@ -216,6 +219,13 @@ def _parse_bool(name: str, raw: str) -> bool:
 EMBEDDING_PROVIDERS = ("local", "openai")
 
 
+def _parse_visibility(name: str, raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in VISIBILITIES:
+        raise ConfigError(f"{name} must be private or shared, got {raw!r}")
+    return value
+
+
 def _parse_provider(name: str, raw: str) -> str:
     provider = raw.strip().lower()
     if provider not in EMBEDDING_PROVIDERS:
@@ -241,6 +251,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "PORT": lambda n, r: _parse_int(n, r, 1, 65535),
     "ALLOWED_HOSTS": _parse_host_names,
     "CLAUDE_MEMORY_TOKEN": lambda n, r: Secret(_parse_token(n, r)),
+    "DEFAULT_VISIBILITY": _parse_visibility,
     "EMBEDDING_PROVIDER": _parse_provider,
     "EMBEDDING_MODEL": _parse_nonempty,
     "EMBEDDING_BASE_URL": lambda n, r: _parse_url(n, r),

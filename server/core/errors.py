@@ -31,6 +31,13 @@ class NotFound(ServiceError):
     status = 404
 
 
+class Forbidden(ServiceError):
+    """The caller may read this but not change it: a teammate's shared memory."""
+
+    code = "forbidden"
+    status = 403
+
+
 class Conflict(ServiceError):
     """The request contradicts the current state: purge before delete, a duplicate on update."""
 

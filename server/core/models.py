@@ -67,6 +67,8 @@ class Memory:
     archived_at: datetime | None
     supersede_reason: str = ""
     superseded_by: int | None = None  # the newest live memory that supersedes this one
+    owner: str | None = None  # the user who saved it; None when the server had no users
+    visibility: str = "shared"  # private to its owner, or shared with its project's team
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,7 @@ class NewMemory:
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     supersedes: int | None = None
+    visibility: str | None = None  # None: the server's DEFAULT_VISIBILITY for a user's save
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,7 @@ class MemoryFilter:
     include_archived: bool = False
     only_deleted: bool = False
     session_id: str | None = None
+    owned_only: bool = False  # only the asking user's own memories (bulk delete)
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +344,8 @@ class SearchHit:
     superseded_by: int | None = None
     version_note: str | None = None
     time_note: str | None = None
+    owner: str | None = None  # who saved it, on a team's server (Memory.owner)
+    visibility: str = "shared"
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,6 +436,7 @@ class MemoryDraft:
     role: str | None = None
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    visibility: str | None = None  # None: the server's DEFAULT_VISIBILITY for a user's save
 
 
 BulkStatus = Literal["saved", "noop", "duplicate", "restored", "invalid"]
@@ -780,6 +787,7 @@ class PendingSession:
     title: str | None
     distill_failures: int
     new_turns: int
+    owner_id: int | None = None  # the user whose session it is; distillation acts for them
 
 
 @dataclass(frozen=True, slots=True)

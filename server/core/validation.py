@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from server.core.access import VISIBILITIES
 from server.core.errors import InvalidInput, NotFound
 from server.core.models import MEMORY_KINDS, MemoryDraft, MemoryFilter, NewMemory
 from server.core.redact import redact
@@ -86,8 +87,15 @@ def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
         role=blank_to_none(clean_field(draft.role or "", "role")),
         created_at=draft.created_at,
         metadata=metadata,
+        visibility=check_visibility(draft.visibility),
     )
     return memory, prepared.redacted + tag_redactions + metadata_redactions
+
+
+def check_visibility(visibility: str | None) -> str | None:
+    if visibility is not None and visibility not in VISIBILITIES:
+        raise InvalidInput(f"visibility must be private or shared, got {visibility!r}")
+    return visibility
 
 
 def clean_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], int]:

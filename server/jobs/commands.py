@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from server.core.access import Viewer, acting_as
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
 from server.domain.training import (
@@ -101,6 +102,11 @@ def add_job_commands(commands: Any) -> None:
     )
     importer.add_argument("--dry-run", action="store_true", help="report, write nothing")
     importer.add_argument("--json", action="store_true", help="print the summary as JSON")
+    importer.add_argument(
+        "--user",
+        metavar="NAME",
+        help="on a team's server: import as this user (their sessions and memories)",
+    )
     importer.set_defaults(run=cmd_import)
 
     distill = commands.add_parser(
@@ -244,42 +250,44 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     filters = ImportFilters(project=args.project, since=since, min_length=args.min_length)
 
     async def run() -> list[ImportSummary]:
-        summaries = []
         async with open_service(settings) as service:
-            for agent, root in sessions:
-                with ProgressLine(f"{agent.source} sessions", sys.stderr) as progress:
-                    importer = SessionImporter(
-                        service,
-                        filters,
-                        agent=agent,
-                        dry_run=args.dry_run,
-                        progress=progress.update,
-                    )
-                    summaries.append(await importer.run(root))
-            if args.claude_ai is not None:
-                summaries.append(
-                    await import_claude_ai(
-                        service,
-                        Path(args.claude_ai).expanduser(),
-                        min_length=args.min_length,
-                        dry_run=args.dry_run,
-                    )
+            with acting_as(await _user_viewer(service, args.user)):
+                return await import_all(service)
+
+    async def import_all(service: MemoryService) -> list[ImportSummary]:
+        summaries = []
+        for agent, root in sessions:
+            with ProgressLine(f"{agent.source} sessions", sys.stderr) as progress:
+                importer = SessionImporter(
+                    service,
+                    filters,
+                    agent=agent,
+                    dry_run=args.dry_run,
+                    progress=progress.update,
                 )
-            if args.text is not None:
-                paths = [Path(p).expanduser() for p in args.text]
-                summaries.append(await import_text(service, paths, dry_run=args.dry_run))
-            if args.memories is not None:
-                summaries.append(
-                    await import_memories(
-                        service, Path(args.memories).expanduser(), dry_run=args.dry_run
-                    )
+                summaries.append(await importer.run(root))
+        if args.claude_ai is not None:
+            summaries.append(
+                await import_claude_ai(
+                    service,
+                    Path(args.claude_ai).expanduser(),
+                    min_length=args.min_length,
+                    dry_run=args.dry_run,
                 )
-            for name, paths in tools:
-                summaries.append(
-                    await import_from_tool(
-                        service, name, paths, filters=filters, dry_run=args.dry_run
-                    )
+            )
+        if args.text is not None:
+            paths = [Path(p).expanduser() for p in args.text]
+            summaries.append(await import_text(service, paths, dry_run=args.dry_run))
+        if args.memories is not None:
+            summaries.append(
+                await import_memories(
+                    service, Path(args.memories).expanduser(), dry_run=args.dry_run
                 )
+            )
+        for name, paths in tools:
+            summaries.append(
+                await import_from_tool(service, name, paths, filters=filters, dry_run=args.dry_run)
+            )
         return summaries
 
     summaries = asyncio.run(run())
@@ -289,6 +297,16 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         for summary in summaries:
             _print_import_summary(summary)
     return 1 if any(s.nothing_imported_and_failed for s in summaries) else 0
+
+
+async def _user_viewer(service: MemoryService, name: str | None) -> Viewer | None:
+    """The viewer for `--user NAME` (None without it): an active user of this database."""
+    if name is None:
+        return None
+    for user in await service.users.list():
+        if user.name == name.strip().lower() and user.revoked_at is None:
+            return service.users.viewer(user)
+    raise StartupError(f"no active user named {name!r} (see: claude-memory users list)")
 
 
 def _session_folders(args: argparse.Namespace) -> list[tuple[AgentFormat, Path]]:

@@ -28,6 +28,7 @@ import time
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 
+from server.core.access import acting_as
 from server.core.models import (
     DistillOutcome,
     JournalFilter,
@@ -147,6 +148,11 @@ class Distiller:
         return self.service.leased("distill", pending.session_id, still_needed=still_pending)
 
     async def _session(self, pending: PendingSession) -> None:
+        """Distill one session as its owner: their memories are compared with, theirs made."""
+        with acting_as(await self.service.users.viewer_by_id(pending.owner_id)):
+            await self._distill_session(pending)
+
+    async def _distill_session(self, pending: PendingSession) -> None:
         turns = await self.service.undistilled_turns(pending.session_id)
         if not turns:
             return

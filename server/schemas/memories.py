@@ -37,6 +37,12 @@ SOURCE_DESCRIPTION = (
 )
 
 
+VISIBILITY = (
+    "On a team's server: private (only you) or shared (your team, in this project);"
+    " default DEFAULT_VISIBILITY. A server without users ignores it."
+)
+
+
 class SaveMemory(Shape):
     """What save_memory takes, and the start of every new memory's fields."""
 
@@ -47,6 +53,7 @@ class SaveMemory(Shape):
     source: str | None = Field(None, description=SOURCE_DESCRIPTION)
     project: str = Field("", description="Project display name.")
     force: bool = Field(False, description="Save even if a near duplicate exists.")
+    visibility: Literal["private", "shared"] | None = Field(None, description=VISIBILITY)
 
 
 class LearnTrajectory(Shape):
@@ -93,6 +100,7 @@ class NewMemory(NewMemoryFields):
     tags: Tags = Field(default_factory=list)
     project: str = ""
     source: str | None = Field(None, description=SOURCE_DESCRIPTION)
+    visibility: Literal["private", "shared"] | None = Field(None, description=VISIBILITY)
 
     def draft(self, *, default_source: str) -> MemoryDraft:
         """The service's draft; `source` defaults to the way in."""
@@ -104,6 +112,7 @@ class NewMemory(NewMemoryFields):
             kind=self.kind,
             created_at=self.created_at,
             metadata=self.metadata,
+            visibility=self.visibility,
         )
 
 

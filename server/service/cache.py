@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from cachetools import TTLCache
 
+from server.core.access import viewer_key
 from server.core.models import CacheStats
 
 T = TypeVar("T")
@@ -43,6 +44,7 @@ class ReadCache:
         `load()`'s result (cached when no newer state was seen while it ran)."""
         if self._entries is None:
             return await load()
+        key = (viewer_key(), key)  # one user's reads are never served to another
         state = await self._state()
         if state != self._loaded_in:
             self._entries.clear()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from server.core.access import check_owner
 from server.core.config import Settings
 from server.core.errors import InvalidInput, NotFound
 from server.core.models import (
@@ -331,6 +332,7 @@ class Learning:
             memory = await memory_store.get_for_update(conn, memory_id)
             if memory is None or memory.deleted_at is not None:
                 raise NotFound(f"no live memory with id {memory_id}")
+            check_owner(memory)
             if memory.kind not in ("preference", "pattern", "behavior"):
                 raise InvalidInput(
                     f"memory {memory_id} is a {memory.kind}; only preference, pattern and "

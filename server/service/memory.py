@@ -50,6 +50,7 @@ from server.service.leases import JobLeases, new_holder
 from server.service.lessons import Lessons
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
+from server.service.users import UserDirectory
 from server.service.vector_backfill import WaitingVectors
 from server.service.views import Views
 from server.service.writes import Writes
@@ -83,6 +84,7 @@ class MemoryService(
         self.searcher = Searcher(pool, embedder, settings.ranking_prior)
         self.cutoffs = cutoffs_for(embedder.name)
         self.lease_holder = new_holder()
+        self.users = UserDirectory(pool, settings.default_visibility)
 
     # ----- search -------------------------------------------------------------------------
 

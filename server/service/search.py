@@ -524,6 +524,8 @@ def _hit(
         score=score,
         supersedes=m.supersedes,
         superseded_by=m.superseded_by,
+        owner=m.owner,
+        visibility=m.visibility,
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from server.core.access import check_owner
 from server.core.config import Settings
 from server.core.errors import Conflict, InvalidInput, NotFound
 from server.core.models import (
@@ -80,6 +81,7 @@ class Writes:
         created_at: datetime | None = None,
         metadata: dict[str, Any] | None = None,
         force: bool = False,
+        visibility: str | None = None,
     ) -> SaveOutcome:
         """Store a memory unless it is already there.
 
@@ -99,6 +101,7 @@ class Writes:
                 role=role,
                 created_at=created_at,
                 metadata=metadata or {},
+                visibility=visibility,
             ),
             self.settings.max_content_chars,
         )
@@ -263,6 +266,7 @@ class Writes:
         new_project = clean_field(project, "project") if project is not None else None
         new_kind = check_kind(kind) if kind is not None else None
         current = await self.get(memory_id)
+        check_owner(current)
         if current.deleted_at is not None:
             raise Conflict(f"memory {memory_id} is deleted; call restore_memory({memory_id}) first")
         prepared = (
@@ -371,6 +375,7 @@ class Writes:
             memory = await memory_store.get(conn, memory_id)
         if memory is None:
             raise NotFound(f"no memory with id {memory_id}")
+        check_owner(memory)
         if not changed:
             already = "already deleted" if deleted else "not deleted; there is nothing to restore"
             raise Conflict(f"memory {memory_id} is {already}")
@@ -384,6 +389,7 @@ class Writes:
             memory = await memory_store.get_for_update(conn, memory_id)
             if memory is None:
                 raise NotFound(f"no memory with id {memory_id}")
+            check_owner(memory)
             if memory.deleted_at is None:
                 raise Conflict(
                     f"memory {memory_id} is not deleted; call delete_memory({memory_id}) first,"
@@ -411,6 +417,7 @@ class Writes:
             project=blank_to_none(project),
             source=blank_to_none(source),
             include_archived=True,
+            owned_only=True,
         )
         unfiltered = where.tag is None and where.project is None and where.source is None
         if unfiltered and not everything:

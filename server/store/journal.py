@@ -115,8 +115,13 @@ class PromptRow:
 
 
 # Filters shared by both reads; %(text)s is a LIKE pattern matched against prompts and inputs.
+# A user sees the calls and prompts their own hooks recorded (or nobody's: the CLI, before
+# users), and none of a session someone else owns (server/store/sessions.py).
 _SCOPE = (
-    "(%(project)s::text IS NULL OR {table}.project = %(project)s)"
+    "(current_viewer() IS NULL OR (coalesce({table}.owner_id, current_viewer()) = current_viewer()"
+    " AND NOT EXISTS (SELECT 1 FROM imported_sessions AS other"
+    "   WHERE other.session_id = {table}.session_id AND other.owner_id <> current_viewer())))"
+    " AND (%(project)s::text IS NULL OR {table}.project = %(project)s)"
     " AND (%(session)s::text IS NULL OR starts_with({table}.session_id, %(session)s))"
     " AND (%(since)s::timestamptz IS NULL OR {table}.at >= %(since)s)"
     " AND (%(before)s::timestamptz IS NULL OR {table}.at < %(before)s)"

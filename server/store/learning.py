@@ -9,6 +9,7 @@ from psycopg.types.json import Jsonb
 
 from server.core.models import EventRow, Memory, PendingSession, SessionTurnRow, StoredTurn
 from server.store.memories import COLUMNS
+from server.store.sessions import SESSION_VISIBLE_SQL
 from server.store.tx import Conn
 
 
@@ -27,7 +28,7 @@ async def pending_sessions(
     """
     async with conn.cursor(row_factory=class_row(PendingSession)) as cur:
         await cur.execute(
-            "SELECT s.session_id, s.source, s.project, s.title, s.distill_failures,"
+            "SELECT s.session_id, s.source, s.project, s.title, s.distill_failures, s.owner_id,"
             " count(m.id) FILTER (WHERE m.archived_at IS NULL) AS new_turns"
             " FROM imported_sessions s"
             " JOIN memories m ON m.session_id = s.session_id AND m.kind = 'raw'"
@@ -53,6 +54,7 @@ async def pending_sessions(
 async def sessions_with_prefix(conn: Conn, prefix: str, limit: int = 20) -> list[str]:
     cur = await conn.execute(
         "SELECT session_id FROM imported_sessions WHERE starts_with(session_id, %(prefix)s)"
+        f" AND {SESSION_VISIBLE_SQL}"
         " ORDER BY session_id LIMIT %(limit)s",
         {"prefix": prefix, "limit": limit},
     )
@@ -109,7 +111,8 @@ async def reset_failures(conn: Conn, session_ids: Sequence[str] | None) -> int:
         " distill_state = CASE WHEN distill_state = 'failed' THEN 'pending'"
         "   ELSE distill_state END"
         " WHERE (distill_failures > 0 OR distill_state = 'failed')"
-        " AND (%(ids)s::text[] IS NULL OR session_id = ANY(%(ids)s))",
+        " AND (%(ids)s::text[] IS NULL OR session_id = ANY(%(ids)s))"
+        " AND (current_viewer() IS NULL OR owner_id = current_viewer())",
         {"ids": list(session_ids) if session_ids is not None else None},
     )
     return cur.rowcount

@@ -26,12 +26,29 @@ from server.core.models import (
 )
 from server.store.tx import Conn
 
-# `superseded_by` is read through memories_supersedes_idx: the newest live memory linking here.
+
+# Whether the user this transaction acts for may read a row of `memories` (migration 016):
+# always, when nobody in particular is asking. Every read of memories carries it; FILTER_SQL
+# includes it, and tests/unit/test_visibility_sql.py fails on a statement that has neither.
+def visible(alias: str) -> str:
+    """The visibility condition for rows of `memories` read under `alias`."""
+    return f"memory_visible({alias}.owner_id, {alias}.visibility, {alias}.project)"
+
+
+VISIBLE_SQL = visible("memories")
+
+# Whether they may change or delete it: only their own (anyone's when nobody is asking).
+OWNED_SQL = "(current_viewer() IS NULL OR memories.owner_id = current_viewer())"
+
+# `superseded_by` is read through memories_supersedes_idx: the newest live memory linking here
+# that the reader may see. `owner` is the name of the user who saved it (None: no users then).
 COLUMNS = (
     "id, content, content_hash, kind, tags, source, project, project_path, session_id, role,"
     " created_at, updated_at, deleted_at, metadata, supersedes, archived_at, supersede_reason,"
     " (SELECT s.id FROM memories AS s WHERE s.supersedes = memories.id AND s.deleted_at IS NULL"
-    "  ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS superseded_by"
+    f"  AND {visible('s')}"
+    "  ORDER BY s.created_at DESC, s.id DESC LIMIT 1) AS superseded_by,"
+    " (SELECT u.name FROM users AS u WHERE u.id = memories.owner_id) AS owner, visibility"
 )
 
 # The WHERE clause every filtered statement shares; parameters come from `filter_params`.
@@ -49,17 +66,23 @@ FILTER_SQL = (
     " AND (%(include_archived)s OR archived_at IS NULL)"
     " AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)"
     " AND (%(text)s::text IS NULL OR tsv @@ websearch_to_tsquery('english', %(text)s))"
+    f" AND {VISIBLE_SQL}"
+    f" AND (NOT %(owned_only)s OR {OWNED_SQL})"
 )
 
 
-# One row from `_insert_params`; an existing content hash inserts nothing.
+# The rows an insert by this transaction's user would collide with: the same owner's.
+_SAME_OWNER = "coalesce(owner_id, 0) = coalesce(current_viewer(), 0)"
+
+# One row from `_insert_params`; an existing content hash of the same owner inserts nothing.
 _INSERT_SQL = (
     "INSERT INTO memories (content, content_hash, kind, tags, source, project, project_path,"
-    " session_id, role, embedding, created_at, updated_at, metadata, supersedes)"
+    " session_id, role, embedding, created_at, updated_at, metadata, supersedes, visibility)"
     " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
     " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
-    " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s)"
-    " ON CONFLICT (content_hash) DO NOTHING"
+    " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s,"
+    " coalesce(%(visibility)s, default_visibility()))"
+    " ON CONFLICT (content_hash, coalesce(owner_id, 0)) DO NOTHING"
 )
 
 
@@ -76,6 +99,7 @@ def filter_params(where: MemoryFilter) -> dict[str, Any]:
         "only_deleted": where.only_deleted,
         "session_id": where.session_id,
         "text": where.text,
+        "owned_only": where.owned_only,
     }
 
 
@@ -129,6 +153,7 @@ def _insert_params(memory: NewMemory, vectors: DocumentVectors) -> dict[str, Any
         "created_at": memory.created_at,
         "metadata": Jsonb(memory.metadata),
         "supersedes": memory.supersedes,
+        "visibility": memory.visibility,
     }
 
 
@@ -165,7 +190,9 @@ async def replace_chunks(conn: Conn, memory_id: int, vectors: DocumentVectors) -
 
 async def get(conn: Conn, memory_id: int) -> Memory | None:
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
-        await cur.execute(f"SELECT {COLUMNS} FROM memories WHERE id = %(id)s", {"id": memory_id})
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE id = %(id)s AND {VISIBLE_SQL}", {"id": memory_id}
+        )
         return await cur.fetchone()
 
 
@@ -173,7 +200,8 @@ async def get_for_update(conn: Conn, memory_id: int) -> Memory | None:
     """Read and lock a row until the transaction ends, so concurrent changes queue up."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE id = %(id)s FOR UPDATE", {"id": memory_id}
+            f"SELECT {COLUMNS} FROM memories WHERE id = %(id)s AND {VISIBLE_SQL} FOR UPDATE",
+            {"id": memory_id},
         )
         return await cur.fetchone()
 
@@ -181,7 +209,7 @@ async def get_for_update(conn: Conn, memory_id: int) -> Memory | None:
 async def get_by_hash(conn: Conn, content_hash: str) -> Memory | None:
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE content_hash = %(hash)s",
+            f"SELECT {COLUMNS} FROM memories WHERE content_hash = %(hash)s AND {_SAME_OWNER}",
             {"hash": content_hash},
         )
         return await cur.fetchone()
@@ -190,7 +218,8 @@ async def get_by_hash(conn: Conn, content_hash: str) -> Memory | None:
 async def get_by_hashes(conn: Conn, hashes: Sequence[str]) -> list[Memory]:
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE content_hash = ANY(%(hashes)s)",
+            f"SELECT {COLUMNS} FROM memories"
+            f" WHERE content_hash = ANY(%(hashes)s) AND {_SAME_OWNER}",
             {"hashes": list(hashes)},
         )
         return await cur.fetchall()
@@ -199,7 +228,7 @@ async def get_by_hashes(conn: Conn, hashes: Sequence[str]) -> list[Memory]:
 async def get_many(conn: Conn, memory_ids: Sequence[int]) -> list[Memory]:
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
-            f"SELECT {COLUMNS} FROM memories WHERE id = ANY(%(ids)s) ORDER BY id",
+            f"SELECT {COLUMNS} FROM memories WHERE id = ANY(%(ids)s) AND {VISIBLE_SQL} ORDER BY id",
             {"ids": list(memory_ids)},
         )
         return await cur.fetchall()
@@ -245,7 +274,7 @@ async def update_content(
         await cur.execute(
             "UPDATE memories SET content = %(content)s, content_hash = %(hash)s,"
             " embedding = %(embedding)s, updated_at = now()"
-            f" WHERE id = %(id)s AND deleted_at IS NULL RETURNING {COLUMNS}",
+            f" WHERE id = %(id)s AND deleted_at IS NULL AND {OWNED_SQL} RETURNING {COLUMNS}",
             {
                 "id": memory_id,
                 "content": content,
@@ -273,7 +302,7 @@ async def update_fields(
             "UPDATE memories SET tags = coalesce(%(tags)s, tags),"
             " project = coalesce(%(project)s, project), kind = coalesce(%(kind)s, kind),"
             " updated_at = now()"
-            f" WHERE id = %(id)s AND deleted_at IS NULL RETURNING {COLUMNS}",
+            f" WHERE id = %(id)s AND deleted_at IS NULL AND {OWNED_SQL} RETURNING {COLUMNS}",
             {"id": memory_id, "tags": tags, "project": project, "kind": kind},
         )
         return await cur.fetchone()
@@ -283,7 +312,7 @@ async def soft_delete(conn: Conn, memory_id: int) -> bool:
     """Mark a live memory deleted; False if it was missing or already deleted."""
     cur = await conn.execute(
         "UPDATE memories SET deleted_at = now(), updated_at = now()"
-        " WHERE id = %(id)s AND deleted_at IS NULL",
+        f" WHERE id = %(id)s AND deleted_at IS NULL AND {OWNED_SQL}",
         {"id": memory_id},
     )
     return cur.rowcount == 1
@@ -293,7 +322,7 @@ async def restore(conn: Conn, memory_id: int) -> bool:
     """Undo a soft delete; False if the memory was missing or not deleted."""
     cur = await conn.execute(
         "UPDATE memories SET deleted_at = NULL, updated_at = now()"
-        " WHERE id = %(id)s AND deleted_at IS NOT NULL",
+        f" WHERE id = %(id)s AND deleted_at IS NOT NULL AND {OWNED_SQL}",
         {"id": memory_id},
     )
     return cur.rowcount == 1
@@ -303,7 +332,7 @@ async def restore_many(conn: Conn, memory_ids: Sequence[int]) -> list[int]:
     """Undo the soft delete of several memories; returns the ids that really changed."""
     cur = await conn.execute(
         "UPDATE memories SET deleted_at = NULL, updated_at = now()"
-        " WHERE id = ANY(%(ids)s) AND deleted_at IS NOT NULL RETURNING id",
+        f" WHERE id = ANY(%(ids)s) AND deleted_at IS NOT NULL AND {OWNED_SQL} RETURNING id",
         {"ids": list(memory_ids)},
     )
     return [int(row[0]) for row in await cur.fetchall()]
@@ -312,7 +341,8 @@ async def restore_many(conn: Conn, memory_ids: Sequence[int]) -> list[int]:
 async def purge(conn: Conn, memory_id: int) -> bool:
     """Delete a soft-deleted row for good; False if it was missing or still live."""
     cur = await conn.execute(
-        "DELETE FROM memories WHERE id = %(id)s AND deleted_at IS NOT NULL", {"id": memory_id}
+        f"DELETE FROM memories WHERE id = %(id)s AND deleted_at IS NOT NULL AND {OWNED_SQL}",
+        {"id": memory_id},
     )
     return cur.rowcount == 1
 
@@ -369,7 +399,8 @@ async def soft_delete_matching(conn: Conn, where: MemoryFilter) -> int:
     """Soft-delete every live memory the filter matches; returns the rows really changed."""
     live = dataclasses.replace(where, include_deleted=False)
     cur = await conn.execute(
-        f"UPDATE memories SET deleted_at = now(), updated_at = now() WHERE {FILTER_SQL}",
+        "UPDATE memories SET deleted_at = now(), updated_at = now()"
+        f" WHERE {FILTER_SQL} AND {OWNED_SQL}",
         filter_params(live),
     )
     return cur.rowcount
@@ -380,7 +411,7 @@ async def tag_counts(conn: Conn) -> list[TagCount]:
     async with conn.cursor(row_factory=class_row(TagCount)) as cur:
         await cur.execute(
             "SELECT tag, count(*)::int AS count"
-            " FROM memories, unnest(tags) AS tag WHERE deleted_at IS NULL"
+            f" FROM memories, unnest(tags) AS tag WHERE deleted_at IS NULL AND {VISIBLE_SQL}"
             " GROUP BY tag ORDER BY count(*) DESC, tag"
         )
         return await cur.fetchall()
@@ -438,7 +469,7 @@ async def project_summaries(conn: Conn) -> list[ProjectSummary]:
     async with conn.cursor(row_factory=class_row(ProjectSummary)) as cur:
         await cur.execute(
             "SELECT project, project_path, count(*)::int AS count, max(created_at) AS last_at"
-            " FROM memories WHERE deleted_at IS NULL"
+            f" FROM memories WHERE deleted_at IS NULL AND {VISIBLE_SQL}"
             " GROUP BY project, project_path ORDER BY max(created_at) DESC"
         )
         return await cur.fetchall()
@@ -451,6 +482,7 @@ async def learned_preferences(conn: Conn, project: str | None, limit: int) -> li
         await cur.execute(
             f"SELECT {COLUMNS} FROM memories"
             " WHERE kind IN ('preference', 'pattern', 'behavior') AND deleted_at IS NULL"
+            f" AND {VISIBLE_SQL}"
             " AND (%(project)s::text IS NULL OR project IN ('', %(project)s)"
             "      OR project_path = %(project)s)"
             " ORDER BY created_at DESC, id DESC LIMIT %(limit)s",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from server.core.models import TURN_CONTEXT_WEIGHTS, MemoryFilter, Neighbour
-from server.store.memories import FILTER_SQL, filter_params
+from server.store.memories import FILTER_SQL, VISIBLE_SQL, filter_params, visible
 from server.store.tx import Conn
 
 # Best distance per memory over its own vector and its passages'. Both look-ups use their
@@ -75,10 +75,11 @@ async def similarities(conn: Conn, embedding: np.ndarray, ids: Sequence[int]) ->
     cur = await conn.execute(
         "SELECT id, 1 - min(distance) FROM ("
         "  SELECT id, embedding <=> %(vec)s AS distance FROM memories"
-        "  WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL"
+        f"  WHERE id = ANY(%(ids)s) AND embedding IS NOT NULL AND {VISIBLE_SQL}"
         "  UNION ALL"
-        "  SELECT memory_id, embedding <=> %(vec)s FROM memory_chunks"
-        "  WHERE memory_id = ANY(%(ids)s)"
+        "  SELECT c.memory_id, c.embedding <=> %(vec)s FROM memory_chunks c"
+        "  JOIN memories ON memories.id = c.memory_id"
+        f"  WHERE c.memory_id = ANY(%(ids)s) AND {VISIBLE_SQL}"
         ") AS d GROUP BY id",
         {"vec": embedding, "ids": list(ids)},
     )
@@ -261,7 +262,8 @@ async def keyword_scores(conn: Conn, query: KeywordQuery, ids: Sequence[int]) ->
     if not query.lexemes or not ids:
         return {}
     cur = await conn.execute(
-        f"{_TERMS_SQL} SELECT m.id, {_SCORE_SQL} FROM memories m WHERE m.id = ANY(%(ids)s)",
+        f"{_TERMS_SQL} SELECT m.id, {_SCORE_SQL} FROM memories m"
+        f" WHERE m.id = ANY(%(ids)s) AND {visible('m')}",
         {**_bm25_params(query), "ids": list(ids)},
     )
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
@@ -290,7 +292,7 @@ async def nearest_live(
         "SELECT id, 1 - (embedding <=> %(vec)s) AS similarity, content"
         " FROM memories"
         " WHERE deleted_at IS NULL AND embedding IS NOT NULL AND kind <> 'raw'"
-        " AND (%(exclude)s::bigint IS NULL OR id <> %(exclude)s)"
+        f" AND (%(exclude)s::bigint IS NULL OR id <> %(exclude)s) AND {VISIBLE_SQL}"
         " ORDER BY embedding <=> %(vec)s LIMIT 1",
         {"vec": embedding, "exclude": exclude_id},
     )
@@ -328,6 +330,7 @@ async def _nearest_of(
         "   SELECT id, 1 - (embedding <=> probe.vec) AS similarity FROM memories"
         "   WHERE deleted_at IS NULL AND embedding IS NOT NULL AND kind <> 'raw'"
         "   AND (%(project)s::text IS NULL OR project = %(project)s)"
+        f"   AND {VISIBLE_SQL}"
         "   ORDER BY embedding <=> probe.vec LIMIT 1"
         " ) AS nearest ON true"
         " ORDER BY probe.ord",
@@ -342,10 +345,12 @@ async def related(conn: Conn, memory_id: int, limit: int) -> list[tuple[int, flo
     """Live memories nearest to a memory's stored vector (no re-embedding), itself excluded."""
     await prefer_indexes(conn)
     cur = await conn.execute(
-        "WITH source AS (SELECT embedding FROM memories WHERE id = %(id)s)"
+        "WITH source AS (SELECT embedding FROM memories"
+        f" WHERE id = %(id)s AND {VISIBLE_SQL})"
         " SELECT m.id, 1 - (m.embedding <=> source.embedding) AS similarity"
         " FROM memories m, source"
         " WHERE m.id <> %(id)s AND m.deleted_at IS NULL AND m.embedding IS NOT NULL"
+        f" AND {visible('m')}"
         " ORDER BY m.embedding <=> source.embedding LIMIT %(limit)s",
         {"id": memory_id, "limit": limit},
     )
@@ -371,6 +376,7 @@ async def duplicate_pairs(
         "  SELECT id, embedding FROM memories"
         "  WHERE deleted_at IS NULL AND embedding IS NOT NULL"
         "  AND (%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
+        f"  AND {VISIBLE_SQL}"
         "  ORDER BY created_at DESC, id DESC LIMIT %(scan)s"
         ")"
         " SELECT DISTINCT least(r.id, n.id), greatest(r.id, n.id), n.similarity"
@@ -379,6 +385,7 @@ async def duplicate_pairs(
         "  WHERE m.deleted_at IS NULL AND m.embedding IS NOT NULL AND m.id <> r.id"
         "  AND (%(project)s::text IS NULL OR m.project = %(project)s"
         "       OR m.project_path = %(project)s)"
+        f"  AND {visible('m')}"
         "  ORDER BY m.embedding <=> r.embedding LIMIT %(neighbours)s"
         " ) AS n"
         " WHERE n.similarity >= %(threshold)s"
@@ -405,6 +412,7 @@ async def similar_pairs(
         "SELECT a.id, b.id, 1 - (a.embedding <=> b.embedding) AS similarity"
         " FROM memories a JOIN memories b ON a.id < b.id AND a.project = b.project"
         " WHERE a.id = ANY(%(ids)s) AND b.id = ANY(%(ids)s)"
+        f" AND {visible('a')} AND {visible('b')}"
         " AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL"
         " AND 1 - (a.embedding <=> b.embedding) >= %(min)s",
         {"ids": list(memory_ids), "min": min_similarity},

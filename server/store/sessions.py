@@ -13,9 +13,17 @@ SESSION_COLUMNS = (
     " distill_failures, distill_last_error, distilled_at, signals_state, behavior_state"
 )
 
+# Whether the user a transaction acts for may see a session and its turns: their own, or one
+# imported by nobody in particular (the CLI, before users); all of them when nobody is asking.
+SESSION_VISIBLE_SQL = (
+    "(current_viewer() IS NULL OR imported_sessions.owner_id IS NULL"
+    " OR imported_sessions.owner_id = current_viewer())"
+)
+
 _SESSION_FILTER = (
     "(%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
     " AND (%(source)s::text IS NULL OR source = %(source)s)"
+    f" AND {SESSION_VISIBLE_SQL}"
 )
 
 
@@ -23,7 +31,8 @@ async def counts_by_source(conn: Conn, project: str | None) -> dict[str, int]:
     """How many sessions each agent has (in `project`, if given): the list's filter choices."""
     cur = await conn.execute(
         "SELECT source, count(*) FROM imported_sessions"
-        " WHERE %(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s"
+        " WHERE (%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
+        f" AND {SESSION_VISIBLE_SQL}"
         " GROUP BY source ORDER BY count(*) DESC, source",
         {"project": project},
     )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from server.core.models import SessionCounts, StorageSizes
+from server.store.memories import VISIBLE_SQL
+from server.store.sessions import SESSION_VISIBLE_SQL
 from server.store.tx import Conn
 
 
@@ -10,7 +12,7 @@ async def totals(conn: Conn) -> tuple[int, int]:
     """(live, deleted) memory counts."""
     cur = await conn.execute(
         "SELECT count(*) FILTER (WHERE deleted_at IS NULL),"
-        " count(*) FILTER (WHERE deleted_at IS NOT NULL) FROM memories"
+        f" count(*) FILTER (WHERE deleted_at IS NOT NULL) FROM memories WHERE {VISIBLE_SQL}"
     )
     row = await cur.fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
@@ -19,7 +21,8 @@ async def totals(conn: Conn) -> tuple[int, int]:
 async def live_counts_by(conn: Conn) -> dict[str, dict[str, int]]:
     """Live memory counts grouped by project, source and kind, in one scan."""
     cur = await conn.execute(
-        "SELECT project, source, kind, count(*) FROM memories WHERE deleted_at IS NULL"
+        "SELECT project, source, kind, count(*) FROM memories"
+        f" WHERE deleted_at IS NULL AND {VISIBLE_SQL}"
         " GROUP BY GROUPING SETS ((project), (source), (kind))"
     )
     grouped: dict[str, dict[str, int]] = {"project": {}, "source": {}, "kind": {}}
@@ -55,6 +58,7 @@ async def session_counts(conn: Conn) -> SessionCounts:
         "SELECT count(*), count(*) FILTER (WHERE distill_state = 'done'),"
         " count(*) FILTER (WHERE distill_state = 'failed'),"
         " count(*) FILTER (WHERE distill_state = 'pending') FROM imported_sessions"
+        f" WHERE {SESSION_VISIBLE_SQL}"
     )
     row = await cur.fetchone()
     if row is None:

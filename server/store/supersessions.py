@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from psycopg.rows import class_row
 
 from server.core.models import LinkPair
+from server.store.memories import VISIBLE_SQL, visible
 from server.store.tx import Conn
 
 
@@ -36,6 +37,7 @@ _EARLIER_NEIGHBOURS_SQL = (
     "   AND c.embedding IS NOT NULL AND (c.created_at, c.id) < (n.created_at, n.id)"
     "   AND (c.kind = 'trajectory') = (n.kind = 'trajectory')"
     "   AND NOT c.id = ANY(n.supersede_rejected)"
+    f"   AND {visible('c')}"
     "   ORDER BY c.embedding <=> n.embedding LIMIT %(k)s"
     " ) AS o"
     " WHERE n.id = ANY(%(ids)s) AND n.embedding IS NOT NULL AND n.deleted_at IS NULL"
@@ -85,7 +87,8 @@ _REVIEW_NEIGHBOURS_SQL = (
     "   AND (c.created_at, c.id) < (n.created_at, n.id)"
     "   AND c.id IS DISTINCT FROM n.supersedes AND NOT c.id = ANY(n.supersede_rejected)"
     "   AND NOT EXISTS (SELECT 1 FROM memories AS s"
-    "     WHERE s.supersedes = c.id AND s.deleted_at IS NULL)"
+    f"     WHERE s.supersedes = c.id AND s.deleted_at IS NULL AND {visible('s')})"
+    f"   AND {visible('c')}"
     "   ORDER BY c.embedding <=> n.embedding LIMIT %(k)s"
     " ) AS o"
     " WHERE n.id = ANY(%(ids)s) AND n.embedding IS NOT NULL AND n.deleted_at IS NULL"
@@ -124,7 +127,8 @@ async def review_neighbours(
 
 async def contents(conn: Conn, memory_ids: Sequence[int]) -> dict[int, str]:
     cur = await conn.execute(
-        "SELECT id, content FROM memories WHERE id = ANY(%(ids)s)", {"ids": list(memory_ids)}
+        f"SELECT id, content FROM memories WHERE id = ANY(%(ids)s) AND {VISIBLE_SQL}",
+        {"ids": list(memory_ids)},
     )
     return {int(row[0]): str(row[1]) for row in await cur.fetchall()}
 
@@ -197,9 +201,9 @@ async def link_if_free(conn: Conn, newer_id: int, older_id: int, reason: str) ->
         " WHERE n.id = %(newer)s AND n.supersedes IS NULL AND n.deleted_at IS NULL"
         " AND NOT %(older)s::bigint = ANY(n.supersede_rejected)"
         " AND EXISTS (SELECT 1 FROM memories AS o"
-        "   WHERE o.id = %(older)s AND o.deleted_at IS NULL)"
+        f"   WHERE o.id = %(older)s AND o.deleted_at IS NULL AND {visible('o')})"
         " AND NOT EXISTS (SELECT 1 FROM memories AS s"
-        "   WHERE s.supersedes = %(older)s AND s.deleted_at IS NULL)",
+        f"   WHERE s.supersedes = %(older)s AND s.deleted_at IS NULL AND {visible('s')})",
         {"newer": newer_id, "older": older_id, "reason": reason},
     )
     return cur.rowcount == 1

@@ -15,6 +15,7 @@ from typing import Any, TypeAlias
 import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from server.core.access import current_viewer
 from server.core.errors import Unavailable
 from server.db.pool import settings_statement
 
@@ -31,12 +32,17 @@ async def transaction(pool: Pool) -> AsyncIterator[Conn]:
     """One connection and one transaction: committed on success, rolled back on any error.
 
     Behind a transaction pooler the pool's settings open every transaction (server/db/pool.py).
+    When a user is asking (server/core/access.py), the transaction acts for them: its inserts
+    are theirs and its reads see only what they may.
     """
     settings = getattr(pool, "transaction_settings", ())
+    viewer = current_viewer()
     try:
         async with pool.connection() as conn, conn.transaction():
             if settings:
                 await conn.execute(settings_statement(settings, local=True))
+            if viewer is not None:
+                await act_for(conn, viewer.settings())
             yield conn
     except (psycopg.OperationalError, PoolTimeout) as exc:
         logger.warning("database unavailable: %s", type(exc).__name__)
@@ -44,6 +50,12 @@ async def transaction(pool: Pool) -> AsyncIterator[Conn]:
     except psycopg.errors.QueryCanceled as exc:
         logger.error("statement timed out")
         raise Unavailable("the database took too long to answer; try again") from exc
+
+
+async def act_for(conn: Conn, settings: tuple[tuple[str, str], ...]) -> None:
+    """Apply a viewer's settings to the open transaction (values are parameters: user data)."""
+    calls = ", ".join("set_config(%s, %s, true)" for _ in settings)
+    await conn.execute(f"SELECT {calls}", [part for pair in settings for part in pair])
 
 
 async def ping(pool: Pool, timeout: float = 2.0) -> bool:
