@@ -16,7 +16,18 @@ export type MemoryKind = (typeof MEMORY_KINDS)[number];
 export const SEARCH_MODES = ["semantic", "keyword", "hybrid"] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
-export type Memory = {
+/** On a team's server: private to its owner, or shared with the team in its project. */
+export type Visibility = "private" | "shared";
+
+/** Who saved a memory or a search hit, on a server with users (docs/TEAM.md). */
+export type Ownership = {
+  /** The user who saved it; null on a server without users, or saved before it had any. */
+  owner?: string | null;
+  /** Always "shared" (and meaningless) on a server without users. */
+  visibility?: Visibility;
+};
+
+export type Memory = Ownership & {
   id: number;
   content: string;
   content_hash: string;
@@ -77,7 +88,7 @@ export type BulkDeleteResult = {
   preview: { id: number; preview: string }[];
 };
 
-export type SearchHit = {
+export type SearchHit = Ownership & {
   id: number;
   content: string;
   kind: string;

@@ -78,6 +78,27 @@ describe("MemoryDetail", () => {
     expect(calls.map((c) => c.method)).toContain("POST");
   });
 
+  it("shows the server's message when a teammate's memory may not be changed", async () => {
+    const message = "memory 42 belongs to alice; only they can change it";
+    server(memory({ id: 42, owner: "alice", visibility: "shared" }));
+    const fetch = vi.mocked(globalThis.fetch);
+    const answer = fetch.getMockImplementation()!;
+    fetch.mockImplementation(async (url, init) =>
+      init?.method === "DELETE"
+        ? jsonResponse({ error: { code: "forbidden", message } }, 403)
+        : answer(url, init),
+    );
+    const { container } = await render(<MemoryDetail id={42} onNavigate={() => {}} />);
+    await settle();
+    expect(container.textContent).toContain("by alice");
+
+    await click(byText(container, "button", "Delete"));
+    await settle();
+    expect(container.querySelector('[role="alert"]')?.textContent).toContain(message);
+    // Still shown as it was: not marked deleted.
+    expect(container.querySelector(".badge-danger")).toBeNull();
+  });
+
   it("shows the server's message when the memory is missing", async () => {
     vi.stubGlobal(
       "fetch",

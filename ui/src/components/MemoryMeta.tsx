@@ -4,6 +4,7 @@ import { routePath } from "../lib/router";
 import type { Memory } from "../types";
 import { KindBadge } from "./KindBadge";
 import { Link } from "./Link";
+import { OwnerNote } from "./OwnerNote";
 
 export type MemoryMetaProps = { memory: Memory; onNavigate: (id: number) => void };
 
@@ -35,6 +36,7 @@ export function MemoryMeta({ memory, onNavigate }: MemoryMetaProps) {
         <dd>
           {memory.source ? sourceLabel(memory.source) : "–"}
           {agent && <span className="muted"> · from a {sourceLabel(agent)} session</span>}
+          <OwnerNote owner={memory.owner} visibility={memory.visibility} />
         </dd>
         {memory.session_id && (
           <>

@@ -4,6 +4,7 @@ import { useFocusTrap } from "../lib/focusTrap";
 import { renderMarkdown } from "../lib/markdown";
 import type { Memory } from "../types";
 import { KindBadge } from "./KindBadge";
+import { OwnerNote } from "./OwnerNote";
 
 export type ReaderOverlayProps = {
   memory: Memory;
@@ -41,6 +42,7 @@ export function ReaderOverlay({ memory, onClose, returnFocusTo }: ReaderOverlayP
             <p className="reader-meta">
               <KindBadge kind={memory.kind} /> {memory.project || "(no project)"} ·{" "}
               {formatDateTime(memory.created_at)}
+              <OwnerNote owner={memory.owner} visibility={memory.visibility} />
             </p>
           </div>
           <button type="button" className="button" onClick={onClose} data-autofocus>

@@ -5,6 +5,7 @@ import type { SearchHit, SearchMode } from "../types";
 import { Highlighted } from "./Highlighted";
 import { KindBadge } from "./KindBadge";
 import { MeterBar } from "./MeterBar";
+import { OwnerNote } from "./OwnerNote";
 
 export type SearchResultItemProps = {
   hit: SearchHit;
@@ -31,6 +32,7 @@ export function SearchResultItem({
         <span className="result-project">{hit.project || "(no project)"}</span>
         <KindBadge kind={hit.kind} />
         <span className="result-source">{sourceLabel(hit.source)}</span>
+        <OwnerNote owner={hit.owner} visibility={hit.visibility} separator="" />
         <time dateTime={hit.created_at}>{formatDate(hit.created_at)}</time>
         <span className="result-score" title={score.detail}>
           <MeterBar fraction={score.fraction} label={score.label} name={score.name} />

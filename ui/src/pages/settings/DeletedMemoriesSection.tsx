@@ -4,6 +4,7 @@ import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorNotice } from "../../components/ErrorNotice";
 import { KindBadge } from "../../components/KindBadge";
 import { LoadingNotice } from "../../components/LoadingNotice";
+import { OwnerNote } from "../../components/OwnerNote";
 import { bumpData } from "../../lib/dataVersion";
 import { firstLine, formatCount, formatDateTime } from "../../lib/format";
 import { useApi } from "../../lib/useApi";
@@ -61,6 +62,7 @@ export function DeletedMemoriesSection() {
                 <span className="muted">
                   {memory.project || "(no project)"} · deleted {formatDateTime(memory.deleted_at)}
                 </span>
+                <OwnerNote owner={memory.owner} visibility={memory.visibility} />
                 <p>{firstLine(memory.content, 160)}</p>
               </div>
               <div className="row-actions">
