@@ -40,6 +40,7 @@ class SignalsSummary:
     unchanged: int = 0
     found: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: bool = False  # another runner was mining signals: this one did nothing
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -51,6 +52,7 @@ class SignalsSummary:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "found": self.found,
+            "skipped": self.skipped,
             "seconds": round(self.seconds, 3),
         }
 
@@ -58,6 +60,17 @@ class SignalsSummary:
 async def mine_signals(
     service: MemoryService, *, project: str | None = None, dry_run: bool = False
 ) -> SignalsSummary:
+    """Mine the sessions not mined yet. One runner at a time, whichever process: signals are
+    read across sessions, so a second runner would merge the same evidence twice."""
+    if dry_run:
+        return await _mine(service, project, dry_run=True)
+    async with service.leased("signals", "all") as ours:
+        if not ours:
+            return SignalsSummary(dry_run=False, skipped=True)
+        return await _mine(service, project, dry_run=False)
+
+
+async def _mine(service: MemoryService, project: str | None, *, dry_run: bool) -> SignalsSummary:
     started = time.monotonic()
     summary = SignalsSummary(dry_run=dry_run)
     data = await service.signals_input(project)

@@ -1,5 +1,6 @@
 """Two distill runners on one database handle each session once; a crashed runner's lease
-expires and its session is picked up; a live runner's is left alone."""
+expires and its session is picked up; a live runner's is left alone; signals, read across
+sessions, run in one runner at a time."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import psycopg
 from server.core.models import MemoryFilter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
+from server.learn.signals_job import mine_signals
 from server.service.memory import MemoryService
 from tests.integration.processes import cli_command, run_cli
 from tests.llm_stub import Reply, ScriptedLLM
@@ -130,3 +132,20 @@ def test_distill_started_twice_as_processes_runs_each_session_once(
         states = conn.execute("SELECT DISTINCT distill_state FROM imported_sessions").fetchall()
         leases = conn.execute("SELECT count(*) FROM job_leases").fetchone()
     assert states == [("done",)] and leases == (0,)
+
+
+async def test_signals_run_by_one_runner_at_a_time(
+    service: MemoryService, imported: Path, pg_url: str
+) -> None:
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO job_leases (job, item, holder, expires_at) VALUES"
+            " ('signals', 'all', 'other-host:43:live', now() + interval '5 minutes')"
+        )
+    while_held = await mine_signals(service)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM job_leases")
+    after = await mine_signals(service)
+
+    assert while_held.skipped and while_held.sessions == 0 and while_held.created == 0
+    assert not after.skipped and after.sessions == 4, "the sessions waited for the next run"
