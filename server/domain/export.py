@@ -34,6 +34,8 @@ def memory_record(memory: Memory) -> dict[str, Any]:
         "archived_at": memory.archived_at.isoformat() if memory.archived_at else None,
         "supersede_reason": memory.supersede_reason,
         "superseded_by": memory.superseded_by,
+        "owner": memory.owner,
+        "visibility": memory.visibility,
     }
 
 

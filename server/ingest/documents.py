@@ -284,6 +284,9 @@ def _memory_draft(record: dict[str, Any]) -> MemoryDraft:
         role=str(record.get("role") or "") or None,
         created_at=parse_optional_time(record.get("created_at"), "created_at"),
         metadata=metadata,
+        # A team store's export says private or shared; a single-user store's "shared" means
+        # nothing, so its memories take the importing user's default.
+        visibility=str(record["visibility"]) if record.get("owner") else None,
     )
 
 

@@ -40,6 +40,7 @@ def test_record_has_iso_times_and_full_session_id() -> None:
     assert record["created_at"] == "2026-03-01T09:00:00+00:00"
     assert record["session_id"] == "5f1c0a4e-0000-4000-8000-000000000000"
     assert record["deleted_at"] is None
+    assert (record["owner"], record["visibility"]) == (None, "shared")
 
 
 def test_json_array_is_valid_for_zero_one_and_many() -> None:
