@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,8 @@ async def semantic_candidates(
 ) -> list[tuple[int, float]]:
     """(memory id, cosine similarity) of the closest memories, best first."""
     await prefer_indexes(conn)
-    cur = await conn.execute(
+    rows = await _in_vector_order(
+        conn,
         _NEAREST_SQL,
         {
             **filter_params(where),
@@ -65,7 +67,24 @@ async def semantic_candidates(
             "min_similarity": min_similarity,
         },
     )
-    return [(int(row[0]), float(row[1])) for row in await cur.fetchall()]
+    return [(int(row[0]), float(row[1])) for row in rows]
+
+
+async def _in_vector_order(conn: Conn, sql: str, params: dict[str, Any]) -> list[Any]:
+    """Run a nearest-neighbour statement with sorting priced out, so its ORDER BY distance
+    LIMIT k is read from the HNSW index.
+
+    The planner cannot tell how many rows the visibility condition keeps (it reads settings,
+    server/store/memories.py) and guesses 1%; at 10,000 memories it then prefers sorting the
+    few rows it expects over the index, and sorts them all (18.7 ms p50 against 3.6 ms through
+    the index). Only this statement runs so: small sorts elsewhere in the transaction (a
+    memory's newest successor) must stay sorts.
+    """
+    await conn.execute("SET LOCAL enable_sort = off")
+    cur = await conn.execute(sql, params)
+    rows = await cur.fetchall()
+    await conn.execute("SET LOCAL enable_sort = on")
+    return list(rows)
 
 
 async def similarities(conn: Conn, embedding: np.ndarray, ids: Sequence[int]) -> dict[int, float]:
@@ -344,7 +363,8 @@ async def _nearest_of(
 async def related(conn: Conn, memory_id: int, limit: int) -> list[tuple[int, float]]:
     """Live memories nearest to a memory's stored vector (no re-embedding), itself excluded."""
     await prefer_indexes(conn)
-    cur = await conn.execute(
+    rows = await _in_vector_order(
+        conn,
         "WITH source AS (SELECT embedding FROM memories"
         f" WHERE id = %(id)s AND {VISIBLE_SQL})"
         " SELECT m.id, 1 - (m.embedding <=> source.embedding) AS similarity"
@@ -354,7 +374,7 @@ async def related(conn: Conn, memory_id: int, limit: int) -> list[tuple[int, flo
         " ORDER BY m.embedding <=> source.embedding LIMIT %(limit)s",
         {"id": memory_id, "limit": limit},
     )
-    return [(int(row[0]), float(row[1])) for row in await cur.fetchall()]
+    return [(int(row[0]), float(row[1])) for row in rows]
 
 
 async def duplicate_pairs(
