@@ -300,13 +300,13 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _user_viewer(service: MemoryService, name: str | None) -> Viewer | None:
-    """The viewer for `--user NAME` (None without it): an active user of this database."""
+    """The viewer for `--user NAME` (None without it)."""
     if name is None:
         return None
-    for user in await service.users.list():
-        if user.name == name.strip().lower() and user.revoked_at is None:
-            return service.users.viewer(user)
-    raise StartupError(f"no active user named {name!r} (see: claude-memory users list)")
+    try:
+        return await service.users.viewer_by_name(name)
+    except ServiceError as exc:
+        raise StartupError(exc.message) from None
 
 
 def _session_folders(args: argparse.Namespace) -> list[tuple[AgentFormat, Path]]:

@@ -82,6 +82,14 @@ class UserDirectory:
             default_visibility=self.default_visibility,
         )
 
+    async def viewer_by_name(self, name: str) -> Viewer:
+        """The viewer a command acts as for `--user NAME`: an active user of this database."""
+        async with transaction(self.pool) as conn:
+            user = await user_store.active_by_name(conn, name.strip().lower())
+        if user is None:
+            raise NotFound(f"no active user named {name!r} (see: claude-memory users list)")
+        return self.viewer(user)
+
     async def viewer_by_id(self, user_id: int | None) -> Viewer | None:
         """The viewer a batch job acts as for work owned by `user_id` (None: nobody)."""
         if user_id is None:

@@ -64,6 +64,16 @@ async def by_id(conn: Conn, user_id: int) -> UserRow | None:
         return await cur.fetchone()
 
 
+async def active_by_name(conn: Conn, name: str) -> UserRow | None:
+    async with conn.cursor(row_factory=class_row(UserRow)) as cur:
+        await cur.execute(
+            "SELECT id, name, projects, created_at, revoked_at FROM users"
+            " WHERE name = %(name)s AND revoked_at IS NULL",
+            {"name": name},
+        )
+        return await cur.fetchone()
+
+
 async def revoke(conn: Conn, name: str) -> bool:
     """Refuse the user's token from now on; False when no active user has that name."""
     cur = await conn.execute(

@@ -205,3 +205,22 @@ async def test_an_mcp_save_records_its_user_and_the_visibility_asked_for(
     second = shared.structured_content["memory"]
     assert (first["owner"], first["visibility"]) == ("alice", "private")
     assert (second["owner"], second["visibility"]) == ("alice", "shared")
+
+
+async def test_import_as_a_user_files_the_sessions_under_that_user(
+    service: MemoryService, pg_url: str, tmp_path: Path
+) -> None:
+    alice, _ = await service.users.add("alice")
+    projects = tmp_path / "projects"
+    shutil.copytree(SHARED_FIXTURES / "claude-code" / "projects", projects)
+    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "LOG_LEVEL": "WARNING"}
+
+    unknown = run_cli("import", "--claude-code", str(projects), "--user", "carol", env=env)
+    imported = run_cli("import", "--claude-code", str(projects), "--user", "alice", env=env)
+    async with service.pool.connection() as conn:
+        cur = await conn.execute("SELECT DISTINCT owner_id FROM imported_sessions")
+        owners = [row[0] for row in await cur.fetchall()]
+
+    assert unknown.returncode == 1 and "no active user named 'carol'" in unknown.stderr
+    assert imported.returncode == 0, imported.stderr
+    assert owners == [alice.user.id]
