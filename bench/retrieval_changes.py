@@ -1,21 +1,33 @@
-"""Facts that change over time: is the current (or the asked-for earlier) version found first?
+"""Facts that change over time, on coding-session corpora: is the right version found first?
 
-The corpus in bench/changes_corpus/ (Claude Code transcripts and notes of four projects over
-ten weeks; its README says what is in it) is imported into a fresh embedded database through
-the product's own import paths (SessionImporter, `import --text`), which also link the
-memories that supersede others. Each question of bench/changes_corpus/questions.json is then
-asked with hybrid search, in its own project, through MemoryService (what `POST /api/search`
-calls), twice: with the links as the import made them, and with every link removed, so the
-difference is what supersession adds.
+Takes a corpus folder in either of two shapes and imports it into a fresh embedded database
+through the product's own import paths (SessionImporter, `import --claude-ai`, `import
+--text`, which also link the memories that supersede others):
+- the team's corpus (bench/changes_corpus/, the default): `projects/`, `notes/` and
+  `questions.json` (`question`, `category`, `expect`: any one answers, `stale`);
+- an outside author's corpus (../shared/bench/outside-corpus/): `claude-code/projects`,
+  `claude-ai/conversations.json`, `notes/` and `queries.json` (`query`, `kind`, `expected`:
+  all of them must be found, `must_not`; `negative` questions have no answer).
 
-A hit answers a question if its content holds one of the question's `expect` strings (case
-folded); it is stale if it holds one of its `stale` strings and none of `expect`.
-- answered@1 / answered@5: an answering hit first / in the top 5;
-- stale@1: the first hit is stale (an outdated version for a question about now; for a
-  question about the past, a version of the wrong time);
-per category (current, past, change, paraphrase, identifier) and for all.
+Each question is asked in its own project, as a user would through `POST /api/search`
+(MemoryService), in every mode (hybrid, keyword, semantic), so hybrid can be compared with
+the better of its two lists.
 
-Usage: .venv/bin/python bench/retrieval_changes.py [--corpus DIR]
+- answered@k: the top k hits hold the answer (team corpus: one hit holds one `expect`
+  string; outside corpus: the top k together hold every `expected` string, case folded);
+- stale@1: the first hit holds a stale string and not the answer; stale_first, stricter: the
+  first hit that mentions the fact at all (holds an expected or a stale string) does;
+per category and for all. Negative questions are asked of the prompt-recall hook instead
+(what it would inject unasked, in the question's project): `negatives_injected` counts those
+for which it injects anything. Positive questions are asked of it too
+(`recall_answered`: its injected text holds the answer).
+
+Each search includes the memories of no project, as `POST /api/search` does by default;
+`--project-only` keeps each search to its project alone. `--without-links` asks everything
+again with every supersession link removed, so the difference is what stored links add.
+
+Usage: .venv/bin/python bench/retrieval_changes.py [--corpus DIR] [--without-links]
+           [--project-only]
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,29 +48,56 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.core.config import Settings  # noqa: E402
-from server.core.models import MemoryFilter  # noqa: E402
-from server.ingest.documents import import_text  # noqa: E402
+from server.core.models import MemoryFilter, SearchResult  # noqa: E402
+from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
+from server.ingest.recall import HookRecall  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
 
 DEFAULT_CORPUS = ROOT / "bench" / "changes_corpus"
-CATEGORIES = ("current", "past", "change", "paraphrase", "identifier")
+MODES = ("hybrid", "keyword", "semantic")
 TOP_K = 10
 
 
 @dataclass(frozen=True, slots=True)
 class Question:
     id: str
-    project: str
+    project: str | None
     category: str
     text: str
     expect: tuple[str, ...]
     stale: tuple[str, ...]
+    needs_all: bool  # every `expect` string must be found (outside corpus), or any one
+
+    def answered_by(self, texts: Sequence[str]) -> bool:
+        """Whether these (case-folded) texts together hold the answer."""
+        if not self.expect:
+            return False
+        if self.needs_all:
+            return all(any(s in text for text in texts) for s in self.expect)
+        return any(s in text for s in self.expect for text in texts)
+
+    def mentions(self, text: str) -> bool:
+        return any(s in text for s in (*self.expect, *self.stale))
 
 
 def load_questions(corpus: Path) -> list[Question]:
+    if (corpus / "queries.json").exists():
+        raw = json.loads((corpus / "queries.json").read_text(encoding="utf-8"))["queries"]
+        return [
+            Question(
+                id=item["id"],
+                project=item["project"],
+                category=item["kind"],
+                text=item["query"],
+                expect=tuple(s.lower() for s in item["expected"]),
+                stale=tuple(s.lower() for s in item.get("must_not", [])),
+                needs_all=True,
+            )
+            for item in raw
+        ]
     raw = json.loads((corpus / "questions.json").read_text(encoding="utf-8"))
     return [
         Question(
@@ -67,64 +107,119 @@ def load_questions(corpus: Path) -> list[Question]:
             text=item["question"],
             expect=tuple(s.lower() for s in item["expect"]),
             stale=tuple(s.lower() for s in item.get("stale", [])),
+            needs_all=False,
         )
         for item in raw
     ]
 
 
 def judge(question: Question, contents: list[str]) -> dict[str, float]:
-    """answered@1, answered@5 and stale@1 of one ranked list of hit contents."""
+    """answered@1/@5/@10 and stale@1 of one ranked list of hit contents."""
     folded = [content.lower() for content in contents]
-
-    def answers(text: str) -> bool:
-        return any(s in text for s in question.expect)
-
-    top = folded[0] if folded else ""
+    first_on_topic = next((text for text in folded if question.mentions(text)), "")
     return {
-        "answered@1": float(bool(folded) and answers(top)),
-        "answered@5": float(any(answers(text) for text in folded[:5])),
-        "stale@1": float(
-            bool(folded) and not answers(top) and any(s in top for s in question.stale)
-        ),
+        "answered@1": float(question.answered_by(folded[:1])),
+        "answered@5": float(question.answered_by(folded[:5])),
+        "answered@10": float(question.answered_by(folded[:10])),
+        "stale@1": float(stale(question, folded[0] if folded else "")),
+        "stale_first": float(stale(question, first_on_topic)),
     }
+
+
+def stale(question: Question, text: str) -> bool:
+    """The text holds a stale version and not the answer."""
+    return any(s in text for s in question.stale) and not question.answered_by([text])
 
 
 def summarise(rows: list[dict[str, float]]) -> dict[str, Any]:
     summary: dict[str, Any] = {"questions": len(rows)}
-    for key in ("answered@1", "answered@5", "stale@1"):
+    for key in ("answered@1", "answered@5", "answered@10", "stale@1", "stale_first"):
         summary[key] = round(statistics.fmean(r[key] for r in rows), 3) if rows else None
     return summary
 
 
-async def ask_all(service: MemoryService, questions: list[Question]) -> dict[str, Any]:
-    per_category: dict[str, list[dict[str, float]]] = {}
-    latencies: list[float] = []
+async def search(
+    service: MemoryService, mode: str, question: Question, project_only: bool
+) -> SearchResult:
+    where = MemoryFilter(project=question.project, with_general=not project_only)
+    if mode == "hybrid":
+        return await service.search_hybrid(question.text, limit=TOP_K, where=where)
+    if mode == "keyword":
+        return await service.search_keyword(question.text, limit=TOP_K, where=where)
+    return await service.search_semantic(question.text, limit=TOP_K, where=where)
+
+
+async def ask_all(
+    service: MemoryService, questions: list[Question], project_only: bool
+) -> dict[str, Any]:
+    """Every mode's figures per category, and hybrid's latency."""
+    report: dict[str, Any] = {}
+    positive = [q for q in questions if q.category != "negative"]
+    categories = sorted({q.category for q in positive})
+    for mode in MODES:
+        per_category: dict[str, list[dict[str, float]]] = {}
+        latencies: list[float] = []
+        for question in positive:
+            started = time.perf_counter()
+            result = await search(service, mode, question, project_only)
+            latencies.append((time.perf_counter() - started) * 1000.0)
+            scores = judge(question, [hit.content for hit in result.hits])
+            per_category.setdefault(question.category, []).append(scores)
+            per_category.setdefault("all", []).append(scores)
+        ordered = sorted(latencies)
+        report[mode] = {
+            **{name: summarise(per_category.get(name, [])) for name in (*categories, "all")},
+            "latency_ms_p50": round(ordered[len(ordered) // 2], 2),
+            "latency_ms_p95": round(ordered[max(int(len(ordered) * 0.95) - 1, 0)], 2),
+        }
+    report["recall_hook"] = await ask_recall_hook(service, questions)
+    return report
+
+
+async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> dict[str, Any]:
+    """What the prompt-recall hook injects for each question, from its project's folder."""
+    recall = HookRecall(service, Settings())
+    folders = {p.project: p.project_path for p in await service.projects()}
+    injected_negatives: list[str] = []
+    answered: list[float] = []
     for question in questions:
-        started = time.perf_counter()
-        result = await service.search_hybrid(
-            question.text, limit=TOP_K, where=MemoryFilter(project=question.project)
-        )
-        latencies.append((time.perf_counter() - started) * 1000.0)
-        scores = judge(question, [hit.content for hit in result.hits])
-        per_category.setdefault(question.category, []).append(scores)
-        per_category.setdefault("all", []).append(scores)
-    ordered = sorted(latencies)
+        cwd = folders.get(question.project or "", "")
+        text, _ = await recall.prompt("", cwd, question.text)
+        if question.category == "negative":
+            if text:
+                injected_negatives.append(question.id)
+        else:
+            answered.append(float(question.answered_by([text.lower()])))
+    negatives = sum(1 for q in questions if q.category == "negative")
     return {
-        **{name: summarise(per_category.get(name, [])) for name in (*CATEGORIES, "all")},
-        "latency_ms_p50": round(ordered[len(ordered) // 2], 2),
-        "latency_ms_p95": round(ordered[int(len(ordered) * 0.95) - 1], 2),
+        "threshold": recall.threshold,
+        "recall_answered": round(statistics.fmean(answered), 3) if answered else None,
+        "negatives": negatives,
+        "negatives_injected": len(injected_negatives),
+        "negatives_injected_ids": injected_negatives,
     }
 
 
-async def run(corpus: Path, home: Path) -> dict[str, Any]:
+async def import_corpus(service: MemoryService, corpus: Path) -> None:
+    sessions = corpus / "claude-code" / "projects"
+    if not sessions.is_dir():
+        sessions = corpus / "projects"
+    summaries = [await SessionImporter(service, ImportFilters()).run(sessions)]
+    chats = corpus / "claude-ai" / "conversations.json"
+    if chats.exists():
+        summaries.append(await import_claude_ai(service, chats))
+    summaries.append(await import_text(service, [corpus / "notes"]))
+    errors = [error for summary in summaries for error in summary.errors]
+    if errors:
+        raise SystemExit(f"import failed: {errors}")
+
+
+async def run(corpus: Path, home: Path, without_links: bool, project_only: bool) -> dict[str, Any]:
     questions = load_questions(corpus)
     settings = Settings(claude_memory_home=home, cache_max_size=0)
     started = time.monotonic()
     async with open_service(settings) as service:
-        turns = await SessionImporter(service, ImportFilters()).run(corpus / "projects")
-        notes = await import_text(service, [corpus / "notes"])
-        if turns.errors or notes.errors:
-            raise SystemExit(f"import failed: {turns.errors or notes.errors}")
+        await import_corpus(service, corpus)
         async with transaction(service.pool) as conn:
             cur = await conn.execute(
                 "SELECT count(*), count(supersedes) FROM memories WHERE deleted_at IS NULL"
@@ -133,30 +228,41 @@ async def run(corpus: Path, home: Path) -> dict[str, Any]:
         import_seconds = time.monotonic() - started
         async with service.pool.connection() as conn:  # as in retrieval_locomo.settle
             await conn.execute("ANALYZE memories")
-        with_links = await ask_all(service, questions)
-        async with transaction(service.pool) as conn:
-            await conn.execute("UPDATE memories SET supersedes = NULL WHERE supersedes IS NOT NULL")
-        without_links = await ask_all(service, questions)
-    return {
-        "benchmark": "retrieval-changes",
-        "corpus": str(corpus.relative_to(ROOT) if corpus.is_relative_to(ROOT) else corpus),
-        "memories": memories,
-        "supersession_links": links,
-        "questions": len(questions),
-        "top_k": TOP_K,
-        "hybrid_with_links": with_links,
-        "hybrid_without_links": without_links,
-        "seconds_import": round(import_seconds, 1),
-        "seconds_total": round(time.monotonic() - started, 1),
-    }
+        report: dict[str, Any] = {
+            "benchmark": "retrieval-changes",
+            "corpus": str(corpus.relative_to(ROOT) if corpus.is_relative_to(ROOT) else corpus),
+            "memories": memories,
+            "supersession_links": links,
+            "questions": len(questions),
+            "top_k": TOP_K,
+            "project_only": project_only,
+            "with_links": await ask_all(service, questions, project_only),
+        }
+        if without_links:
+            async with transaction(service.pool) as conn:
+                await conn.execute(
+                    "UPDATE memories SET supersedes = NULL WHERE supersedes IS NOT NULL"
+                )
+            report["without_links"] = await ask_all(service, questions, project_only)
+    report["seconds_import"] = round(import_seconds, 1)
+    report["seconds_total"] = round(time.monotonic() - started, 1)
+    return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--without-links", action="store_true")
+    parser.add_argument(
+        "--project-only",
+        action="store_true",
+        help="search each project alone (without the memories of no project)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="changes-bench-", ignore_cleanup_errors=True) as home:
-        report = asyncio.run(run(args.corpus.resolve(), Path(home)))
+        report = asyncio.run(
+            run(args.corpus.resolve(), Path(home), args.without_links, args.project_only)
+        )
     print(json.dumps(report, indent=2))  # noqa: T201
 
 

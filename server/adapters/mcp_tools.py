@@ -110,9 +110,12 @@ async def _filter(
     since: datetime | None = None,
     before: datetime | None = None,
     source: str | None = None,
+    *,
+    with_general: bool = False,
 ) -> MemoryFilter:
     return MemoryFilter(
         project=await service().resolve_project(project),
+        with_general=with_general,
         tag=tag,
         source=source,
         since=since,
@@ -208,7 +211,11 @@ def build_mcp() -> FastMCP:
                 limit=args.limit,
                 min_similarity=args.min_similarity,
                 where=await _filter(
-                    args.project, since=args.since, before=args.before, source=args.source
+                    args.project,
+                    since=args.since,
+                    before=args.before,
+                    source=args.source,
+                    with_general=not args.project_only,
                 ),
             )
 
@@ -221,7 +228,11 @@ def build_mcp() -> FastMCP:
                 args.query,
                 limit=args.limit,
                 where=await _filter(
-                    args.project, since=args.since, before=args.before, source=args.source
+                    args.project,
+                    since=args.since,
+                    before=args.before,
+                    source=args.source,
+                    with_general=not args.project_only,
                 ),
             )
 
@@ -231,7 +242,11 @@ def build_mcp() -> FastMCP:
         """Best general search: meaning and exact words combined. Prefer this one."""
         with tool_errors():
             where = await _filter(
-                args.project, since=args.since, before=args.before, source=args.source
+                args.project,
+                since=args.since,
+                before=args.before,
+                source=args.source,
+                with_general=not args.project_only,
             )
             return await service().search_hybrid(
                 args.query,

@@ -155,7 +155,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             body.query,
             limit=body.limit,
             min_similarity=body.threshold,
-            where=MemoryFilter(project=body.project),
+            where=MemoryFilter(project=body.project, with_general=not body.project_only),
         )
         return JSONResponse(
             {"mode": result.mode, "results": to_json(result.hits), "took_ms": result.took_ms}
@@ -164,6 +164,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
     async def search_memories(body: search.SearchRequest) -> JSONResponse:
         where = MemoryFilter(
             project=body.project,
+            with_general=not body.project_only,
             tag=body.tag,
             kind=body.kind,
             source=body.source,

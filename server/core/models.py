@@ -154,9 +154,13 @@ class MemoryFilter:
 
     `text` keeps memories containing all of its words (web-search syntax, English stemming).
     Raw turns archived by distillation are left out unless `include_archived`; `only_deleted`
-    keeps soft-deleted memories only (the UI's deleted view)."""
+    keeps soft-deleted memories only (the UI's deleted view). `with_general` lets a project
+    filter keep the memories of no project too (notes without front matter, claude.ai chats):
+    searches and prompt recall in a project include that general knowledge unless asked for
+    the project alone; lists, exports and deletes keep to the project."""
 
     project: str | None = None
+    with_general: bool = False
     tag: str | None = None
     kind: str | None = None
     source: str | None = None

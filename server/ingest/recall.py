@@ -102,7 +102,7 @@ class HookRecall:
             query,
             limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
             min_similarity=self.threshold,
-            where=MemoryFilter(project=project),
+            where=MemoryFilter(project=project, with_general=True),
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
         relevant = [

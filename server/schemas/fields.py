@@ -53,6 +53,14 @@ ProjectFilter = Annotated[
     BeforeValidator(_blank_to_none),
     Field(description="Only this project (display name or full path; case-insensitive)."),
 ]
+ProjectOnly = Annotated[
+    bool,
+    Field(
+        description="With a project: only that project's memories. By default a search in a"
+        " project also finds general ones (of no project: notes without front matter,"
+        " claude.ai chats), after the project's own when they score the same."
+    ),
+]
 TagFilter = Annotated[
     str | None, BeforeValidator(_blank_to_none), Field(description="Only memories with this tag.")
 ]

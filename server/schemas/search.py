@@ -16,6 +16,7 @@ from server.schemas.fields import (
     FusionWeight,
     KindName,
     ProjectFilter,
+    ProjectOnly,
     Query,
     SearchLimit,
     Shape,
@@ -38,6 +39,7 @@ class KeywordSearch(Shape):
     query: Query
     limit: SearchLimit = 10
     project: ProjectFilter = None
+    project_only: ProjectOnly = False
     source: SourceFilter = None
     since: Since = None
     before: Before = None
@@ -75,6 +77,7 @@ class RecallRequest(Shape):
     threshold: Unit | None = Field(None, description=SEMANTIC_CUTOFF)
     limit: SearchLimit = 20
     project: ProjectFilter = None
+    project_only: ProjectOnly = False
 
 
 class SearchResponse(BaseModel):

@@ -496,7 +496,8 @@ class Searcher:
             )
             for m in rows
         ]
-        hits.sort(key=lambda hit: (-hit.score, -hit.id))
+        # A project's own memory goes before general knowledge (no project) that ties with it.
+        hits.sort(key=lambda hit: (-hit.score, not hit.project, -hit.id))
         return hits
 
 

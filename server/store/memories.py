@@ -55,7 +55,8 @@ COLUMNS = (
 # A source filter naming an agent also matches what was distilled from its sessions
 # (`metadata.agent`, written by distillation), so "from Codex" keeps Codex's facts.
 FILTER_SQL = (
-    "(%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
+    "(%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s"
+    "  OR (%(with_general)s AND project = ''))"
     " AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])"
     " AND (%(kind)s::text IS NULL OR kind = %(kind)s)"
     " AND (%(source)s::text IS NULL OR source = %(source)s OR metadata->>'agent' = %(source)s)"
@@ -89,6 +90,7 @@ _INSERT_SQL = (
 def filter_params(where: MemoryFilter) -> dict[str, Any]:
     return {
         "project": where.project,
+        "with_general": where.with_general,
         "tag": where.tag,
         "kind": where.kind,
         "source": where.source,
