@@ -1,4 +1,4 @@
-"""Pure ranking arithmetic: term weights, Reciprocal Rank Fusion and the ranking prior.
+"""Pure ranking arithmetic: term weights, score fusion and the ranking prior.
 
 Kept free of I/O so each rule can be tested and measured on its own (bench/ and tests/unit).
 """
@@ -6,11 +6,10 @@ Kept free of I/O so each rule can be tested and measured on its own (bench/ and 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-RRF_K = 60
 # A term in more than this share of all memories says little about any one of them (like a
 # stop word); it is dropped from keyword queries unless every term is that common.
 MAX_TERM_DOCUMENT_SHARE = 0.25
@@ -56,23 +55,37 @@ def seed_terms(frequencies: Mapping[str, int], row_budget: int) -> list[str]:
     return sorted(seeds)
 
 
-def reciprocal_rank_fusion(
-    ranked_lists: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = RRF_K
+def score_fusion(
+    scored_lists: Mapping[str, Mapping[int, float]], weights: Mapping[str, float]
 ) -> dict[int, float]:
-    """Fuse ranked id lists: each list adds weight / (k + rank) for every id it contains."""
+    """Fuse scored lists: each list adds weight x (the id's score / the list's best score).
+
+    Cosine similarity and BM25 are on different scales; as a share of its list's best, each
+    counts from 0 to 1. Unlike Reciprocal Rank Fusion, the gaps between scores count: a hit
+    first in both lists by a wide margin stays first, where rank fusion gave it barely more
+    than hits third and sixth in each (1/61 + 1/61 against 1/63 + 1/66), so small nudges (the
+    kind weight of a note over a raw turn) decided the order. Negative scores count as 0.
+    """
     fused: dict[int, float] = {}
-    for name, ids in ranked_lists.items():
+    for name, scores in scored_lists.items():
         weight = weights.get(name, 0.0)
-        if weight <= 0:
+        best = max(scores.values(), default=0.0)
+        if weight <= 0 or best <= 0:
             continue
-        for rank, memory_id in enumerate(ids, start=1):
-            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + rank)
+        for memory_id, score in scores.items():
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight * max(score, 0.0) / best
     return fused
+
+
+def asks(kind: str, content: str) -> bool:
+    """A conversation turn that ends in a question: it asks for the answer, it rarely holds it."""
+    return kind == "raw" and content.rstrip().endswith("?")
 
 
 @dataclass(frozen=True, slots=True)
 class RankingPrior:
-    """How kind and age scale a hit's score: score = base * kind weight * recency factor.
+    """How kind, age and asking scale a hit's score: score = base * kind weight * recency
+    factor (* question weight for a turn that asks, see `asks`).
 
     The recency factor falls from 1 (now) towards 1 - recency_weight, halving its distance
     every `half_life_days`, so an old memory loses at most `recency_weight` of its score.
@@ -81,9 +94,12 @@ class RankingPrior:
     kind_weights: Mapping[str, float] = field(default_factory=dict)
     recency_weight: float = 0.0
     half_life_days: float = 90.0
+    question_weight: float = 1.0
 
-    def factor(self, kind: str, created_at: datetime, now: datetime) -> float:
-        kind_weight = self.kind_weights.get(kind, 1.0)
+    def factor(
+        self, kind: str, created_at: datetime, now: datetime, *, asking: bool = False
+    ) -> float:
+        kind_weight = self.kind_weights.get(kind, 1.0) * (self.question_weight if asking else 1.0)
         if self.recency_weight <= 0 or self.half_life_days <= 0:
             return kind_weight
         age_days = max((now - created_at).total_seconds() / 86_400.0, 0.0)

@@ -154,6 +154,36 @@ def event_period(reference: EventReference, at: datetime, event_id: int) -> Peri
     )
 
 
+# "before we switched in March", "until we moved to uv in early March", "after the change on
+# 3 March 2026": a date attached to a change says when the change happened, and the question is
+# about the state before (or after) it, not about that date.
+_CHANGE_WORD = (
+    r"(?:changed|switched|moved|migrated|renamed|bumped|upgraded|downgraded|replaced|dropped"
+    r"|raised|lowered|increased|reduced|swapped|changing|switching|moving|migrating"
+    r"|change|switch|move|migration|rename|upgrade|bump)"
+)
+_CHANGE_CLAUSE = re.compile(
+    r"\b(before|until|till|prior\s+to|after|since)\s+"
+    r"(?:(?:we|they|you|i|it|he|she|the\s+team)\s+(?:\w+\s+)?)?(?:the\s+)?"
+    rf"{_CHANGE_WORD}\b([^?.!;]{{0,80}})",
+    re.I,
+)
+
+
+def change_period(query: str, anchor: datetime | None = None) -> Period | None:
+    """The weeks before (or after) a change the question dates ("before we switched in
+    March"), or None when it names no change with a date. A relative date needs `anchor`."""
+    for match in _CHANGE_CLAUSE.finditer(query):
+        when = mentioned_period(match.group(2), anchor)
+        if when is None:
+            continue
+        said = " ".join(match.group(0).split())
+        if match.group(1).lower() in ("after", "since"):
+            return Period(when.start, when.end + EVENT_SPAN, as_of=when.end, label=said)
+        return Period(when.start - EVENT_SPAN, when.start, as_of=when.start, label=said)
+    return None
+
+
 def names_relative_time(query: str) -> bool:
     """Whether the query has a relative or fuzzy time phrase (so it needs an anchor)."""
     return any(pattern.search(query) for pattern in _RELATIVE)

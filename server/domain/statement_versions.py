@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from server.core.models import SearchHit
 from server.domain.supersession_rules import Statement, read_statement, replacement_reason, stem
-from server.domain.versions import PASSED_BY
+from server.domain.versions import lift_newer
 
 MAX_STATEMENT_CHARS = 300  # a longer sentence is cut: the rules read values near its start
 MAX_STATEMENTS = 40  # per hit; a longer memory is read to its fortieth statement
@@ -124,32 +124,9 @@ def confirmed(candidate: StaleStatement, similarity: float) -> bool:
 def newer_first(hits: Sequence[SearchHit], stale: Sequence[StaleStatement]) -> list[SearchHit]:
     """The hits with each newer hit lifted to the place of the first older hit whose statement
     it changes; the older one follows it (both stay, so the agent sees the history)."""
-    ranked = list(hits)
-    newer_of: dict[int, list[int]] = {}
-    for pair in stale:
-        newer_of.setdefault(pair.older_id, []).append(pair.newer_id)
-    lifted: set[int] = set()
-    position = 0
-    for _ in range(len(ranked) * 2):  # a lifted hit may itself be stale: a bounded walk
-        if position >= len(ranked):
-            break
-        hit = ranked[position]
-        places = {h.id: i for i, h in enumerate(ranked)}
-        later = [
-            places[n]
-            for n in newer_of.get(hit.id, [])
-            if n not in lifted and places.get(n, -1) > position
-        ]
-        if not later:
-            position += 1
-            continue
-        index = min(later)
-        newer = ranked.pop(index)
-        note = newer.version_note or f"states a newer value than #{hit.id}"
-        ranked[position] = replace(hit, score=round(hit.score * PASSED_BY, 6))
-        ranked.insert(position, replace(newer, score=hit.score, version_note=note))
-        lifted.add(newer.id)
-    return ranked
+    return lift_newer(
+        hits, [(p.older_id, p.newer_id, f"states a newer value than #{p.older_id}") for p in stale]
+    )
 
 
 def _may_replace(newer: SearchHit, older: SearchHit) -> bool:

@@ -175,3 +175,57 @@ def _should_lift(hit: SearchHit, tense: Tense) -> bool:
     if tense == "past":
         return hit.superseded_by is None and hit.supersedes is not None
     return hit.supersedes is not None
+
+
+def lift_newer(hits: Sequence[SearchHit], pairs: Sequence[tuple[int, int, str]]) -> list[SearchHit]:
+    """The hits with each newer hit of a pair (older id, newer id, note) lifted to the place of
+    the first older hit it is paired with; the older one follows it (both stay, so the agent
+    sees the history), and the lifted hit says why in `version_note`."""
+    ranked = list(hits)
+    newer_of: dict[int, list[tuple[int, str]]] = {}
+    for older_id, newer_id, note in pairs:
+        newer_of.setdefault(older_id, []).append((newer_id, note))
+    lifted: set[int] = set()
+    position = 0
+    for _ in range(len(ranked) * 2):  # a lifted hit may itself be outdated: a bounded walk
+        if position >= len(ranked):
+            break
+        hit = ranked[position]
+        places = {h.id: i for i, h in enumerate(ranked)}
+        later = sorted(
+            (places[newer_id], note)
+            for newer_id, note in newer_of.get(hit.id, [])
+            if newer_id not in lifted and places.get(newer_id, -1) > position
+        )
+        if not later:
+            position += 1
+            continue
+        index, note = later[0]
+        newer = ranked.pop(index)
+        ranked[position] = replace(hit, score=round(hit.score * PASSED_BY, 6))
+        ranked.insert(
+            position, replace(newer, score=hit.score, version_note=newer.version_note or note)
+        )
+        lifted.add(newer.id)
+    return ranked
+
+
+def near_copy_candidates(hits: Sequence[SearchHit], places: int) -> list[tuple[int, int, int]]:
+    """(hit, successor, replaced) triples worth checking: a hit in the first `places` that no
+    link retires, ranked above a newer hit of the same project that replaced another memory.
+    If the hit restates what was replaced (the request a plan repeated, a handbook line
+    saying the old value), the replacement is newer news about it too."""
+    found: list[tuple[int, int, int]] = []
+    for position, hit in enumerate(hits[:places]):
+        if hit.superseded_by is not None or not hit.project:
+            continue
+        for successor in hits[position + 1 :]:
+            replaced = successor.supersedes
+            if (
+                replaced is not None
+                and replaced != hit.id
+                and successor.project == hit.project
+                and successor.created_at > hit.created_at
+            ):
+                found.append((hit.id, successor.id, replaced))
+    return found

@@ -47,6 +47,9 @@ logger = logging.getLogger(__name__)
 MIN_PROMPT_CHARS = 4  # "ok", "y": nothing to search for
 MAX_QUERY_CHARS = 1_000  # the model reads ~256 word pieces; a pasted log adds only noise
 CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can be passed over
+# The cut-off for a prompt that names something no memory mentions ("which Sentry project...?"
+# with nothing ever said about Sentry): only a close match is worth injecting then.
+UNKNOWN_NAME_THRESHOLD = 0.6
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the app stops
@@ -98,16 +101,19 @@ class HookRecall:
         if len(query) < MIN_PROMPT_CHARS:
             return "", []
         project = await self.project_for(cwd)
+        # A prompt about a thing no memory mentions asks for a closer match (prompt_names.py).
+        unknown = await self.service.unknown_names(query)
+        threshold = max(self.threshold, UNKNOWN_NAME_THRESHOLD) if unknown else self.threshold
         result = await self.service.search_hybrid(
             query,
             limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-            min_similarity=self.threshold,
+            min_similarity=threshold,
             where=MemoryFilter(project=project, with_general=True),
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
         relevant = [
             hit
-            for hit in current_versions(result.hits, self.threshold)
+            for hit in current_versions(result.hits, threshold)
             if hit.id not in seen
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
@@ -115,10 +121,11 @@ class HookRecall:
         if session_id and shown:
             self.injected.add(session_id, shown)
         logger.info(
-            "prompt recall: %d of %d hits injected in %.0f ms",
+            "prompt recall: %d of %d hits injected in %.0f ms%s",
             len(shown),
             len(result.hits),
             result.took_ms,
+            f" (unknown to memory: {', '.join(unknown)})" if unknown else "",
         )
         return text, shown
 

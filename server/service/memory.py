@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from server.core.config import Settings
-from server.core.errors import EmbeddingUnavailable, InvalidInput
+from server.core.errors import EmbeddingUnavailable, InvalidInput, StartupError
 from server.core.models import (
     EXPORT_FORMATS,
     DuplicatePair,
@@ -40,6 +40,7 @@ from server.core.validation import (
 )
 from server.domain import export
 from server.domain.context import startup_markdown
+from server.domain.vocabulary import VocabularyError, load_vocabulary
 from server.service.bulk_writes import BulkWrites
 from server.service.cache import ReadCache
 from server.service.cutoffs import cutoffs_for
@@ -81,7 +82,11 @@ class MemoryService(
         self.cache = ReadCache(
             settings.cache_max_size, settings.cache_ttl_seconds, self._committed_state
         )
-        self.searcher = Searcher(pool, embedder, settings.ranking_prior)
+        try:
+            vocabulary = load_vocabulary(settings.search_vocabulary_file)
+        except VocabularyError as exc:
+            raise StartupError(f"SEARCH_VOCABULARY_FILE: {exc}") from None
+        self.searcher = Searcher(pool, embedder, settings.ranking_prior, vocabulary)
         self.cutoffs = cutoffs_for(embedder.name)
         self.lease_holder = new_holder()
         self.users = UserDirectory(pool, settings.default_visibility)
@@ -123,6 +128,10 @@ class MemoryService(
             ("keyword", query, limit, checked, use_prior),
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
         )
+
+    async def unknown_names(self, text: str) -> list[str]:
+        """The names (tools, services, identifiers) `text` mentions that no memory holds."""
+        return await self.searcher.unknown_names(text)
 
     async def search_hybrid(
         self,

@@ -4,11 +4,13 @@
 - keyword: the query's English stems and whole identifiers, any of which may match, ranked
   by BM25 with IDF from the planner's term statistics; cover density breaks ties. Candidates
   are the memories holding one of the rarer terms (seeds), so common words stay cheap.
-- hybrid: Reciprocal Rank Fusion (k = 60) of the two candidate lists, each list's term
-  weighted, the two legs running side by side on their own connections; every hit then gets
-  its exact similarity and keyword score, whichever list found it.
+- hybrid: the two candidate lists fused by score (server/core/ranking.score_fusion: each
+  list adds its weight times the hit's score as a share of the list's best), the two legs
+  running side by side on their own connections; every hit gets its exact similarity and
+  keyword score, whichever list found it, and both count in the fusion.
   A date named in the query adds the two lists again, limited to that period.
-Each mode's base score is scaled by the ranking prior (kind weight, recency) unless switched off;
+Each mode's base score is scaled by the ranking prior (kind weight, recency, a turn that asks)
+unless switched off;
 with the prior on, the versions of a changed fact are ordered by what the question asks for
 (the current one, or the one before; server/domain/versions.py).
 """
@@ -38,7 +40,8 @@ from server.core.models import (
 from server.core.ranking import (
     NO_PRIOR,
     RankingPrior,
-    reciprocal_rank_fusion,
+    asks,
+    score_fusion,
     seed_terms,
     term_weights,
 )
@@ -49,9 +52,11 @@ from server.core.validation import (
     check_query,
     check_unit,
 )
+from server.domain.prompt_names import named_things
 from server.domain.query_dates import (
     EventReference,
     Period,
+    change_period,
     event_period,
     event_reference,
     mentioned_period,
@@ -61,22 +66,27 @@ from server.domain.statement_versions import confirmed, newer_first, stale_candi
 from server.domain.supersession_rules import redundant_near_copy
 from server.domain.versions import (
     Tense,
+    lift_newer,
+    near_copy_candidates,
     order_as_of,
     order_versions,
     plainly_present,
     question_tense,
     wanted_ids,
 )
+from server.domain.vocabulary import Vocabulary
 from server.service.embeddings import Embedder
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.search import KeywordQuery
 from server.store.tx import Conn, Pool, transaction
 
-# Hybrid fuses each list's top max(limit, this) candidates. Shallow lists fuse better: deep in
-# either list, items that merely appear in both get lifted above good single-list hits
-# (LoCoMo conversations 0-4: recall@10 0.671 at depth 10, 0.666 at 20, 0.639 at 40).
-HYBRID_MIN_DEPTH = 10
+# Hybrid fuses each list's top max(limit, this) candidates. With score fusion a deeper list
+# no longer lifts what merely appears in both (as rank fusion did: LoCoMo conversations 0-4,
+# recall@10 0.671 at depth 10, 0.666 at 20 then); measured with score fusion, conversations 0-4
+# recall@10 0.761 at 10, 0.761 at 15, 0.758 at 20, and 15 was as good or better on the team's
+# corpus (docs/BENCHMARKS.md, session 13).
+HYBRID_MIN_DEPTH = 15
 # When a query names a date, the best matches from that period join hybrid's fusion as two more
 # lists, each weighted this many times its mode's weight (LoCoMo conversations 0-4, replayed:
 # recall@10 0.661 without them, 0.668 / 0.674 / 0.678 at 0.5x / 1x / 2x; docs/BENCHMARKS.md).
@@ -98,6 +108,16 @@ DUPLICATE_OVERFETCH = 2
 # p50 / p95 instead of 31 / 56 ms, and 98% of its top 10 is exact BM25's over every match
 # (docs/BENCHMARKS.md). Below ~2,000 memories every term is a seed.
 KEYWORD_SEED_ROWS = 2000
+# Terms the developer vocabulary adds to a keyword query (server/domain/vocabulary.py) count at
+# this share of their IDF: they are evidence for the question, not its own words. Measured with
+# the table on (keyword side only; adding the forms to the embedded query gained nothing):
+# outside corpus answered@1 0.535 -> 0.543 (paraphrase 0.526 -> 0.579), LoCoMo unchanged.
+EXPANSION_WEIGHT = 0.5
+# An older hit that restates what a newer hit replaced (the request a corrected plan repeated)
+# is outdated with it: checked in the first places only, at the similarity two wordings of one
+# statement reach with the bundled model (the write guard's UPDATE band starts at 0.75).
+NEAR_COPY_PLACES = 3
+NEAR_COPY_SIMILARITY = 0.75
 # Versions of a fact pulled into a result list follow a chain at most this many links.
 MAX_CHAIN_STEPS = 3
 # Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
@@ -115,10 +135,17 @@ class CorpusStatistics:
 
 
 class Searcher:
-    def __init__(self, pool: Pool, embedder: Embedder, prior: RankingPrior) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        embedder: Embedder,
+        prior: RankingPrior,
+        vocabulary: Vocabulary | None = None,
+    ) -> None:
         self.pool = pool
         self.embedder = embedder
         self.prior = prior
+        self.vocabulary = vocabulary or Vocabulary()
         self._frequencies: TTLCache[str, int] = TTLCache(
             maxsize=100_000, ttl=_FREQUENCY_TTL_SECONDS
         )
@@ -214,16 +241,13 @@ class Searcher:
         finally:
             _discard(keyword_leg)
         lists.update(keyword_lists)
-        fused = reciprocal_rank_fusion(
-            {name: [i for i, _ in found] for name, found in lists.items()},
-            {
-                "semantic": semantic_weight,
-                "keyword": keyword_weight,
-                "semantic_dated": dated_weight * semantic_weight,
-                "keyword_dated": dated_weight * keyword_weight,
-            },
-        )
-        ids = list(fused)
+        weights = {
+            "semantic": semantic_weight,
+            "keyword": keyword_weight,
+            "semantic_dated": dated_weight * semantic_weight,
+            "keyword_dated": dated_weight * keyword_weight,
+        }
+        ids = list(dict.fromkeys(i for found in lists.values() for i, _ in found))
         # Each list scored its own candidates; only the other lists' finds need a score.
         similarity = dict(lists["semantic"]) | dict(lists.get("semantic_dated", []))
         keyword_score = dict(lists["keyword"]) | dict(lists.get("keyword_dated", []))
@@ -239,6 +263,16 @@ class Searcher:
                 )
             )
             rows = await memory_store.get_many(conn, ids)
+        # Each list's scores, for every candidate: a memory just below one list's cut
+        # still counts there by how close it came.
+        fused = score_fusion(
+            {
+                "semantic": {i: similarity.get(i, 0.0) for i in ids},
+                "keyword": {i: keyword_score.get(i, 0.0) for i in ids},
+                **{name: dict(found) for name, found in lists.items() if "dated" in name},
+            },
+            weights,
+        )
         hits = self._rank(
             rows,
             lambda m: fused[m.id],
@@ -255,16 +289,23 @@ class Searcher:
         return _result("hybrid", text, hits, started)
 
     async def _period(self, text: str, where: MemoryFilter) -> tuple[Period | None, bool]:
-        """The period the question names, and whether it is a guess (a relative phrase or an
-        event). A relative phrase is read from the newest memory in scope (the project
-        searched), or from now if there is none; an event from the memory that tells of it."""
+        """The period the question names, and whether it is a guess (a relative phrase, a
+        change or an event). A relative phrase is read from the newest memory in scope (the
+        project searched), or from now if there is none; an event from the memory that tells
+        of it. A date attached to a change ("before we switched in March") dates the change:
+        the period is the weeks before it (or after it)."""
+        anchor = None
+        if names_relative_time(text):
+            async with transaction(self.pool) as conn:
+                anchor = await memory_store.newest_created_at(conn, where) or datetime.now(UTC)
+        changed = change_period(text, anchor)
+        if changed is not None:
+            return changed, True
         period = mentioned_period(text)
         if period is not None:
             return period, False
-        if names_relative_time(text):
-            async with transaction(self.pool) as conn:
-                newest = await memory_store.newest_created_at(conn, where)
-            return mentioned_period(text, newest or datetime.now(UTC)), True
+        if anchor is not None:
+            return mentioned_period(text, anchor), True
         reference = event_reference(text)
         if reference is None:
             return None, False
@@ -366,8 +407,17 @@ class Searcher:
         return found[:limit]
 
     async def _terms(self, conn: Conn, text: str) -> KeywordQuery:
-        """The query's terms with IDF weights, and the average memory length in terms."""
+        """The query's terms with IDF weights, and the average memory length in terms.
+
+        Terms the vocabulary adds (the other forms of what the query names) count at
+        EXPANSION_WEIGHT of their IDF: evidence, not the question's own words."""
         lexemes = await search_store.query_lexemes(conn, text)
+        extra = self.vocabulary.expansions(text)
+        added: set[str] = set()
+        if extra:
+            expanded = await search_store.query_lexemes(conn, " ".join(extra))
+            added = {lexeme for lexeme in expanded if lexeme not in lexemes}
+            lexemes = sorted({*lexemes, *added})
         statistics = self._statistics.get("corpus")
         if statistics is None:
             statistics = await self._refresh_statistics(conn)
@@ -386,6 +436,9 @@ class Searcher:
                 known.update(found)
             frequencies = {lexeme: known.get(lexeme, 0) for lexeme in lexemes}
         terms, weights = term_weights(frequencies, total)
+        weights = [
+            w * EXPANSION_WEIGHT if t in added else w for t, w in zip(terms, weights, strict=True)
+        ]
         return KeywordQuery(
             lexemes=terms,
             weights=weights,
@@ -454,8 +507,27 @@ class Searcher:
         assert tense is not None
         ordered = order_versions(top, pulled, tense)[:limit] if pulled or _linked(top) else top
         if plainly_present(text):
+            ordered = await self._successors_over_near_copies(ordered)
             ordered = await self._newer_statements_first(ordered, text)
         return ordered
+
+    async def _successors_over_near_copies(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """Lift a memory that replaced another above an older hit that restates the replaced
+        one (stored vectors NEAR_COPY_SIMILARITY or closer): a link retires the plan it
+        corrects, and the request that plan repeated is just as outdated."""
+        candidates = near_copy_candidates(hits, NEAR_COPY_PLACES)
+        if not candidates:
+            return hits
+        async with transaction(self.pool) as conn:
+            close = await search_store.pair_similarities(
+                conn, [(hit, replaced) for hit, _, replaced in candidates]
+            )
+        pairs = [
+            (hit, successor, f"replaces #{replaced}, which #{hit} restates")
+            for hit, successor, replaced in candidates
+            if close.get((hit, replaced), 0.0) >= NEAR_COPY_SIMILARITY
+        ]
+        return lift_newer(hits, pairs) if pairs else hits
 
     async def _newer_statements_first(self, hits: list[SearchHit], text: str) -> list[SearchHit]:
         """Lift a newer hit above an older one a statement of which it changes (server/
@@ -473,6 +545,19 @@ class Searcher:
         ]
         return newer_first(hits, stale) if stale else hits
 
+    async def unknown_names(self, text: str) -> list[str]:
+        """The names `text` mentions (server/domain/prompt_names.py) that no memory holds, in
+        any of their vocabulary forms ("BLE" is known from "Bluetooth Low Energy")."""
+        names = named_things(text)
+        if not names:
+            return []
+        forms = {name: [name, *self.vocabulary.expansions(name)] for name in names}
+        async with transaction(self.pool) as conn:
+            known = await search_store.known_texts(
+                conn, sorted({form for group in forms.values() for form in group})
+            )
+        return [name for name in names if not any(known.get(f, True) for f in forms[name])]
+
     def _rank(
         self,
         rows: Sequence[Memory],
@@ -489,7 +574,11 @@ class Searcher:
         hits = [
             _hit(
                 m,
-                round(base_score(m) * prior.factor(m.kind, m.created_at, now), 6),
+                round(
+                    base_score(m)
+                    * prior.factor(m.kind, m.created_at, now, asking=asks(m.kind, m.content)),
+                    6,
+                ),
                 similarity=_rounded(similarity.get(m.id)) if similarity is not None else None,
                 keyword=_rounded(keyword.get(m.id, 0.0)) if keyword is not None else None,
                 fused=_rounded(fused.get(m.id)) if fused is not None else None,

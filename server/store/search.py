@@ -105,6 +105,39 @@ async def similarities(conn: Conn, embedding: np.ndarray, ids: Sequence[int]) ->
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
 
 
+async def pair_similarities(
+    conn: Conn, pairs: Sequence[tuple[int, int]]
+) -> dict[tuple[int, int], float]:
+    """Cosine similarity of the stored vectors of each pair of memories (both must be visible
+    and have a vector; other pairs are left out)."""
+    if not pairs:
+        return {}
+    cur = await conn.execute(
+        "SELECT p.a, p.b, 1 - (a.embedding <=> b.embedding)"
+        " FROM unnest(%(left)s::bigint[], %(right)s::bigint[]) AS p(a, b)"
+        " JOIN memories a ON a.id = p.a JOIN memories b ON b.id = p.b"
+        f" WHERE a.embedding IS NOT NULL AND b.embedding IS NOT NULL"
+        f" AND {visible('a')} AND {visible('b')}",
+        {"left": [a for a, _ in pairs], "right": [b for _, b in pairs]},
+    )
+    return {(int(row[0]), int(row[1])): float(row[2]) for row in await cur.fetchall()}
+
+
+async def known_texts(conn: Conn, texts: Sequence[str]) -> dict[str, bool]:
+    """Whether some live memory the reader may see holds all the words of each text (English
+    stems, as keyword search reads them); a text of stop words only counts as known."""
+    if not texts:
+        return {}
+    cur = await conn.execute(
+        "SELECT t.text, numnode(q) = 0 OR EXISTS (SELECT 1 FROM memories"
+        f"  WHERE tsv @@ q AND deleted_at IS NULL AND {VISIBLE_SQL})"
+        " FROM unnest(%(texts)s::text[]) AS t(text),"
+        " LATERAL plainto_tsquery('english', t.text) AS q",
+        {"texts": list(texts)},
+    )
+    return {str(row[0]): bool(row[1]) for row in await cur.fetchall()}
+
+
 async def query_lexemes(conn: Conn, text: str) -> list[str]:
     """The searchable terms of a query: English stems plus whole identifiers, as stored."""
     cur = await conn.execute(

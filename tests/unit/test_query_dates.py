@@ -6,7 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.domain.query_dates import event_period, event_reference, mentioned_period
+from server.domain.query_dates import (
+    change_period,
+    event_period,
+    event_reference,
+    mentioned_period,
+)
 
 
 def day(year: int, month: int, number: int) -> datetime:
@@ -148,3 +153,47 @@ def test_an_event_period_is_the_weeks_before_or_after_it() -> None:
 
 def _never():  # type: ignore[no-untyped-def]
     raise AssertionError("no event read")
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "as_of"),
+    [
+        # The change happened in March: the question asks about the weeks before March.
+        ("what did we use before we switched in March?", day(2026, 1, 15), day(2026, 3, 1)),
+        ("which runner did we have until we moved to uv in early March?", None, day(2026, 2, 28)),
+        ("the timeout before we changed it on 3 March 2026", None, day(2026, 3, 2)),
+        ("which image did we build prior to the upgrade in Q1?", None, day(2026, 1, 1)),
+    ],
+)
+def test_a_date_attached_to_a_change_dates_the_change_not_the_question(
+    query: str, start: datetime | None, as_of: datetime
+) -> None:
+    period = change_period(query, anchor=day(2026, 4, 20))
+
+    assert period is not None
+    assert period.as_of == as_of
+    assert period.end == as_of
+    if start is not None:
+        assert period.start == start
+    assert period.label is not None and period.label.startswith(("before", "until", "prior"))
+
+
+def test_after_a_dated_change_is_the_weeks_after_it() -> None:
+    period = change_period("what did we run after the switch in March?", day(2026, 4, 20))
+
+    assert period is not None
+    assert period.start == day(2026, 3, 1)
+    assert period.as_of == day(2026, 4, 4)  # the end of March, with the month's slack
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what runs before the deploy in March?",  # a step, not a change
+        "what was the pool size in March?",  # a date, no change
+        "before we switched to pnpm, what did we use?",  # a change, no date
+        "before the March incident, what was the timeout?",  # an event
+    ],
+)
+def test_no_change_period_without_a_dated_change(query: str) -> None:
+    assert change_period(query, day(2026, 4, 20)) is None

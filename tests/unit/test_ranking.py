@@ -1,4 +1,4 @@
-"""Ranking arithmetic: IDF, term selection, Reciprocal Rank Fusion, the kind/recency prior."""
+"""Ranking arithmetic: IDF, term selection, score fusion, the kind/recency/question prior."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import pytest
 
 from server.core.ranking import (
     RankingPrior,
+    asks,
     idf,
     parse_kind_weights,
-    reciprocal_rank_fusion,
+    score_fusion,
     seed_terms,
     term_weights,
 )
@@ -49,21 +50,47 @@ def test_seed_terms_always_keep_the_rarest_term() -> None:
     assert seed_terms({}, 1000) == []
 
 
-def test_rrf_adds_weighted_reciprocal_ranks() -> None:
-    fused = reciprocal_rank_fusion(
-        {"semantic": [1, 2], "keyword": [2, 3]}, {"semantic": 1.0, "keyword": 0.5}
+def test_score_fusion_adds_weighted_shares_of_each_lists_best() -> None:
+    fused = score_fusion(
+        {"semantic": {1: 0.8, 2: 0.4, 3: 0.2}, "keyword": {1: 0.0, 2: 10.0, 3: 5.0}},
+        {"semantic": 1.0, "keyword": 0.5},
     )
 
-    assert fused[1] == pytest.approx(1 / 61)
-    assert fused[2] == pytest.approx(1 / 62 + 0.5 / 61)
-    assert fused[3] == pytest.approx(0.5 / 62)
-    assert max(fused, key=fused.__getitem__) == 2
+    assert fused[1] == pytest.approx(1.0)
+    assert fused[2] == pytest.approx(0.5 + 0.5)
+    assert fused[3] == pytest.approx(0.25 + 0.25)
 
 
-def test_rrf_ignores_lists_with_zero_weight() -> None:
-    assert reciprocal_rank_fusion({"semantic": [1], "keyword": [2]}, {"semantic": 1.0}) == {
-        1: pytest.approx(1 / 61)
-    }
+def test_a_clear_winner_of_both_lists_keeps_its_margin_over_a_kind_weight() -> None:
+    # First in both lists by a wide margin; the runner-up is a note, which the kind weight
+    # favours over a raw turn by a tenth. Rank fusion left the winner 5% ahead; shares keep
+    # the real gap, so the prior cannot turn the order around.
+    fused = score_fusion(
+        {"semantic": {1: 0.69, 2: 0.39}, "keyword": {1: 11.3, 2: 6.7}},
+        {"semantic": 0.5, "keyword": 0.5},
+    )
+    prior = RankingPrior(kind_weights={"raw": 0.9})
+
+    assert fused[1] * prior.factor("raw", NOW, NOW) > fused[2] * prior.factor("note", NOW, NOW)
+
+
+def test_score_fusion_ignores_lists_with_zero_weight_or_no_positive_score() -> None:
+    fused = score_fusion(
+        {"semantic": {1: 0.5, 2: -0.1}, "keyword": {1: 3.0}, "empty": {3: 0.0}},
+        {"semantic": 1.0, "keyword": 0.0, "empty": 1.0},
+    )
+
+    assert fused == {1: pytest.approx(1.0), 2: 0.0}
+
+
+def test_a_turn_that_asks_is_weighed_down_only_when_it_is_a_question() -> None:
+    prior = RankingPrior(question_weight=0.85)
+
+    assert asks("raw", "How do I clear the lock?  ")
+    assert not asks("raw", "Clear it with unlock.")
+    assert not asks("note", "FAQ: how do I clear the lock?")
+    assert prior.factor("raw", NOW, NOW, asking=True) == pytest.approx(0.85)
+    assert prior.factor("raw", NOW, NOW) == pytest.approx(1.0)
 
 
 def test_prior_scales_by_kind_and_fades_with_age() -> None:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from server.core.models import SearchHit
-from server.domain.versions import order_as_of, order_versions, question_tense, wanted_ids
+from server.domain.versions import (
+    lift_newer,
+    near_copy_candidates,
+    order_as_of,
+    order_versions,
+    question_tense,
+    wanted_ids,
+)
 
 
 def _hit(
@@ -117,3 +125,29 @@ def test_as_of_leaves_a_list_in_order_when_the_best_version_is_already_first() -
 
 def test_as_of_wants_versions_on_both_sides() -> None:
     assert wanted_ids([_hit(10, 0.5, supersedes=1, by=20)], None) == [1, 20]
+
+
+def test_near_copy_candidates_pair_an_unlinked_hit_with_a_newer_successor_below_it() -> None:
+    request, other, correction = _hit(3, 0.9), _hit(1, 0.8), _hit(5, 0.7, supersedes=4)
+    elsewhere = replace(_hit(6, 0.6, supersedes=2), project="other")
+
+    found = near_copy_candidates([request, other, correction, elsewhere], places=3)
+
+    # request (3) and other (1) are older than the correction (5), which replaced 4; the hit
+    # of another project is not compared, and nothing is paired with a hit above it.
+    assert found == [(3, 5, 4), (1, 5, 4)]
+
+
+def test_near_copy_candidates_skip_hits_a_link_retires_and_older_successors() -> None:
+    retired = _hit(3, 0.9, by=9)
+    older_successor = _hit(2, 0.8, supersedes=1)
+
+    assert near_copy_candidates([retired, older_successor], places=3) == []
+
+
+def test_lift_newer_puts_the_newer_hit_in_the_older_ones_place_with_a_note() -> None:
+    ordered = lift_newer([_hit(3, 0.9), _hit(1, 0.8), _hit(5, 0.7)], [(3, 5, "why")])
+
+    assert [h.id for h in ordered] == [5, 3, 1]
+    assert ordered[0].score == 0.9 and ordered[0].version_note == "why"
+    assert ordered[1].score < 0.9

@@ -1,0 +1,87 @@
+"""The shared fixtures' rate-limit story, asked as a user would (#33): the correction first.
+
+Imported as a user imports them (Claude Code sessions, the claude.ai export, the notes), the
+acme-api sessions hold the user's request (per IP, 30 a minute), the agent's plan repeating
+it, and the user's correction (per API key; the IP bucket only for anonymous calls), which the
+import links to the plan it corrects. The request is not linked, yet it states what was
+replaced: asked now, the correction must come above it, and the recall hook must bring the
+decision to a prompt about rate limiting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.core.models import MemoryFilter
+from server.ingest.documents import import_claude_ai, import_text
+from server.ingest.importer import ImportFilters, SessionImporter
+from server.service.memory import MemoryService
+from tests.integration.test_hooks import context_of, payload, run_hook
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+PROJECT_PATH = "/home/dev/acme-api"
+CORRECTION = "per API key (`x-api-key`), not per IP"
+REQUEST = "30 req/min per IP"
+
+
+@pytest.fixture
+async def acme(service: MemoryService) -> None:
+    await SessionImporter(service, ImportFilters()).run(FIXTURES / "claude-code" / "projects")
+    await import_claude_ai(service, FIXTURES / "claude-ai" / "conversations.json")
+    await import_text(service, [FIXTURES / "notes"])
+
+
+def place(contents: list[str], fragment: str) -> int:
+    return next(i for i, content in enumerate(contents) if fragment in content)
+
+
+async def test_the_per_api_key_decision_comes_above_the_per_ip_request(
+    service: MemoryService, acme: None
+) -> None:
+    result = await service.search_hybrid(
+        "how is POST /invoices rate limited?",
+        where=MemoryFilter(project="acme-api", with_general=True),
+    )
+    contents = [hit.content for hit in result.hits]
+
+    assert place(contents, CORRECTION) < place(contents, REQUEST)
+    corrected = result.hits[place(contents, CORRECTION)]
+    assert corrected.version_note is not None
+
+
+async def test_prompt_recall_brings_the_decision_to_a_rate_limiting_prompt(
+    app_url: str, acme: None
+) -> None:
+    run = await run_hook(
+        "user-prompt-submit",
+        payload(
+            "UserPromptSubmit",
+            prompt="add rate limiting to the public endpoints",
+            cwd=PROJECT_PATH,
+            session_id="rate-limit-prompt",
+        ),
+        app_url,
+    )
+
+    context = context_of(run, "UserPromptSubmit")
+    assert CORRECTION in " ".join(context.split())
+
+
+async def test_prompt_recall_holds_back_when_the_prompt_names_what_memory_never_saw(
+    app_url: str, acme: None
+) -> None:
+    async def injected(prompt: str) -> str:
+        run = await run_hook(
+            "user-prompt-submit",
+            payload("UserPromptSubmit", prompt=prompt, cwd=PROJECT_PATH, session_id=prompt),
+            app_url,
+        )
+        return run.stdout.strip()
+
+    # Nothing was ever said about Sentry: the error-handling memories are near, not answers.
+    assert await injected("which Sentry project does acme-api report its errors to?") == ""
+    # The same question about a tool the sessions do mention is answered from memory.
+    known = await injected("how does Fastify report acme-api errors?")
+    assert "sendProblem" in known

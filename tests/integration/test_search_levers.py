@@ -1,0 +1,227 @@
+"""What hybrid ranking uses beyond the two lists, each on cases written for it (real database,
+real model): score fusion that keeps a clear winner first, questions ranked below their
+answers, the developer vocabulary, and a date attached to a change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from server.core.config import ConfigError, load_settings
+from server.core.models import MemoryFilter
+from server.domain.vocabulary import Vocabulary, load_vocabulary
+from server.service.memory import MemoryService
+from server.service.search import Searcher
+
+PROJECT = "ledgerline"
+PATH = "/home/dev/ledgerline"
+
+
+# Other topics of the project, so the words of each test's question are not in most memories
+# (a word in more than a quarter of them is dropped from keyword queries like a stop word).
+OTHER_TOPICS = [
+    "ledgerline uses PostgreSQL 16 with one schema per tenant.",
+    "The invoice PDF renderer runs in a separate container.",
+    "Feature flags live in the flags table and are cached for a minute.",
+    "The admin UI is a React app built with Vite.",
+    "Nightly backups go to an encrypted bucket in Frankfurt.",
+    "Currency amounts are stored as integer cents.",
+    "The public API is versioned in the URL path, /v1 and /v2.",
+    "Tenants are created through the onboarding wizard.",
+    "The release train leaves every second Tuesday.",
+    "Emails are sent through the notification service.",
+    "Exports to CSV are limited to 50,000 rows.",
+    "The staging database is refreshed from an anonymised snapshot weekly.",
+]
+
+
+async def other_topics(service: MemoryService) -> None:
+    for number, text in enumerate(OTHER_TOPICS, start=1):
+        await remember(service, text, "note", day(number, 1))
+
+
+async def remember(
+    service: MemoryService, content: str, kind: str, at: datetime, session: str | None = None
+) -> int:
+    outcome = await service.save(
+        content,
+        project=PROJECT,
+        project_path=PATH,
+        kind=kind,
+        created_at=at,
+        session_id=session,
+        role="user" if kind == "raw" else None,
+        force=True,
+    )
+    return outcome.id
+
+
+def day(number: int, month: int = 3) -> datetime:
+    return datetime(2026, month, number, 10, 0, tzinfo=UTC)
+
+
+async def test_a_turn_first_in_both_lists_stays_first_above_notes(service: MemoryService) -> None:
+    await other_topics(service)
+    # A user's turn is first by meaning and by words; handbook notes (which the kind weight
+    # favours over raw turns) come second and third in both lists. Rank fusion gave them
+    # nearly the same fused score, and the kind weight then put a note first.
+    answer = await remember(
+        service,
+        "no loguru in ledgerline. the billing worker logs through structlog, configured in"
+        " app/logging.py; ask me before adding any logging library.",
+        "raw",
+        day(2),
+        session="s-logging",
+    )
+    for number, text in enumerate(
+        [
+            "ledgerline handbook: the billing worker runs every five minutes and writes its"
+            " progress to the worker log.",
+            "ledgerline handbook: log lines carry the request id; the worker's logging level is"
+            " set in the environment.",
+            "ledgerline handbook: libraries are pinned in requirements.txt and updated monthly.",
+        ],
+        start=10,
+    ):
+        await remember(service, text, "note", day(number))
+
+    query = "can I use loguru for logging in the billing worker?"
+    where = MemoryFilter(project=PROJECT)
+    semantic = await service.search_semantic(query, where=where, use_prior=False)
+    keyword = await service.search_keyword(query, where=where, use_prior=False)
+    result = await service.search_hybrid(query, where=where)
+
+    # The premise: first in both lists, and a note second in both.
+    assert semantic.hits[0].id == keyword.hits[0].id == answer
+    assert semantic.hits[1].kind == keyword.hits[1].kind == "note"
+    assert result.hits[0].id == answer
+
+
+async def test_a_question_turn_ranks_below_the_turn_that_answers_it(
+    service: MemoryService,
+) -> None:
+    asked = await remember(
+        service,
+        "The staging deploy is stuck on 'deploy lock held by another run' since the runner"
+        " crashed. How do I clear the deploy lock safely?",
+        "raw",
+        day(4),
+        session="s-lock",
+    )
+    answer = await service.save(
+        "Clear the stuck lock with `ledgerctl deploy unlock --env staging` once nothing is"
+        " deploying: the crashed runner left it behind.",
+        project=PROJECT,
+        project_path=PATH,
+        kind="raw",
+        role="assistant",
+        session_id="s-lock",
+        created_at=day(4).replace(minute=1),
+        force=True,
+    )
+
+    query, where = "how do I clear a stuck deploy lock?", MemoryFilter(project=PROJECT)
+    prior = service.searcher.prior
+    unweighted = Searcher(
+        service.pool, service.embedder, replace(prior, question_weight=1.0), Vocabulary()
+    )
+
+    weighted = (await service.search_hybrid(query, where=where)).hits
+    plain = (
+        await unweighted.hybrid(query, where, limit=10, keyword_weight=0.5, semantic_weight=0.5)
+    ).hits
+    weighted_score = {hit.id: hit.score for hit in weighted}
+    plain_score = {hit.id: hit.score for hit in plain}
+
+    assert prior.question_weight < 1.0
+    assert weighted_score[asked] == pytest.approx(plain_score[asked] * prior.question_weight)
+    assert weighted_score[answer.id] == pytest.approx(plain_score[answer.id])
+    ranked = [hit.id for hit in weighted]
+    assert ranked.index(answer.id) < ranked.index(asked)
+
+
+async def test_the_vocabulary_finds_jargon_asked_in_plain_words(service: MemoryService) -> None:
+    jargon = await remember(
+        service,
+        "The DLQ of the payout consumer is drained by replay-worker nightly.",
+        "note",
+        day(5),
+    )
+    await remember(
+        service, "The payout consumer retries a failed payout three times.", "note", day(6)
+    )
+
+    plain = await service.search_keyword(
+        "who empties the dead letter queue?", where=MemoryFilter(project=PROJECT)
+    )
+    hybrid = await service.search_hybrid(
+        "who empties the dead letter queue?", where=MemoryFilter(project=PROJECT)
+    )
+
+    assert [hit.id for hit in plain.hits] == [jargon]
+    assert hybrid.hits[0].id == jargon
+
+
+async def test_a_users_vocabulary_file_adds_forms(service: MemoryService, tmp_path: Path) -> None:
+    own = tmp_path / "vocabulary.txt"
+    own.write_text("BFF = backend for frontend\n", encoding="utf-8")
+    note = await remember(
+        service, "The BFF caches the pricing page for 30 seconds.", "note", day(7)
+    )
+    searcher = Searcher(
+        service.pool, service.embedder, service.searcher.prior, load_vocabulary(own)
+    )
+
+    with_file = await searcher.keyword(
+        "who owns the backend for frontend?", MemoryFilter(project=PROJECT), limit=5
+    )
+    without = await service.search_keyword(
+        "who owns the backend for frontend?", where=MemoryFilter(project=PROJECT)
+    )
+
+    assert note in [hit.id for hit in with_file.hits]
+    assert note not in [hit.id for hit in without.hits]
+
+
+def test_a_missing_vocabulary_file_is_named_at_start(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="SEARCH_VOCABULARY_FILE: no such file"):
+        load_settings({"SEARCH_VOCABULARY_FILE": str(tmp_path / "nope.txt")}, env_file=None)
+
+
+async def test_before_a_dated_change_asks_for_the_state_before_it(service: MemoryService) -> None:
+    project = "harbor-ops"
+    before = await service.save(
+        "harbor-ops deploys with Capistrano from the ops laptop.",
+        project=project,
+        kind="note",
+        created_at=day(10, 2),
+        force=True,
+    )
+    change = await service.save(
+        "Switched harbor-ops deploys from Capistrano to Kamal, run from CI.",
+        project=project,
+        kind="note",
+        created_at=day(12, 3),
+        force=True,
+    )
+    await service.save(
+        "A Kamal deploy of harbor-ops takes about four minutes.",
+        project=project,
+        kind="note",
+        created_at=day(8, 4),
+        force=True,
+    )
+
+    result = await service.search_hybrid(
+        "which deploy tool did we use before we switched in March?",
+        where=MemoryFilter(project=project),
+    )
+
+    assert result.hits[0].id == before.id
+    assert change.id in [hit.id for hit in result.hits]
+    assert result.hits[0].time_note is not None
+    assert "before we switched in March" in result.hits[0].time_note
