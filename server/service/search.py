@@ -355,7 +355,7 @@ class Searcher:
             }
             if dated is not None:
                 lists["semantic_dated"] = await search_store.semantic_candidates(
-                    conn, vector, dated, count, dated_min_similarity
+                    conn, vector, dated, count, dated_min_similarity, within_period=True
                 )
         return lists
 

@@ -54,19 +54,28 @@ async def semantic_candidates(
     where: MemoryFilter,
     limit: int,
     min_similarity: float = -1.0,
+    *,
+    within_period: bool = False,
 ) -> list[tuple[int, float]]:
-    """(memory id, cosine similarity) of the closest memories, best first."""
+    """(memory id, cosine similarity) of the closest memories, best first.
+
+    `within_period`: the filter names a period (a question's date), so the planner may read
+    the period's rows by date and rank them exactly. Through the HNSW index instead, a narrow
+    period makes the iterative scan walk most of the graph to find k rows from then: at
+    100,000 memories that was hybrid's tail (the dated look-up's p95 86 ms against 9 ms p50).
+    """
     await prefer_indexes(conn)
-    rows = await _in_vector_order(
-        conn,
-        _NEAREST_SQL,
-        {
-            **filter_params(where),
-            "vec": embedding,
-            "k": limit,
-            "min_similarity": min_similarity,
-        },
-    )
+    params = {
+        **filter_params(where),
+        "vec": embedding,
+        "k": limit,
+        "min_similarity": min_similarity,
+    }
+    if within_period:
+        cur = await conn.execute(_NEAREST_SQL, params)
+        rows = await cur.fetchall()
+    else:
+        rows = await _in_vector_order(conn, _NEAREST_SQL, params)
     return [(int(row[0]), float(row[1])) for row in rows]
 
 
