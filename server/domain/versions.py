@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from server.core.models import SearchHit
@@ -229,3 +229,33 @@ def near_copy_candidates(hits: Sequence[SearchHit], places: int) -> list[tuple[i
             ):
                 found.append((hit.id, successor.id, replaced))
     return found
+
+
+# A statement of a value: a number (versions, sizes, counts, times) or a code span.
+_STATES_A_VALUE = re.compile(r"\d|`")
+
+
+def same_subject_candidates(
+    hits: Sequence[SearchHit], *, places: int, depth: int, min_share: float, min_gap: timedelta
+) -> list[tuple[int, int]]:
+    """(older hit, newer hit) pairs that may say the same thing at two times: the older in the
+    first `places`, the newer below it within `depth`, of the same project, stored at least
+    `min_gap` later, scoring at least `min_share` of the older's score, and both stating a
+    value (a number or a code span). The caller keeps the pairs whose stored vectors are close.
+    A value stated in a mid-way runbook and stated again, changed, in a later session is the
+    case; in a conversation about someone's life (no values) nothing is paired."""
+    pairs: list[tuple[int, int]] = []
+    for position, older in enumerate(hits[:places]):
+        if not older.project or older.superseded_by is not None:
+            continue
+        if not _STATES_A_VALUE.search(older.content):
+            continue
+        for newer in hits[position + 1 : depth]:
+            if (
+                newer.project == older.project
+                and newer.created_at >= older.created_at + min_gap
+                and newer.score >= min_share * older.score
+                and _STATES_A_VALUE.search(newer.content)
+            ):
+                pairs.append((older.id, newer.id))
+    return pairs

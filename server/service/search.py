@@ -72,6 +72,7 @@ from server.domain.versions import (
     order_versions,
     plainly_present,
     question_tense,
+    same_subject_candidates,
     wanted_ids,
 )
 from server.domain.vocabulary import Vocabulary
@@ -118,6 +119,16 @@ EXPANSION_WEIGHT = 0.5
 # statement reach with the bundled model (the write guard's UPDATE band starts at 0.75).
 NEAR_COPY_PLACES = 3
 NEAR_COPY_SIMILARITY = 0.75
+# A newer hit about the same thing as an older one above it (no link between them) is lifted
+# above it for a present-tense question (`_newer_about_the_same`). Chosen on the team corpus
+# (similarity 0.5 / 0.6 / 0.7: all answered@1 0.595 / 0.619 / 0.587) and LoCoMo's tuning split
+# (no change at any of them once both hits must state a value; without that condition MRR fell
+# 0.569 -> 0.541), checked on the outside corpus (0.528 -> 0.543). docs/BENCHMARKS.md.
+SAME_SUBJECT_SIMILARITY = 0.6
+SAME_SUBJECT_PLACES = 3  # the older hit is one of the first three
+SAME_SUBJECT_DEPTH = 8  # the newer hit is one of the first eight
+SAME_SUBJECT_MIN_SHARE = 0.8  # the newer hit scores at least this share of the older's
+SAME_SUBJECT_MIN_GAP = timedelta(hours=1)  # not a neighbouring turn of the same exchange
 # Versions of a fact pulled into a result list follow a chain at most this many links.
 MAX_CHAIN_STEPS = 3
 # Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
@@ -508,8 +519,32 @@ class Searcher:
         ordered = order_versions(top, pulled, tense)[:limit] if pulled or _linked(top) else top
         if plainly_present(text):
             ordered = await self._successors_over_near_copies(ordered)
+            ordered = await self._newer_about_the_same(ordered)
             ordered = await self._newer_statements_first(ordered, text)
         return ordered
+
+    async def _newer_about_the_same(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """Lift a newer hit above an older one that says much the same (stored vectors
+        SAME_SUBJECT_SIMILARITY or closer) when both state a value and the newer scores
+        nearly as well: without a link, the later statement of a value is the likelier
+        current one (a soft signal: it only reorders, nothing is stored or hidden)."""
+        candidates = same_subject_candidates(
+            hits,
+            places=SAME_SUBJECT_PLACES,
+            depth=SAME_SUBJECT_DEPTH,
+            min_share=SAME_SUBJECT_MIN_SHARE,
+            min_gap=SAME_SUBJECT_MIN_GAP,
+        )
+        if not candidates:
+            return hits
+        async with transaction(self.pool) as conn:
+            close = await search_store.pair_similarities(conn, candidates)
+        pairs = [
+            (older, newer, f"newer, about the same as #{older}")
+            for older, newer in candidates
+            if close.get((older, newer), 0.0) >= SAME_SUBJECT_SIMILARITY
+        ]
+        return lift_newer(hits, pairs) if pairs else hits
 
     async def _successors_over_near_copies(self, hits: list[SearchHit]) -> list[SearchHit]:
         """Lift a memory that replaced another above an older hit that restates the replaced

@@ -225,3 +225,35 @@ async def test_before_a_dated_change_asks_for_the_state_before_it(service: Memor
     assert change.id in [hit.id for hit in result.hits]
     assert result.hits[0].time_note is not None
     assert "before we switched in March" in result.hits[0].time_note
+
+
+async def test_a_newer_statement_of_a_value_comes_above_an_older_one_without_a_link(
+    service: MemoryService,
+) -> None:
+    await other_topics(service)
+    handbook = await remember(
+        service,
+        "ledgerline handbook, March: invoice PDFs are kept in the render cache for 300 seconds;"
+        " the cache lives in Redis next to the session store.",
+        "note",
+        day(1),
+    )
+    later = await remember(
+        service,
+        "Raised it: rendered invoice PDFs now stay cached for 900 seconds, because the mobile"
+        " app re-opens the same invoice several times.",
+        "raw",
+        day(20),
+        session="s-cache",
+    )
+    where = MemoryFilter(project=PROJECT)
+
+    now = await service.search_hybrid("how long are rendered invoice PDFs cached?", where=where)
+    plain = await service.search_hybrid(
+        "how long are rendered invoice PDFs cached?", where=where, use_prior=False
+    )
+
+    assert now.hits[0].supersedes is None and now.hits[0].superseded_by is None  # no link
+    assert [h.id for h in plain.hits[:2]] == [handbook, later]  # the handbook leads on score
+    assert [h.id for h in now.hits[:2]] == [later, handbook]
+    assert now.hits[0].version_note == f"newer, about the same as #{handbook}"

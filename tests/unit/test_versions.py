@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,6 +14,7 @@ from server.domain.versions import (
     order_as_of,
     order_versions,
     question_tense,
+    same_subject_candidates,
     wanted_ids,
 )
 
@@ -151,3 +152,41 @@ def test_lift_newer_puts_the_newer_hit_in_the_older_ones_place_with_a_note() -> 
     assert [h.id for h in ordered] == [5, 3, 1]
     assert ordered[0].score == 0.9 and ordered[0].version_note == "why"
     assert ordered[1].score < 0.9
+
+
+def _valued(memory_id: int, score: float, content: str, project: str = "acme") -> SearchHit:
+    return replace(_hit(memory_id, score), content=content, project=project)
+
+
+def test_same_subject_candidates_pair_values_stated_at_two_times() -> None:
+    runbook = _valued(2, 1.0, "AckWait is 2m on the sink consumer.")
+    later = _valued(9, 0.85, "Set AckWait to 45s and heartbeat every 15s.")
+    weak = _valued(8, 0.5, "AckWait 30s was the first setting.")
+    prose = _valued(7, 0.95, "We talked about the consumer again.")
+
+    found = same_subject_candidates(
+        [runbook, prose, later, weak],
+        places=3,
+        depth=8,
+        min_share=0.8,
+        min_gap=timedelta(hours=1),
+    )
+
+    # The prose hit states no value; the weak one scores too little; only later hits count.
+    assert found == [(2, 9)]
+
+
+def test_same_subject_candidates_skip_other_projects_and_the_same_exchange() -> None:
+    older = _valued(2, 1.0, "pool size 20")
+    other_project = _valued(9, 0.9, "pool size 32", project="other")
+    same_minute = replace(_valued(3, 0.9, "pool size 32"), created_at=older.created_at)
+
+    found = same_subject_candidates(
+        [older, other_project, same_minute],
+        places=3,
+        depth=8,
+        min_share=0.8,
+        min_gap=timedelta(hours=1),
+    )
+
+    assert found == []
