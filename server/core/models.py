@@ -323,9 +323,11 @@ class SearchHit:
 
     `similarity`: cosine similarity to the query (best passage for long memories).
     `keyword_score`: IDF-weighted term matches (0 when no query term is in the memory).
-    `fused_score`: the Reciprocal Rank Fusion score (hybrid mode only).
+    `fused_score`: the fused score (hybrid mode only): per list, its weight times the hit's
+    score as a share of that list's best (server/core/ranking.score_fusion).
     `score`: what the results are ordered by: the mode's base score times the ranking prior
-    (kind weight and recency), or the base score itself when the prior is switched off.
+    (kind weight, recency, a turn that asks), or the base score itself when the prior is
+    switched off.
     `supersedes` / `superseded_by`: the older and newer versions of the hit's fact, and
     `version_note` why the ranking moved this version (server/domain/versions.py); `time_note` that
     it is from the period the question names (server/domain/query_dates.py).

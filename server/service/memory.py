@@ -144,7 +144,7 @@ class MemoryService(
         where: MemoryFilter | None = None,
         use_prior: bool = True,
     ) -> SearchResult:
-        """Semantic and keyword results fused by Reciprocal Rank Fusion.
+        """Semantic and keyword results fused by score (server/core/ranking.score_fusion).
 
         While the embeddings endpoint is down the keyword results alone are returned (the
         prompt recall hook and agents keep finding exact words); semantic search says why

@@ -45,12 +45,17 @@ async def other_topics(service: MemoryService) -> None:
 
 
 async def remember(
-    service: MemoryService, content: str, kind: str, at: datetime, session: str | None = None
+    service: MemoryService,
+    content: str,
+    kind: str,
+    at: datetime,
+    session: str | None = None,
+    project: str = PROJECT,
 ) -> int:
     outcome = await service.save(
         content,
-        project=PROJECT,
-        project_path=PATH,
+        project=project,
+        project_path=PATH if project == PROJECT else "",
         kind=kind,
         created_at=at,
         session_id=session,
@@ -194,26 +199,26 @@ def test_a_missing_vocabulary_file_is_named_at_start(tmp_path: Path) -> None:
 
 async def test_before_a_dated_change_asks_for_the_state_before_it(service: MemoryService) -> None:
     project = "harbor-ops"
-    before = await service.save(
+    before = await remember(
+        service,
         "harbor-ops deploys with Capistrano from the ops laptop.",
+        "note",
+        day(10, 2),
         project=project,
-        kind="note",
-        created_at=day(10, 2),
-        force=True,
     )
-    change = await service.save(
+    change = await remember(
+        service,
         "Switched harbor-ops deploys from Capistrano to Kamal, run from CI.",
+        "note",
+        day(12, 3),
         project=project,
-        kind="note",
-        created_at=day(12, 3),
-        force=True,
     )
-    await service.save(
+    await remember(
+        service,
         "A Kamal deploy of harbor-ops takes about four minutes.",
+        "note",
+        day(8, 4),
         project=project,
-        kind="note",
-        created_at=day(8, 4),
-        force=True,
     )
 
     result = await service.search_hybrid(
@@ -221,8 +226,8 @@ async def test_before_a_dated_change_asks_for_the_state_before_it(service: Memor
         where=MemoryFilter(project=project),
     )
 
-    assert result.hits[0].id == before.id
-    assert change.id in [hit.id for hit in result.hits]
+    assert result.hits[0].id == before
+    assert change in [hit.id for hit in result.hits]
     assert result.hits[0].time_note is not None
     assert "before we switched in March" in result.hits[0].time_note
 
