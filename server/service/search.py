@@ -284,8 +284,9 @@ class Searcher:
             },
             weights,
         )
+        # A candidate only a zero-weighted list found scores nothing: it is not a hit.
         hits = self._rank(
-            rows,
+            [m for m in rows if fused.get(m.id, 0.0) > 0],
             lambda m: fused[m.id],
             use_prior,
             similarity=similarity,

@@ -377,6 +377,30 @@ async def test_search_rejects_bad_input(service: MemoryService, call: object, me
         await call(service)  # type: ignore[operator]
 
 
+async def test_hybrid_with_one_list_weighted_zero_returns_only_the_other_lists_finds(
+    service: MemoryService,
+) -> None:
+    """A zero weight switches a list off: what only that list found is not a hit (it used to
+    answer 500, as the fuzzer found with semantic_weight 0 and the query "0")."""
+    ids = await bulk_insert(
+        service,
+        [
+            "Retries are capped at 0 for the payment webhook.",
+            "The payment webhook retries failed deliveries with backoff.",
+            "Webhook deliveries that fail are attempted again later.",
+        ],
+    )
+    capped = ids["Retries are capped at 0 for the payment webhook."]
+
+    keyword_only = await service.search_hybrid("0", semantic_weight=0.0, keyword_weight=1.0)
+    semantic_only = await service.search_hybrid(
+        "webhook retries", semantic_weight=1.0, keyword_weight=0.0
+    )
+
+    assert [hit.id for hit in keyword_only.hits] == [capped]
+    assert {hit.id for hit in semantic_only.hits} == set(ids.values())
+
+
 async def test_related_excludes_itself_and_deleted(service: MemoryService) -> None:
     ids = await bulk_insert(
         service,
