@@ -65,6 +65,36 @@ def _reject_constant(name: str) -> Any:
     raise InvalidInput(f"the request body is not valid JSON: {name} is not a number in JSON")
 
 
+# Python refuses to read integers longer than this (sys.get_int_max_str_digits), and no field
+# of ours needs one anywhere near as long.
+MAX_INTEGER_DIGITS = 4_300
+
+
+class _HugeInteger:
+    """An integer too long to read, left unread so the field holding it can be named."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = len(digits.lstrip("-"))
+
+
+def _huge_integer_field(value: Any, path: str) -> tuple[str, int] | None:
+    """Where in a parsed body a _HugeInteger sits ("limit", "memories[2].created_at") and its
+    digit count; None when there is none."""
+    if isinstance(value, _HugeInteger):
+        return path or "the body", value.digits
+    if isinstance(value, dict):
+        places = [(f"{path}.{key}" if path else str(key), item) for key, item in value.items()]
+    elif isinstance(value, list):
+        places = [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+    else:
+        return None
+    for place, item in places:
+        found = _huge_integer_field(item, place)
+        if found is not None:
+            return found
+    return None
+
+
 def _declared_json(content_type: str) -> bool:
     media_type = content_type.split(";", 1)[0].strip().lower()
     return media_type == "application/json" or media_type.endswith("+json")
@@ -82,10 +112,25 @@ async def json_body(request: Request) -> dict[str, Any]:
         raise UnsupportedMediaType(
             "send the request body as JSON with Content-Type: application/json"
         )
+    too_long: list[_HugeInteger] = []
+
+    def read_integer(digits: str) -> int | _HugeInteger:
+        if len(digits) <= MAX_INTEGER_DIGITS:
+            return int(digits)
+        too_long.append(_HugeInteger(digits))
+        return too_long[-1]
+
     try:
-        body = json.loads(raw or b"{}", parse_constant=_reject_constant)
+        body = json.loads(raw or b"{}", parse_constant=_reject_constant, parse_int=read_integer)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         raise InvalidInput("the request body is not valid JSON") from None
+    found = _huge_integer_field(body, "") if too_long else None
+    if found is not None:
+        field, digits = found
+        raise InvalidInput(
+            f"{field} is a number of {digits:,} digits; numbers may have at most"
+            f" {MAX_INTEGER_DIGITS:,}"
+        )
     if not isinstance(body, dict):
         raise UnprocessableInput("the request body must be a JSON object")
     try:

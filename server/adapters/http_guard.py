@@ -8,7 +8,7 @@ before they reach any route: MCP, REST or UI.
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
+import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -20,15 +20,30 @@ def allowed_hosts_for(bind_host: str, extra: tuple[str, ...] = ()) -> frozenset[
     hosts = set(LOOPBACK_HOSTS) | {h.lower() for h in extra}
     if bind_host not in ("0.0.0.0", "::", ""):
         hosts.add(bind_host.lower().strip("[]"))
+    hosts.discard("")  # what a malformed Host or Origin reads as
     return frozenset(hosts)
 
 
+# A Host header is a name or address and an optional port, nothing else (RFC 9110 7.2): no
+# user part ("127.0.0.1:3471@evil.com"), no path, no second value. An IPv6 address is bracketed.
+_HOST = re.compile(r"(?:\[(?P<ipv6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9._-]+))(?::[0-9]{1,5})?")
+# An Origin is one scheme://host[:port] (RFC 6454): no path, no list of origins.
+_ORIGIN = re.compile(r"(?P<scheme>https?)://(?P<host>[^/?#@\s]+)")
+
+
 def _hostname(host_header: str) -> str:
-    """The name part of a Host header: strip the port, and brackets around IPv6."""
-    value = host_header.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    """The name part of a well-formed Host header (port and IPv6 brackets stripped); "" when
+    the header is malformed, which no allowed name matches."""
+    match = _HOST.fullmatch(host_header.strip().lower())
+    if match is None:
+        return ""
+    return match["ipv6"] or match["name"]
+
+
+def _origin_hostname(origin: str) -> str:
+    """The host of a well-formed Origin header; "" when it is malformed or opaque ("null")."""
+    match = _ORIGIN.fullmatch(origin.strip().lower())
+    return _hostname(match["host"]) if match else ""
 
 
 class HostOriginGuard:
@@ -64,8 +79,7 @@ class HostOriginGuard:
         await self.app(scope, receive, send)
 
     def _origin_allowed(self, origin: str) -> bool:
-        parts = urlsplit(origin.strip())
-        return parts.scheme in ("http", "https") and (parts.hostname or "") in self.allowed_hosts
+        return _origin_hostname(origin) in self.allowed_hosts
 
 
 async def send_json_error(send: Send, status: int, code: str, message: str) -> None:

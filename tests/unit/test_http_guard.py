@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.adapters.http_guard import _hostname, allowed_hosts_for
+from server.adapters.http_guard import _hostname, _origin_hostname, allowed_hosts_for
 
 
 @pytest.mark.parametrize(
@@ -19,6 +19,40 @@ from server.adapters.http_guard import _hostname, allowed_hosts_for
 )
 def test_hostname_strips_port_and_brackets(header: str, name: str) -> None:
     assert _hostname(header) == name
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "127.0.0.1:3471@evil.com",
+        "127.0.0.1@evil.com",
+        "127.0.0.1:3471, evil.com",
+        "127.0.0.1 evil.com",
+        "127.0.0.1:3471/path",
+        "localhost:port",
+        "::1",
+        "",
+    ],
+)
+def test_a_malformed_host_names_nothing(header: str) -> None:
+    assert _hostname(header) == ""
+
+
+@pytest.mark.parametrize(
+    ("origin", "name"),
+    [
+        ("http://localhost:3333", "localhost"),
+        ("https://127.0.0.1", "127.0.0.1"),
+        ("http://[::1]:3333", "::1"),
+        ("http://127.0.0.1:3471 http://evil.com", ""),
+        ("http://127.0.0.1:3471/", ""),
+        ("http://user@127.0.0.1", ""),
+        ("null", ""),
+        ("file://", ""),
+    ],
+)
+def test_origin_hostname_reads_only_one_well_formed_origin(origin: str, name: str) -> None:
+    assert _origin_hostname(origin) == name
 
 
 def test_loopback_names_are_always_allowed() -> None:
