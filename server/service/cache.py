@@ -30,36 +30,39 @@ class ReadCache:
         self._max_size = max_size
         self._ttl = ttl_seconds
         self._state = state
-        self._entries: TTLCache[Hashable, Any] | None = (
+        self._entries: TTLCache[tuple[int, Hashable], Any] | None = (
             TTLCache(maxsize=max_size, ttl=ttl_seconds)
             if max_size > 0 and ttl_seconds > 0
             else None
         )
         self._loaded_in: str | None = None
-        self.hits = 0
-        self.misses = 0
+        # Hits and misses per user (viewer_key), so one user's figures say nothing of another's
+        # activity; key 0 is single-user mode and the command line.
+        self._hits: dict[int, int] = {}
+        self._misses: dict[int, int] = {}
 
     async def get_or_load(self, key: Hashable, load: Callable[[], Awaitable[T]]) -> T:
         """The cached value for `key` if nothing was committed since it was loaded, else
         `load()`'s result (cached when no newer state was seen while it ran)."""
         if self._entries is None:
             return await load()
-        key = (viewer_key(), key)  # one user's reads are never served to another
+        viewer = viewer_key()
+        entry = (viewer, key)  # one user's reads are never served to another
         state = await self._state()
         if state != self._loaded_in:
             self._entries.clear()
             self._loaded_in = state
         try:
-            value: T = self._entries[key]
+            value: T = self._entries[entry]
         except KeyError:
             pass
         else:
-            self.hits += 1
+            self._hits[viewer] = self._hits.get(viewer, 0) + 1
             return value
-        self.misses += 1
+        self._misses[viewer] = self._misses.get(viewer, 0) + 1
         value = await load()
         if state == self._loaded_in:
-            self._entries[key] = value
+            self._entries[entry] = value
         return value
 
     def invalidate(self) -> None:
@@ -69,10 +72,13 @@ class ReadCache:
             self._entries.clear()
 
     def stats(self) -> CacheStats:
+        """The asking user's entries, hits and misses (everyone's share one max_size)."""
+        viewer = viewer_key()
+        entries = list(self._entries.keys()) if self._entries is not None else []
         return CacheStats(
-            size=len(self._entries) if self._entries is not None else 0,
+            size=sum(1 for owner, _ in entries if owner == viewer),
             max_size=self._max_size,
             ttl_seconds=self._ttl,
-            hits=self.hits,
-            misses=self.misses,
+            hits=self._hits.get(viewer, 0),
+            misses=self._misses.get(viewer, 0),
         )

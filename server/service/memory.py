@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from server.core.access import current_viewer
 from server.core.config import Settings
 from server.core.errors import EmbeddingUnavailable, InvalidInput, StartupError
 from server.core.models import (
@@ -238,7 +239,11 @@ class MemoryService(
             async with transaction(self.pool) as conn:
                 active, deleted = await stats_store.totals(conn)
                 grouped = await stats_store.live_counts_by(conn)
-                sizes = await stats_store.storage_sizes(conn)
+                sizes = await (
+                    stats_store.storage_sizes(conn)
+                    if current_viewer() is None
+                    else stats_store.visible_storage_sizes(conn)
+                )
                 sessions = await stats_store.session_counts(conn)
             return Stats(
                 total=active + deleted,

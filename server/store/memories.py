@@ -82,7 +82,7 @@ _INSERT_SQL = (
     " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
     " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
     " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s,"
-    " coalesce(%(visibility)s, default_visibility()))"
+    " new_memory_visibility(%(visibility)s, %(project)s))"
     " ON CONFLICT (content_hash, coalesce(owner_id, 0)) DO NOTHING"
 )
 

@@ -37,6 +37,8 @@ async def live_counts_by(conn: Conn) -> dict[str, dict[str, int]]:
 
 
 async def storage_sizes(conn: Conn) -> StorageSizes:
+    """The memories table's sizes on disk: the whole server's, for single-user mode and the
+    command line."""
     cur = await conn.execute(
         "SELECT pg_table_size('memories'), pg_indexes_size('memories'),"
         " coalesce((SELECT sum(pg_column_size(embedding)) FROM memories), 0),"
@@ -51,6 +53,20 @@ async def storage_sizes(conn: Conn) -> StorageSizes:
         vector_bytes=int(row[2]),
         total_bytes=int(row[3]),
     )
+
+
+async def visible_storage_sizes(conn: Conn) -> StorageSizes:
+    """The size of the rows this transaction's user can see (their own and their projects'
+    shared ones): a teammate's private saves must not show as growing totals. Indexes are
+    not split by row, so they count 0."""
+    cur = await conn.execute(
+        "SELECT coalesce(sum(pg_column_size(memories.*)), 0),"
+        " coalesce(sum(pg_column_size(embedding)), 0)"
+        f" FROM memories WHERE {VISIBLE_SQL}"
+    )
+    row = await cur.fetchone()
+    rows, vectors = (int(row[0]), int(row[1])) if row else (0, 0)
+    return StorageSizes(table_bytes=rows, index_bytes=0, vector_bytes=vectors, total_bytes=rows)
 
 
 async def session_counts(conn: Conn) -> SessionCounts:

@@ -16,7 +16,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from server.core.access import current_viewer
-from server.core.errors import Unavailable
+from server.core.errors import Forbidden, Unavailable
 from server.db.pool import settings_statement
 
 logger = logging.getLogger(__name__)
@@ -25,6 +25,8 @@ Conn: TypeAlias = psycopg.AsyncConnection[Any]
 Pool: TypeAlias = AsyncConnectionPool[Conn]
 
 _UNAVAILABLE = "the database is unavailable right now; try again in a moment"
+# Raised by the database's own access rules (migrations/019_*), with a message for the user.
+REFUSED_SQLSTATE = "CM403"
 
 
 @asynccontextmanager
@@ -50,6 +52,10 @@ async def transaction(pool: Pool) -> AsyncIterator[Conn]:
     except psycopg.errors.QueryCanceled as exc:
         logger.error("statement timed out")
         raise Unavailable("the database took too long to answer; try again") from exc
+    except psycopg.Error as exc:
+        if exc.sqlstate == REFUSED_SQLSTATE:
+            raise Forbidden(exc.diag.message_primary or "not allowed") from None
+        raise
 
 
 async def act_for(conn: Conn, settings: tuple[tuple[str, str], ...]) -> None:

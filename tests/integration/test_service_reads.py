@@ -166,10 +166,10 @@ async def test_repeated_read_with_no_commit_between_is_served_from_cache(
     await service.list_memories(limit=10)
     # Autovacuum's ANALYZE commits too; a pair of reads it falls between is tried again.
     for _ in range(5):
-        state, hits_before = await database_state(service), service.cache.hits
+        state, hits_before = await database_state(service), service.cache.stats().hits
         await service.list_memories(limit=10)
         if await database_state(service) == state:
-            assert service.cache.hits == hits_before + 1
+            assert service.cache.stats().hits == hits_before + 1
             return
     pytest.fail("the database changed between every pair of reads")
 

@@ -36,7 +36,7 @@ async def test_second_read_in_the_same_state_is_a_hit() -> None:
 
     assert await cache.get_or_load("k", load) == 42
     assert await cache.get_or_load("k", load) == 42
-    assert (len(calls), cache.hits, cache.misses) == (1, 1, 1)
+    assert (len(calls), cache.stats().hits, cache.stats().misses) == (1, 1, 1)
 
 
 async def test_a_new_state_drops_every_entry() -> None:
