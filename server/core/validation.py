@@ -70,26 +70,31 @@ def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
     """A draft checked, cleaned and redacted into the row to insert, with its redaction count.
 
     Content, tags and metadata values are free text a caller may paste a secret into, so all
-    three are redacted; source, project and session fields are names and ids.
+    three are redacted; so are source, project and project path, names a caller chooses and
+    every teammate of a project is shown. Session ids and roles are checked ids.
     """
     prepared = prepare_content(draft.content, max_chars)
     tags, tag_redactions = clean_tags(draft.tags)
     metadata, metadata_redactions = clean_metadata(draft.metadata)
+    source, source_redactions = redacted_field(draft.source, "source")
+    project, project_redactions = redacted_field(draft.project, "project")
+    project_path, path_redactions = redacted_field(draft.project_path, "project_path")
     memory = NewMemory(
         content=prepared.content,
         content_hash=prepared.content_hash,
         kind=check_kind(draft.kind),
         tags=tags,
-        source=clean_field(draft.source, "source"),
-        project=clean_field(draft.project, "project"),
-        project_path=clean_field(draft.project_path, "project_path"),
+        source=source,
+        project=project,
+        project_path=project_path,
         session_id=blank_to_none(clean_field(draft.session_id or "", "session_id")),
         role=blank_to_none(clean_field(draft.role or "", "role")),
         created_at=draft.created_at,
         metadata=metadata,
         visibility=check_visibility(draft.visibility),
     )
-    return memory, prepared.redacted + tag_redactions + metadata_redactions
+    redactions = source_redactions + project_redactions + path_redactions
+    return memory, prepared.redacted + tag_redactions + metadata_redactions + redactions
 
 
 def check_visibility(visibility: str | None) -> str | None:
@@ -149,6 +154,13 @@ def clean_field(value: str, name: str) -> str:
     if len(text) > MAX_FIELD_CHARS:
         raise InvalidInput(f"{name} is longer than {MAX_FIELD_CHARS} characters")
     return text
+
+
+def redacted_field(value: str, name: str) -> tuple[str, int]:
+    """A name field cleaned with its secrets replaced, and how many; redacted before its length
+    is checked, so a refusal never quotes a secret."""
+    result = redact(clean_text(value).strip())
+    return clean_field(result.text, name), result.count
 
 
 def clean_tags(tags: Sequence[str]) -> tuple[list[str], int]:

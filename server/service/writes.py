@@ -35,10 +35,10 @@ from server.core.validation import (
     blank_to_none,
     check_id,
     check_kind,
-    clean_field,
     clean_tags,
     prepare_content,
     prepare_draft,
+    redacted_field,
 )
 from server.domain.supersession_rules import redundant_near_copy
 from server.domain.trajectories import (
@@ -263,7 +263,9 @@ class Writes:
         if supersedes is not None and supersedes != 0:
             check_id(supersedes)
         new_tags, tag_redactions = clean_tags(tags) if tags is not None else (None, 0)
-        new_project = clean_field(project, "project") if project is not None else None
+        new_project, project_redactions = (
+            redacted_field(project, "project") if project is not None else (None, 0)
+        )
         new_kind = check_kind(kind) if kind is not None else None
         current = await self.get(memory_id)
         check_owner(current)
@@ -276,6 +278,7 @@ class Writes:
         )
         content_changes = prepared is not None and prepared.content_hash != current.content_hash
         redacted = (prepared.redacted if prepared is not None else 0) + tag_redactions
+        redacted += project_redactions
 
         vectors: DocumentVectors | None = None
         if prepared is not None and content_changes:

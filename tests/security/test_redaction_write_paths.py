@@ -436,3 +436,40 @@ async def test_secrets_in_tags_and_metadata_are_redacted_on_create_and_update(
     memory = await service.get(memory_id)
     assert memory.tags[0] == "ops" and memory.tags[1].startswith("key [REDACTED:")
     assert memory.metadata["ticket"] == "OPS-12"
+
+
+async def test_secrets_in_project_and_source_names_are_redacted_on_create_bulk_and_update(
+    service: MemoryService, app_url: str
+) -> None:
+    """Project and source are names the caller chooses and every teammate of the project is
+    shown; a token pasted into one is not stored either (#34)."""
+    async with httpx.AsyncClient(base_url=app_url, timeout=60) as http:
+        created = await http.post(
+            "/api/memories",
+            json={
+                "content": "The release job signs artifacts with the team's key.",
+                "project": f"release token={GITHUB_CLASSIC}",
+                "source": f"script {ANTHROPIC}",
+            },
+        )
+        bulk = await http.post(
+            "/api/memories/bulk",
+            json={
+                "memories": [
+                    {
+                        "content": "Nightly builds run at 02:00.",
+                        "source": f"Authorization: Bearer {BEARER}",
+                    }
+                ]
+            },
+        )
+        moved = await http.patch(
+            f"/api/memories/{created.json()['id']}", json={"project": f"ops {GITHUB_CLASSIC}"}
+        )
+
+    assert created.status_code == 201 and created.json()["redacted"] == 2, created.text
+    assert bulk.status_code == 200 and bulk.json()["items"][0]["redacted"] == 1, bulk.text
+    assert moved.status_code == 200 and moved.json()["redacted"] == 1, moved.text
+    assert not (found := leaks(await stored_strings(service.pool))), found
+    memory = await service.get(created.json()["id"])
+    assert memory.project.startswith("ops [REDACTED:")
