@@ -76,6 +76,37 @@ def canonical_model_name(name: str) -> str:
 SINGLE_THREAD_MAX_TEXTS = 2
 
 
+# The local model encodes at most this many texts per turn of its lock: a long document's
+# windows are encoded a turn at a time, so a short save or a search query that arrives
+# meanwhile waits for one turn (under a second on 2 cores), not for the whole document.
+ENCODE_TURN_TEXTS = 8
+
+
+class FifoLock:
+    """A lock granted in the order it was asked for.
+
+    `threading.Lock` is not fair: the thread that releases it usually takes it straight back,
+    so a long encode run in turns would still starve everyone waiting.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._next_ticket = 0
+        self._serving = 0
+
+    def __enter__(self) -> None:
+        with self._changed:
+            ticket = self._next_ticket
+            self._next_ticket += 1
+            while ticket != self._serving:
+                self._changed.wait()
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._changed:
+            self._serving += 1
+            self._changed.notify_all()
+
+
 @contextmanager
 def _torch_threads(count: int | None) -> Iterator[None]:
     """Run the block with torch using `count` threads (None: leave it as it is)."""
@@ -197,8 +228,8 @@ class LocalEmbedder(Embedder):
         super().__init__(name, dimension, batch_size, profile)
         self._model = model
         # One encode at a time: torch already uses every core for one batch, and parallel
-        # batches on a 2-core machine only thrash.
-        self._lock = threading.Lock()
+        # batches on a 2-core machine only thrash. Turns are taken in order (ENCODE_TURN_TEXTS).
+        self._lock = FifoLock()
 
     @classmethod
     def load(
@@ -238,15 +269,22 @@ class LocalEmbedder(Embedder):
         return cls(canonical, model, int(dimension), batch_size, profile)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock, _torch_threads(1 if len(texts) <= SINGLE_THREAD_MAX_TEXTS else None):
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32)
+        threads = 1 if len(texts) <= SINGLE_THREAD_MAX_TEXTS else None
+        # Longest first, so each turn's texts are padded to about the same length.
+        order = sorted(range(len(texts)), key=lambda index: -len(texts[index]))
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), ENCODE_TURN_TEXTS):
+            turn = order[start : start + ENCODE_TURN_TEXTS]
+            with self._lock, _torch_threads(threads):
+                encoded = self._model.encode(
+                    [texts[index] for index in turn],
+                    batch_size=self.batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            vectors[turn] = np.asarray(encoded, dtype=np.float32)
+        return vectors
 
     def windows(self, text: str) -> list[Window]:
         tokenizer = getattr(self._model, "tokenizer", None)

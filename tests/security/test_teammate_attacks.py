@@ -9,6 +9,7 @@ database; each failed on the code before #34's fixes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -243,3 +244,27 @@ async def test_malformed_host_and_origin_headers_are_refused(
 
     assert status == 403
     assert f'"{code}"'.encode() in body
+
+
+async def test_a_small_save_is_not_held_behind_a_teammates_large_one(
+    service: MemoryService, settings: Settings
+) -> None:
+    """A large save embeds dozens of passage windows; the model takes them a few at a time, in
+    turn with everyone else, so bob's short save is stored while alice's is still embedding
+    (it used to wait for all of it: 22 s behind a save of 99,990 characters)."""
+    words = "the ingest worker batches rows by tenant before it writes them to the warehouse"
+    large = " ".join(f"{words} ({n})." for n in range(400))  # about 35,000 characters
+    async with (
+        team(service, settings) as crew,
+        crew.http("alice") as alice,
+        crew.http("bob") as bob,
+    ):
+        big = asyncio.create_task(alice.post("/api/memories", json={"content": large}))
+        await asyncio.sleep(1.0)  # let it reach the model (a head start, not a measurement)
+        small = await bob.post("/api/memories", json={"content": "bob: staging is on 16.4."})
+        large_was_still_embedding = not big.done()
+        big_answer = await big
+
+    assert small.status_code == 201, small.text
+    assert big_answer.status_code == 201, big_answer.text
+    assert large_was_still_embedding
