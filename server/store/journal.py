@@ -1,8 +1,13 @@
 """SQL for the tool-call journal: `journal_prompts` and the calls in `session_events`.
 
 Imports and hooks both write here, in either order: a prompt is upserted on (session_id,
-prompt_key) and a call on tool_use_id, and every column keeps the first value anyone knew
-(`coalesce`), so the second writer only fills what the first did not know.
+prompt_key) and a call on tool_use_id, each per owner, and every column keeps the first value
+anyone knew (`coalesce`), so the second writer only fills what the first did not know.
+
+Rows are keyed per owner (migration 017): a hook sent with someone else's ids makes a row of
+its sender's and never touches theirs. A write acts for the user of its transaction; one that
+acts for nobody (a batch import without --user, single-user mode) acts for the session's owner
+as its import recorded it, or for nobody when it was not imported by anyone in particular.
 """
 
 from __future__ import annotations
@@ -31,18 +36,28 @@ _KEEP_FIRST = ", ".join(
 )
 
 
+# Whom a write acts for: the transaction's user, or with none the owner of the session's import
+# (NULL: nobody, when it was imported by nobody in particular or not imported yet).
+_WRITER = (
+    "coalesce(current_viewer(), (SELECT i.owner_id FROM imported_sessions AS i"
+    " WHERE i.session_id = %(session_id)s))"
+)
+
+
 async def insert_calls(conn: Conn, events: Sequence[SessionEvent]) -> None:
-    """Store tool calls; a call already stored (same tool_use_id) gains what it lacked."""
+    """Store tool calls; a call the same owner stored already (same tool_use_id) gains what it
+    lacked. Another owner's row with that id is left alone: this one gets its own."""
     if not events:
         return
     async with conn.cursor() as cur:
         await cur.executemany(
             "INSERT INTO session_events (session_id, agent_id, record_uuid, tool_use_id, tool,"
-            " target, success, at, project, prompt_key, output_preview, error)"
+            " target, success, at, project, prompt_key, output_preview, error, owner_id)"
             " VALUES (%(session_id)s, %(agent_id)s, %(record_uuid)s, %(tool_use_id)s, %(tool)s,"
             " %(target)s, %(success)s, %(at)s, %(project)s, %(prompt_key)s, %(output_preview)s,"
-            " %(error)s)"
-            f" ON CONFLICT (tool_use_id) DO UPDATE SET {_KEEP_FIRST},"
+            f" %(error)s, {_WRITER})"
+            " ON CONFLICT (tool_use_id, coalesce(owner_id, 0))"
+            f" DO UPDATE SET {_KEEP_FIRST},"
             " project = CASE WHEN session_events.project = '' THEN EXCLUDED.project"
             " ELSE session_events.project END",
             [dataclasses.asdict(event) for event in events],
@@ -50,7 +65,11 @@ async def insert_calls(conn: Conn, events: Sequence[SessionEvent]) -> None:
 
 
 async def record_results(conn: Conn, results: Mapping[str, ToolOutcome]) -> None:
-    """Outcomes of calls stored by an earlier run, now that their results were read."""
+    """Outcomes of calls stored by an earlier run, now that their results were read.
+
+    Only the rows of whom the transaction acts for change: the user's own; with no user, the
+    ownerless ones and those of each call's session's owner (as `insert_calls` stamped them).
+    """
     if not results:
         return
     await conn.execute(
@@ -61,7 +80,11 @@ async def record_results(conn: Conn, results: Mapping[str, ToolOutcome]) -> None
         " FROM unnest(%(ids)s::text[], %(outcomes)s::boolean[], %(previews)s::text[],"
         " %(errors)s::text[], %(prompts)s::text[])"
         " AS r (tool_use_id, success, output_preview, error, prompt_key)"
-        " WHERE session_events.tool_use_id = r.tool_use_id",
+        " WHERE session_events.tool_use_id = r.tool_use_id"
+        " AND (CASE WHEN current_viewer() IS NULL THEN session_events.owner_id IS NULL"
+        " OR session_events.owner_id = (SELECT i.owner_id FROM imported_sessions AS i"
+        "   WHERE i.session_id = session_events.session_id)"
+        " ELSE session_events.owner_id = current_viewer() END)",
         {
             "ids": list(results),
             "outcomes": [outcome.success for outcome in results.values()],
@@ -73,14 +96,16 @@ async def record_results(conn: Conn, results: Mapping[str, ToolOutcome]) -> None
 
 
 async def insert_prompts(conn: Conn, prompts: Sequence[JournalPrompt]) -> None:
-    """Store human prompts; one already stored keeps its text and gains a time or project."""
+    """Store human prompts; one the same owner stored already keeps its text and gains a time
+    or project. Another owner's prompt with the same key is left alone."""
     if not prompts:
         return
     async with conn.cursor() as cur:
         await cur.executemany(
-            "INSERT INTO journal_prompts (session_id, prompt_key, text, at, project)"
-            " VALUES (%(session_id)s, %(prompt_key)s, %(text)s, %(at)s, %(project)s)"
-            " ON CONFLICT (session_id, prompt_key) DO UPDATE SET"
+            "INSERT INTO journal_prompts (session_id, prompt_key, text, at, project, owner_id)"
+            " VALUES (%(session_id)s, %(prompt_key)s, %(text)s, %(at)s, %(project)s,"
+            f" {_WRITER})"
+            " ON CONFLICT (session_id, prompt_key, coalesce(owner_id, 0)) DO UPDATE SET"
             " at = coalesce(journal_prompts.at, EXCLUDED.at),"
             " project = CASE WHEN journal_prompts.project = '' THEN EXCLUDED.project"
             " ELSE journal_prompts.project END",
@@ -128,6 +153,17 @@ _SCOPE = (
 )
 
 
+# The prompt a call followed: one of the same owner (an ownerless row, from before users or
+# single-user mode, goes with anyone's), that the reader may see; the call's own owner's first.
+_PROMPT_OF_CALL = (
+    "SELECT jp.text, jp.at FROM journal_prompts AS jp"
+    " WHERE jp.session_id = e.session_id AND jp.prompt_key = e.prompt_key"
+    " AND (jp.owner_id IS NULL OR e.owner_id IS NULL OR jp.owner_id = e.owner_id)"
+    " AND (current_viewer() IS NULL OR coalesce(jp.owner_id, current_viewer()) = current_viewer())"
+    " ORDER BY jp.owner_id IS NOT DISTINCT FROM e.owner_id DESC, jp.id LIMIT 1"
+)
+
+
 async def calls(
     conn: Conn,
     params: Mapping[str, object],
@@ -143,8 +179,7 @@ async def calls(
             "SELECT e.session_id, e.project, e.tool_use_id, e.tool, e.target, e.success,"
             " e.error, e.output_preview, e.at, e.agent_id, e.prompt_key, p.text AS prompt,"
             " p.at AS prompt_at"
-            " FROM session_events e LEFT JOIN journal_prompts p"
-            " ON p.session_id = e.session_id AND p.prompt_key = e.prompt_key"
+            f" FROM session_events e LEFT JOIN LATERAL ({_PROMPT_OF_CALL}) AS p ON true"
             f" WHERE {_SCOPE.format(table='e')}"
             " AND (%(tool)s::text IS NULL OR lower(e.tool) = lower(%(tool)s))"
             " AND (NOT %(failed)s OR e.success IS FALSE)"
@@ -169,25 +204,52 @@ async def prompts(conn: Conn, params: Mapping[str, object], limit: int) -> list[
         return await cur.fetchall()
 
 
+# Whose each session of %(ids)s is, for the readers of whole sessions: the owner its import
+# recorded, or before any import the owner of its first owned prompt or call (hooks record as
+# they go, so that is the session's user: a teammate cannot know its id before it starts).
+# NULL: nobody's, and only ownerless rows are read. A teammate's rows with the same session id
+# are never read into the session.
+_JOURNAL_OWNERS = (
+    "WITH o AS (SELECT s.session_id, (SELECT k.owner_id FROM ("
+    " SELECT i.owner_id, 0 AS rank, NULL::timestamptz AS at FROM imported_sessions AS i"
+    "   WHERE i.session_id = s.session_id"
+    " UNION ALL SELECT f.owner_id, 1, f.at FROM journal_prompts AS f"
+    "   WHERE f.session_id = s.session_id AND f.owner_id IS NOT NULL"
+    " UNION ALL SELECT c.owner_id, 1, c.at FROM session_events AS c"
+    "   WHERE c.session_id = s.session_id AND c.owner_id IS NOT NULL"
+    " ) AS k ORDER BY k.rank, k.at NULLS LAST LIMIT 1) AS owner_id"
+    " FROM (SELECT DISTINCT unnest(%(ids)s::text[]) AS session_id) AS s)"
+)
+
+
 async def sessions_prompts(conn: Conn, session_ids: Sequence[str]) -> list[PromptRow]:
-    """Every prompt of these sessions, each session's in order (by time, then as stored)."""
+    """Every prompt of these sessions, each session's in order (by time, then as stored).
+
+    A session's prompts are its owner's (`_JOURNAL_OWNERS`; with a user asking, theirs) and
+    the ownerless ones."""
     async with conn.cursor(row_factory=class_row(PromptRow)) as cur:
         await cur.execute(
-            "SELECT session_id, project, prompt_key, text, at FROM journal_prompts"
-            " WHERE session_id = ANY(%(ids)s) ORDER BY session_id, at NULLS LAST, id",
+            f"{_JOURNAL_OWNERS} SELECT jp.session_id, jp.project, jp.prompt_key, jp.text, jp.at"
+            " FROM journal_prompts AS jp JOIN o ON o.session_id = jp.session_id"
+            " WHERE jp.owner_id IS NULL OR jp.owner_id = coalesce(current_viewer(), o.owner_id)"
+            " ORDER BY jp.session_id, jp.at NULLS LAST, jp.id",
             {"ids": list(session_ids)},
         )
         return await cur.fetchall()
 
 
 async def sessions_calls(conn: Conn, session_ids: Sequence[str]) -> list[CallRow]:
-    """Every call of these sessions, each session's in order; `prompt` and `prompt_at` unset."""
+    """Every call of these sessions, each session's in order; `prompt` and `prompt_at` unset.
+
+    Whose calls, as in `sessions_prompts`."""
     async with conn.cursor(row_factory=class_row(CallRow)) as cur:
         await cur.execute(
-            "SELECT session_id, project, tool_use_id, tool, target, success, error,"
-            " output_preview, at, agent_id, prompt_key, NULL::text AS prompt,"
-            " NULL::timestamptz AS prompt_at FROM session_events"
-            " WHERE session_id = ANY(%(ids)s) ORDER BY session_id, at NULLS LAST, id",
+            f"{_JOURNAL_OWNERS} SELECT e.session_id, e.project, e.tool_use_id, e.tool, e.target,"
+            " e.success, e.error, e.output_preview, e.at, e.agent_id, e.prompt_key,"
+            " NULL::text AS prompt, NULL::timestamptz AS prompt_at"
+            " FROM session_events AS e JOIN o ON o.session_id = e.session_id"
+            " WHERE e.owner_id IS NULL OR e.owner_id = coalesce(current_viewer(), o.owner_id)"
+            " ORDER BY e.session_id, e.at NULLS LAST, e.id",
             {"ids": list(session_ids)},
         )
         return await cur.fetchall()

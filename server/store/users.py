@@ -106,8 +106,10 @@ async def check_token(conn: Conn, token_hash: str | None) -> TokenCheck:
 
 
 async def claim_unowned(conn: Conn, user_id: int) -> tuple[int, int]:
-    """Give every ownerless memory and session to this user, as private memories: for the
-    single-user store that becomes a team's. Returns (memories, sessions) changed."""
+    """Give every ownerless memory and session, with its journal, to this user, as private
+    memories: for the single-user store that becomes a team's. A memory, call or prompt the
+    user already has a row for (same content, same call or prompt), and journal rows of a
+    session someone else owns, stay ownerless. Returns (memories, sessions) changed."""
     memories = await conn.execute(
         "UPDATE memories SET owner_id = %(id)s, visibility = 'private' WHERE owner_id IS NULL"
         " AND NOT EXISTS (SELECT 1 FROM memories AS own WHERE own.owner_id = %(id)s"
@@ -116,5 +118,22 @@ async def claim_unowned(conn: Conn, user_id: int) -> tuple[int, int]:
     )
     sessions = await conn.execute(
         "UPDATE imported_sessions SET owner_id = %(id)s WHERE owner_id IS NULL", {"id": user_id}
+    )
+    await conn.execute(
+        "UPDATE session_events SET owner_id = %(id)s WHERE owner_id IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM imported_sessions AS i"
+        "   WHERE i.session_id = session_events.session_id AND i.owner_id <> %(id)s)"
+        " AND NOT EXISTS (SELECT 1 FROM session_events AS own WHERE own.owner_id = %(id)s"
+        "   AND own.tool_use_id = session_events.tool_use_id)",
+        {"id": user_id},
+    )
+    await conn.execute(
+        "UPDATE journal_prompts SET owner_id = %(id)s WHERE owner_id IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM imported_sessions AS i"
+        "   WHERE i.session_id = journal_prompts.session_id AND i.owner_id <> %(id)s)"
+        " AND NOT EXISTS (SELECT 1 FROM journal_prompts AS own WHERE own.owner_id = %(id)s"
+        "   AND own.session_id = journal_prompts.session_id"
+        "   AND own.prompt_key = journal_prompts.prompt_key)",
+        {"id": user_id},
     )
     return memories.rowcount, sessions.rowcount

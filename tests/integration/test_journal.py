@@ -8,17 +8,20 @@ fixtures were written by hand), the test sends the transcript's, as Claude Code 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 from fastmcp import Client
 
-from server.core.models import JournalCall, JournalFilter, JournalPage
+from server.core.access import acting_as
+from server.core.models import JournalCall, JournalFilter, JournalPage, SessionEvent
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.recall import import_session
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import FIXTURES, S3, payload, run_hook
+from tests.transcripts import SessionWriter
 
 PROJECTS = FIXTURES / "claude-code" / "projects"
 S3_FILE = PROJECTS / "-home-dev-acme-api" / f"{S3}.jsonl"
@@ -102,6 +105,45 @@ async def test_hooks_then_an_import_of_the_same_session_journal_each_call_once(
     entry = next(e for e in after.entries if e.prompt_key == WRITE_PROMPT)
     assert [c.tool_use_id for c in entry.calls].count(WRITE_CALL) == 1
     assert len(calls_of(after)) > 1  # the import added the calls the hooks never saw
+
+
+async def test_an_import_for_nobody_completes_the_calls_of_the_sessions_owner(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # Calls are keyed per owner (migration 017); an import without --user acts for the owner
+    # of the session's import, so it still completes their rows instead of adding its own.
+    session = "0a1e5e55-0000-4000-8000-000000000017"
+    writer = SessionWriter(session).prompt("build it, then run the tests and the linter")
+    writer.call("toolu_build", "Bash", {"command": "make build"}, message_id="m-1")
+    writer.result("toolu_build", "built")
+    writer.call("toolu_test", "Bash", {"command": "make test"}, message_id="m-2")
+    transcript = writer.write(tmp_path / "projects")
+    alice, _ = await service.users.add("alice")
+    with acting_as(service.users.viewer(alice.user)):
+        await import_session(service, transcript)
+        lint = SessionEvent(
+            session, None, None, "toolu_lint", "Bash", "make lint", True, datetime.now(UTC), ""
+        )
+        await service.record_calls([lint])  # her PostToolUse hook, before the file has it
+    writer.result("toolu_test", "12 passed")
+    writer.call("toolu_lint", "Bash", {"command": "make lint"}, message_id="m-3")
+    writer.result("toolu_lint", "lint ok")
+    writer.write(tmp_path / "projects")
+
+    await import_session(service, transcript)  # acting for nobody, as the hourly import does
+
+    async with service.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT tool_use_id, owner_id, success, record_uuid IS NOT NULL FROM session_events"
+            " WHERE session_id = %s ORDER BY tool_use_id",
+            (session,),
+        )
+        rows = await cur.fetchall()
+    assert rows == [
+        ("toolu_build", alice.user.id, True, True),
+        ("toolu_lint", alice.user.id, True, True),
+        ("toolu_test", alice.user.id, True, True),
+    ]
 
 
 async def test_a_failure_hook_journals_the_call_as_failed(

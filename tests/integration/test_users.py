@@ -11,6 +11,7 @@ import hashlib
 import json
 import shutil
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -20,7 +21,7 @@ from fastmcp import Client
 from server.app import create_app
 from server.core.access import acting_as
 from server.core.config import Secret, Settings
-from server.core.models import MemoryFilter
+from server.core.models import JournalFilter, JournalPrompt, MemoryFilter, SessionEvent
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.integration.conftest import SHARED_FIXTURES, serving
@@ -142,6 +143,35 @@ async def test_claiming_makes_a_single_user_store_the_first_users_private_memori
     assert claimed == {"memories": 1, "sessions": 0}
     assert alices.owner == "alice" and alices.visibility == "private"
     assert bobs.total == 0
+
+
+async def test_claiming_gives_the_journal_too_so_the_users_hooks_complete_its_rows(
+    service: MemoryService,
+) -> None:
+    # Journaled before users: ownerless rows, keyed per owner since migration 017.
+    at = datetime.now(UTC)
+    call = SessionEvent(
+        "s-claimed", None, "r-1", "toolu_claimed", "Bash", "make", None, at, "", prompt_key="p-1"
+    )
+    await service.record_calls([call])
+    await service.record_prompts([JournalPrompt("s-claimed", "p-1", "run make", at, "")])
+    alice, _ = await service.users.add("alice", claim_unowned=True)
+
+    with acting_as(service.users.viewer(alice.user)):
+        await service.record_calls([replace(call, record_uuid=None, success=True, error=None)])
+        await service.record_prompts([JournalPrompt("s-claimed", "p-1", "run make", at, "")])
+        page = await service.journal(JournalFilter(session_id="s-claimed"))
+    async with service.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT 'call', owner_id FROM session_events UNION ALL"
+            " SELECT 'prompt', owner_id FROM journal_prompts ORDER BY 1"
+        )
+        owners = await cur.fetchall()
+
+    assert owners == [("call", alice.user.id), ("prompt", alice.user.id)]
+    assert [(e.prompt, [c.success for c in e.calls]) for e in page.entries] == [
+        ("run make", [True])
+    ]
 
 
 async def test_an_import_as_a_user_and_its_distillation_belong_to_that_user(
