@@ -9,8 +9,10 @@
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
   when the change is recent. Raw turns of the same session are skipped (the
   model still has them in context), and a memory reaches a session at most once: the ids
-  already injected are kept per session in an in-memory map (`InjectedMemories`, 24 h per
-  session). The map is lost when the server restarts; a memory may then be injected once more.
+  already injected are kept per user and session in an in-memory map (`InjectedMemories`, 24 h
+  per session), so a teammate who sends another user's session id neither holds back that
+  user's recalls nor learns what they were shown. The map is lost when the server restarts; a
+  memory may then be injected once more.
 - Turn and session end: the session's transcript (and its sub-agents') is imported at once,
   incrementally, in a background task, so memory is fresh without waiting for a scheduled
   import and before Claude Code deletes old transcripts (30 days). Imports run one at a time;
@@ -33,6 +35,7 @@ from typing import Any
 import anyio
 from cachetools import TTLCache
 
+from server.core.access import viewer_key
 from server.core.config import Settings
 from server.core.errors import InvalidInput
 from server.core.models import JournalPrompt, Lesson, MemoryFilter, SearchHit, StartupContext
@@ -57,19 +60,23 @@ RECALL_TITLE = "# Memory recall for this prompt"
 
 
 class InjectedMemories:
-    """Per session, the ids of memories already injected; sessions expire after a day idle."""
+    """Per user and session, the ids of memories already injected; sessions expire after a day
+    idle. Each is keyed by the user a request acts for (0: nobody, single-user mode) as well as
+    the session id, which any caller may send."""
 
     def __init__(self, ttl: float = SESSION_TTL_SECONDS, max_sessions: int = MAX_SESSIONS) -> None:
-        self._sessions: TTLCache[str, frozenset[int]] = TTLCache(maxsize=max_sessions, ttl=ttl)
+        self._sessions: TTLCache[tuple[int, str], frozenset[int]] = TTLCache(
+            maxsize=max_sessions, ttl=ttl
+        )
 
     def of(self, session_id: str) -> frozenset[int]:
-        return self._sessions.get(session_id, frozenset())
+        return self._sessions.get((viewer_key(), session_id), frozenset())
 
     def add(self, session_id: str, ids: Sequence[int]) -> None:
-        self._sessions[session_id] = self.of(session_id) | frozenset(ids)
+        self._sessions[(viewer_key(), session_id)] = self.of(session_id) | frozenset(ids)
 
     def forget(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
+        self._sessions.pop((viewer_key(), session_id), None)
 
 
 class HookRecall:

@@ -1,4 +1,4 @@
-"""A hostile teammate and the tool-call journal of someone else's session (#34).
+"""A hostile teammate and the tool-call journal or prompt recall of someone else's session (#34).
 
 alice and bob belong to project acme, carol to project other, dave has no project list (every
 project). A hook names its session, prompt and call by ids the caller sends; these tests send
@@ -40,6 +40,8 @@ PROMPT_ID = "alice-prompt-1"
 CALL_ID = "toolu_alice_deploy_01"
 CWD = "/home/dev/acme"
 ALICE_PROMPT = "alicepromptmarker: roll the acme billing service back to last Friday's build"
+PNPM = "Use pnpm, never npm, in acme: npm install breaks the pnpm lockfile."
+PNPM_PROMPT = "npm install fails here, which package manager should I use?"
 
 
 @dataclass
@@ -287,3 +289,70 @@ async def test_a_teammates_hooks_in_your_session_stay_out_of_what_the_proposer_r
     assert [entry.prompt for entry in journal] == [ALICE_PROMPT]
     assert [call.tool_use_id for entry in journal for call in entry.calls] == [CALL_ID]
     assert "carolplanted" not in str(journal)
+
+
+# ----- finding 10: recall deduplication across users ---------------------------------------
+
+
+async def recalled(crew: Team, name: str) -> list[int]:
+    """The memory ids the prompt hook injects for `name`'s prompt in alice's session."""
+    async with crew.http(name) as client:
+        answer = await client.post(
+            "/api/hooks/prompt", json=prompt_hook(PNPM_PROMPT, prompt_id=f"{name}-pnpm")
+        )
+    assert answer.status_code == 200, answer.text
+    return [int(memory_id) for memory_id in answer.json()["memory_ids"]]
+
+
+async def shared_pnpm_fact(crew: Team) -> int:
+    async with crew.http("bob") as bob:
+        saved = await bob.post(
+            "/api/memories",
+            json={"content": PNPM, "kind": "preference", "project": "acme", "visibility": "shared"},
+        )
+    assert saved.status_code == 201, saved.text
+    return int(saved.json()["id"])
+
+
+async def test_a_teammate_sending_your_session_id_does_not_hold_back_your_recall(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        fact = await shared_pnpm_fact(crew)
+        daves = await recalled(crew, "dave")
+        alices = await recalled(crew, "alice")
+        alices_again = await recalled(crew, "alice")
+
+    assert fact in daves
+    assert fact in alices
+    assert fact not in alices_again  # her own session still gets each memory once
+
+
+async def test_a_teammate_cannot_tell_from_recall_what_your_session_was_shown(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        fact = await shared_pnpm_fact(crew)
+        alices = await recalled(crew, "alice")
+        daves = await recalled(crew, "dave")
+
+    assert fact in alices
+    assert fact in daves
+
+
+async def test_a_teammate_clearing_your_session_id_does_not_reset_what_it_was_shown(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        fact = await shared_pnpm_fact(crew)
+        alices = await recalled(crew, "alice")
+        async with crew.http("dave") as dave:
+            cleared = await dave.post(
+                "/api/hooks/session-start",
+                json={"session_id": SESSION, "cwd": CWD, "source": "clear"},
+            )
+        alices_again = await recalled(crew, "alice")
+
+    assert cleared.status_code == 200, cleared.text
+    assert fact in alices
+    assert fact not in alices_again
