@@ -88,13 +88,13 @@ USER 10001:10001
 WORKDIR /home/claude-memory
 
 # Fail the build, not the first start, when the model, torch or pg_dump cannot run here.
-RUN python -c "from server.service.embeddings import Embedder; e = Embedder.load('all-MiniLM-L6-v2'); assert e.encode(['ok']).shape == (1, 384)" \
+RUN python -c "from server.service.embeddings import LocalEmbedder; e = LocalEmbedder.load('all-MiniLM-L6-v2'); assert e.encode(['ok']).shape == (1, 384)" \
     && python -c "import subprocess; from server.jobs.backup import pg_tool; subprocess.run([pg_tool('pg_dump'), '--version'], check=True)" \
     && claude-memory --help > /dev/null
 
 EXPOSE 3333
 # /health is open even when CLAUDE_MEMORY_TOKEN is set; it answers 503 when the database is down.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
+HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('PORT', '3333') + '/health', timeout=4)"]
 
 # Inside the container the server must listen on all of the container's addresses for Docker to
