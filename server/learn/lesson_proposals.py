@@ -23,9 +23,10 @@ the session's first. Two rules, tried in this order on each correction:
 What the user wants done instead ("use `pnpm db:up`") never becomes a pattern: rule 2 reads
 only negated clauses, and rule 1 only what the failed call and the correction share.
 
-Patterns are the named text escaped with `re.escape`: words bounded by `\\b`, paths by
-`(?<![\\w.-])` / `(?![\\w.-])` (so `.env` does not match `.env.example`). Arguments named in the
-same negated clause narrow a command (`git push` + `main`: `\\bgit\\s+push\\b.*\\bmain\\b`). A
+Patterns are the named text escaped with `re.escape`, in RE2's syntax (lessons are matched
+with RE2, which has no lookaround): words bounded by `\\b`, paths by `(?:^|[^\\w.-])` /
+`(?:[^\\w.-]|$)` (so `.env` does not match `.env.example`). Arguments named in the same negated
+clause narrow a command (`git push` + `main`: `\\bgit\\s+push\\b.*\\bmain\\b`). A
 word shorter than three characters (programs excepted: `rm`, `gh`; flags only narrow) or a
 stop word is never a pattern of its own, and no pattern may match a blank input. A clause
 with a momentary marker ("again", "for now", "this time") teaches nothing for later, unless it
@@ -44,8 +45,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from server.core.errors import InvalidInput
 from server.core.models import JournalCall, JournalEntry, LessonDraft
-from server.domain.lessons import MAX_PATTERN_CHARS, proposal_key
+from server.domain.lessons import checked_pattern, compiled, proposal_key
 from server.learn.aggregates import command_verb, simple_commands
 from server.learn.corrections import correction_cue
 
@@ -537,9 +539,19 @@ def _word_pattern(words: Sequence[str]) -> str:
     return f"{start}{body}{end}"
 
 
+# A path's boundaries: no name character (word, dot, dash) right before or after it. RE2 has
+# no lookaround, so a boundary consumes that character, or meets the start or end of the input.
+_PATH_START = r"(?:^|[^\w.-])"
+_PATH_END = r"(?:[^\w.-]|$)"
+# Next to the `.*` between the parts of a command, a boundary is a character of the same line
+# (`.*` stays on one line); between two paths, one such character can end the first and start
+# the second, and after a folder (`src/`) the next path may follow at once.
+_SEPARATOR = r"[^\w.\n-]"
+
+
 def _path_pattern(path: str) -> str:
-    end = "" if path.endswith("/") else r"(?![\w.-])"
-    return rf"(?<![\w.-]){re.escape(path)}{end}"
+    end = "" if path.endswith("/") else _PATH_END
+    return f"{_PATH_START}{re.escape(path)}{end}"
 
 
 def _token_pattern(word: str) -> str:
@@ -547,8 +559,26 @@ def _token_pattern(word: str) -> str:
 
 
 def _command_pattern(verb: Sequence[str], narrowing: Sequence[str]) -> str:
-    parts = [_word_pattern(verb), *(_token_pattern(w) for w in narrowing[:MAX_NARROWING])]
-    return ".*".join(parts)
+    pattern = _word_pattern(verb)
+    for part in (_token_pattern(w) for w in narrowing[:MAX_NARROWING]):
+        pattern = _joined(pattern, part)
+    return pattern
+
+
+def _joined(first: str, second: str) -> str:
+    """`first`, then `second` later on the same line (`first.*second`, path boundaries kept)."""
+    after_path = first.endswith(_PATH_END)
+    before_path = second.startswith(_PATH_START)
+    first, second = first.removesuffix(_PATH_END), second.removeprefix(_PATH_START)
+    if after_path and before_path:
+        gap = f"{_SEPARATOR}(?:.*{_SEPARATOR})?"
+    elif after_path:
+        gap = f"{_SEPARATOR}.*"
+    elif before_path:
+        gap = f"(?:.*{_SEPARATOR})?" if first.endswith("/") else f".*{_SEPARATOR}"
+    else:
+        gap = ".*"
+    return first + gap + second
 
 
 def _is_word_char(char: str) -> bool:
@@ -556,11 +586,13 @@ def _is_word_char(char: str) -> bool:
 
 
 def _safe(pattern: str) -> bool:
-    """A pattern fit to propose: short enough, and it cannot match an empty or blank input."""
-    if len(pattern) > MAX_PATTERN_CHARS:
+    """A pattern fit to propose: one a user could write (short enough, RE2 can match it),
+    and it cannot match an empty or blank input."""
+    try:
+        matcher = compiled(checked_pattern(pattern))
+    except InvalidInput:
         return False
-    compiled = re.compile(pattern, re.IGNORECASE)
-    return not any(compiled.search(probe) for probe in ("", " ", "\n", "a", "x y"))
+    return not any(matcher.search(probe.encode()) for probe in ("", " ", "\n", "a", "x y"))
 
 
 def _message(correction: _Correction, first: int, named: str) -> str:

@@ -56,8 +56,9 @@ class ResetCount(Shape):
 Strictness = Literal["warn", "ask"]
 LESSON_TOOL = "The tool it applies to (Bash, Edit, Write, ...); empty for every tool."
 LESSON_PATTERN = (
-    "A regular expression (case-insensitive) looked for in the call's input: its command,"
-    " path or content. A plain word works: staging."
+    "A regular expression (RE2 syntax: no backreferences or lookaround; case-insensitive)"
+    " looked for in the call's input: its command, path or content. A plain word works:"
+    " staging."
 )
 
 

@@ -3,31 +3,43 @@ journal; a MemoryService mixin.
 
 `lessons_for_call` runs on every PreToolUse hook, so the active lessons are read through the
 read cache (one short state query while nothing changed) and their patterns are compiled once
-per process (server/domain/lessons.py). Proposals (server/learn/lesson_proposals_job.py) are
-stored inactive, so none fires before the user accepts it.
+per process (server/domain/lessons.py). Matching runs in a worker thread (RE2 releases the GIL)
+within MATCH_BUDGET_SECONDS, so no pattern and no input holds up other requests. Proposals
+(server/learn/lesson_proposals_job.py) are stored inactive, so none fires before the user
+accepts it.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
+
+import anyio
 
 from server.core.errors import NotFound
 from server.core.models import Lesson, LessonChange, LessonDraft
 from server.core.redact import redact
 from server.core.validation import blank_to_none, check_id, clean_field
 from server.domain.lessons import (
+    CallMatch,
     call_text,
     checked_message,
     checked_pattern,
     checked_strictness,
-    matching,
+    match_call,
     proposal_key,
 )
 from server.service.cache import ReadCache
 from server.store import lessons as lesson_store
 from server.store.lessons import JournalCounts
 from server.store.tx import Pool, transaction
+
+logger = logging.getLogger(__name__)
+
+# How long one PreToolUse hook may spend searching patterns. Real lessons take microseconds
+# each; only a flood of costly patterns reaches this, and then the costliest go unsearched.
+MATCH_BUDGET_SECONDS = 0.025
 
 
 class Lessons:
@@ -119,7 +131,36 @@ class Lessons:
     ) -> list[Lesson]:
         """The active lessons that apply to a call of `tool` with `tool_input` in `project`."""
         active = await self.lessons(include_inactive=False)
-        return matching(active, tool, call_text(tool_input), project)
+
+        def search() -> CallMatch:
+            return match_call(active, tool, call_text(tool_input), project, MATCH_BUDGET_SECONDS)
+
+        found = await anyio.to_thread.run_sync(search)
+        _report(found, len(active))
+        return found.lessons
+
+
+_unusable_reported: set[tuple[int, str]] = set()
+
+
+def _report(found: CallMatch, lessons: int) -> None:
+    """Log what a hook could not search: each unusable pattern once per process, and every
+    call whose budget ran out."""
+    for lesson in found.unusable:
+        if (lesson.id, lesson.pattern) not in _unusable_reported:
+            _unusable_reported.add((lesson.id, lesson.pattern))
+            logger.warning(
+                "lesson %d skipped: RE2 cannot use its pattern; edit it (claude-memory lessons"
+                " edit %d --pattern ...)",
+                lesson.id,
+                lesson.id,
+            )
+    if found.unchecked:
+        logger.warning(
+            "lesson matching ran out of time: %d of %d lessons not searched",
+            found.unchecked,
+            lessons,
+        )
 
 
 def _checked(draft: LessonDraft) -> LessonDraft:

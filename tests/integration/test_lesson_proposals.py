@@ -26,7 +26,7 @@ EXPECTED = {
     ("Bash", r"\bnpm\b", "acme-api", f"journal:{S1}"),
     ("Bash", r"\bgit\s+commit\b", "acme-api", f"journal:{S1}"),
     ("Bash", r"\bstaging\b", "acme-api", f"correction:{S2}"),
-    ("Edit", r"(?<![\w.-])src/generated/", "shop-api", f"journal:{SHOP_A}"),
+    ("Edit", r"(?:^|[^\w.-])src/generated/", "shop-api", f"journal:{SHOP_A}"),
     ("Bash", r"\bgit\s+push\b.*\bmain\b", "shop-api", f"journal:{SHOP_A}"),
     (
         "Bash",
@@ -36,7 +36,7 @@ EXPECTED = {
     ),
     (
         "Read",
-        r"(?<![\w.-])\.env(?![\w.-])",
+        r"(?:^|[^\w.-])\.env(?:[^\w.-]|$)",
         "shop-api",
         "journal:a2f4c6e8-1b3d-4f5a-8c7e-9d0b2a4c6e81",
     ),
@@ -56,7 +56,7 @@ EXPECTED = {
     ),
     (
         "Write",
-        r"(?<![\w.-])src/screens/",
+        r"(?:^|[^\w.-])src/screens/",
         "mobile-app",
         "correction:e5a7c9e1-3f5b-4d7c-9e1a-3c5e7a9c1e52",
     ),

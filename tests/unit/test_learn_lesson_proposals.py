@@ -7,7 +7,6 @@ the sessions they paraphrase are in tests/fixtures/lesson_sessions and shared/fi
 from __future__ import annotations
 
 import itertools
-import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -139,7 +138,10 @@ def test_a_rejected_edit_corrected_with_its_directory_proposes_a_lesson_for_that
         ),
     )
 
-    assert (proposal.draft.tool, proposal.draft.pattern) == ("Edit", r"(?<![\w.-])src/generated/")
+    assert (proposal.draft.tool, proposal.draft.pattern) == (
+        "Edit",
+        r"(?:^|[^\w.-])src/generated/",
+    )
     assert compiled(proposal.draft.pattern).search("/home/dev/shop-api/src/generated/api.ts")
 
 
@@ -291,7 +293,20 @@ def test_a_program_with_regex_characters_is_escaped() -> None:
     assert not compiled(proposal.draft.pattern).search("gcc main.c")
 
 
-def test_every_pattern_is_valid_and_matches_no_blank_input() -> None:
+def test_two_paths_of_one_command_may_share_the_space_between_them() -> None:
+    proposal = only(
+        entry("back it up", call("Bash", "cp .env .env.bak", ok=False)),
+        entry("no, never cp .env .env.bak, it copies the live keys."),
+    )
+
+    pattern = compiled(proposal.draft.pattern)
+    assert pattern.search("cp .env .env.bak")
+    assert pattern.search("cp -a .env /tmp/x .env.bak")
+    assert not pattern.search("cp .env.example .env.bak.old")
+    assert not pattern.search("cp .env\n.env.bak")
+
+
+def test_every_pattern_is_valid_for_re2_and_matches_no_blank_input() -> None:
     found = propose(
         [
             entry("add zod", call("Bash", "npm install zod", ok=False)),
@@ -305,5 +320,5 @@ def test_every_pattern_is_valid_and_matches_no_blank_input() -> None:
 
     assert len(found) == 3
     for proposal in found:
-        pattern = re.compile(proposal.draft.pattern)
+        pattern = compiled(proposal.draft.pattern)  # RE2, as the hook matches it
         assert not pattern.search("") and not pattern.search(" ")
