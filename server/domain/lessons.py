@@ -9,6 +9,10 @@ compiled pattern, so patterns above MAX_PATTERN_PROGRAM instructions are refused
 `match_call` stops after `budget` seconds, checking the cheapest patterns first. Patterns are
 checked when a lesson is written, and compiled once per process.
 
+A pattern is shown to every user who sees the lesson, so one that spells out a secret (an
+`AKIA…` key id, a `ghp_…` token) is refused rather than stored redacted: a redacted pattern
+would match something else.
+
 A lesson names a tool the way the agent it was learned from does; the same tool has other
 names in other agents (TOOL_FAMILIES), so a lesson on `Bash` also applies to Codex's and
 Gemini CLI's shell calls, and one on `Edit` to their file edits. The journal keeps each call's
@@ -17,6 +21,7 @@ name as its agent sent it.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +32,7 @@ import re2
 
 from server.core.errors import InvalidInput
 from server.core.models import STRICTNESS, Lesson
+from server.core.redact import redact
 from server.core.validation import clean_text
 
 MAX_PATTERN_CHARS = 300
@@ -52,6 +58,16 @@ RE2_LIMITS = (
     " lookbehind ((?=, (?!, (?<=, (?<!), atomic groups or possessive quantifiers, writes the"
     " end of the text as \\z (not \\Z), and allows repetition counts up to 1000"
 )
+# What a pattern spells out literally: class escapes (\S, \d), character classes and wildcards
+# with their quantifiers become a placeholder the redaction leaves alone, and an escaped
+# character becomes itself, so that `password=\S+` is a rule while `ghp_…`, `sk\-ant\-…` or
+# `password=hunter2` are secrets.
+_PATTERN_SYNTAX = re.compile(
+    r"(?:\\[A-Za-z0-9]|\[(?:\\.|[^\]\\])*\]|\.(?=[*+?{]))(?:[*+?]|\{\d*(?:,\d*)?\})?\??"
+    r"|\\(.)",
+    re.S,
+)
+_MARKER = re.compile(r"\[REDACTED:([\w-]+)\]")
 
 
 class Matcher(Protocol):
@@ -64,14 +80,31 @@ class Matcher(Protocol):
 
 
 def checked_pattern(pattern: str) -> str:
-    """`pattern` stripped, if RE2 can match it cheaply; else InvalidInput saying why."""
+    """`pattern` stripped, if RE2 can match it cheaply and it holds no secret; else
+    InvalidInput saying what to change."""
     text = clean_text(pattern).strip()
     if not text:
         raise InvalidInput("pattern is empty; give a word or regular expression to look for")
     if len(text) > MAX_PATTERN_CHARS:
         raise InvalidInput(f"pattern is longer than {MAX_PATTERN_CHARS} characters")
+    secrets = secret_kinds(text)
+    if secrets:
+        raise InvalidInput(
+            f"pattern looks like a secret ({', '.join(secrets)}); every user who sees the lesson"
+            " is shown its pattern, so write one that matches the secret without containing it,"
+            " such as its prefix (ghp_, AKIA) or its shape (AKIA[0-9A-Z]{16})"
+        )
     compiled(text)
     return text
+
+
+def secret_kinds(pattern: str) -> list[str]:
+    """The kinds of secret (redaction's names) that `pattern` spells out literally."""
+    literal = _PATTERN_SYNTAX.sub(
+        lambda part: part.group(1) if part.group(1) is not None else "<pattern>", pattern
+    )
+    found = redact(literal)
+    return sorted(set(_MARKER.findall(found.text))) if found.count else []
 
 
 def compiled(pattern: str) -> Matcher:

@@ -26,7 +26,8 @@ only negated clauses, and rule 1 only what the failed call and the correction sh
 Patterns are the named text escaped with `re.escape`, in RE2's syntax (lessons are matched
 with RE2, which has no lookaround): words bounded by `\\b`, paths by `(?:^|[^\\w.-])` /
 `(?:[^\\w.-]|$)` (so `.env` does not match `.env.example`). Arguments named in the same negated
-clause narrow a command (`git push` + `main`: `\\bgit\\s+push\\b.*\\bmain\\b`). A
+clause narrow a command (`git push` + `main`: `\\bgit\\s+push\\b.*\\bmain\\b`). A pattern that
+spells out a secret (a token pasted into a command) is dropped, never proposed. A
 word shorter than three characters (programs excepted: `rm`, `gh`; flags only narrow) or a
 stop word is never a pattern of its own, and no pattern may match a blank input. A clause
 with a momentary marker ("again", "for now", "this time") teaches nothing for later, unless it
@@ -586,8 +587,8 @@ def _is_word_char(char: str) -> bool:
 
 
 def _safe(pattern: str) -> bool:
-    """A pattern fit to propose: one a user could write (short enough, RE2 can match it),
-    and it cannot match an empty or blank input."""
+    """A pattern fit to propose: one a user could write (short enough, RE2 can match it, no
+    secret in it), and it cannot match an empty or blank input."""
     try:
         matcher = compiled(checked_pattern(pattern))
     except InvalidInput:

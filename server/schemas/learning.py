@@ -58,7 +58,7 @@ LESSON_TOOL = "The tool it applies to (Bash, Edit, Write, ...); empty for every 
 LESSON_PATTERN = (
     "A regular expression (RE2 syntax: no backreferences or lookaround; case-insensitive)"
     " looked for in the call's input: its command, path or content. A plain word works:"
-    " staging."
+    " staging. Never a secret itself: match its prefix (ghp_) instead."
 )
 
 

@@ -63,8 +63,9 @@ class Lessons:
     async def add_lesson(self, draft: LessonDraft) -> Lesson:
         """Store a lesson; a bad pattern, an empty message or an unknown strictness is refused.
 
-        The message is redacted like a memory's content. The pattern is kept as written (a
-        redacted pattern would match something else); it is a rule, not a record.
+        The message, tool and project are redacted like a memory's content. A pattern that
+        holds a secret is refused rather than redacted (a redacted pattern would match
+        something else).
         """
         checked = _checked(draft)
         async with transaction(self.pool) as conn:
@@ -113,9 +114,9 @@ class Lessons:
             return None if value is None else check(value)
 
         checked = LessonChange(
-            tool=kept(change.tool, lambda text: clean_field(text, "tool")),
+            tool=kept(change.tool, lambda text: _field(text, "tool")),
             pattern=kept(change.pattern, checked_pattern),
-            project=kept(change.project, lambda text: clean_field(text, "project")),
+            project=kept(change.project, lambda text: _field(text, "project")),
             message=kept(change.message, lambda text: redact(checked_message(text)).text),
             strictness=kept(change.strictness, checked_strictness),
             active=change.active,
@@ -163,13 +164,19 @@ def _report(found: CallMatch, lessons: int) -> None:
         )
 
 
+def _field(text: str, name: str) -> str:
+    """A tool or project name as stored: cleaned and redacted."""
+    return redact(clean_field(text, name)).text
+
+
 def _checked(draft: LessonDraft) -> LessonDraft:
-    """The draft as stored: pattern and strictness checked, message checked and redacted."""
+    """The draft as stored: pattern and strictness checked, message, tool and project checked
+    and redacted."""
     return LessonDraft(
         pattern=checked_pattern(draft.pattern),
         message=redact(checked_message(draft.message)).text,
-        tool=clean_field(draft.tool, "tool"),
-        project=clean_field(draft.project, "project"),
+        tool=_field(draft.tool, "tool"),
+        project=_field(draft.project, "project"),
         strictness=checked_strictness(draft.strictness),
         origin=clean_field(draft.origin, "origin") or "user",
     )

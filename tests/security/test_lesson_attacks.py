@@ -1,4 +1,5 @@
-"""A hostile teammate and lessons (#34): patterns that stall the server (ReDoS).
+"""A hostile teammate and lessons (#34): patterns that stall the server (ReDoS), secrets written
+as patterns.
 
 alice and bob belong to project acme, carol to project other, dave has no project list (every
 project). Each test is written as the attack, over real HTTP and MCP against the real app and
@@ -70,6 +71,9 @@ WORST_INPUTS = (
     ("ab " * 3_000)[:8_000],
     ("a" * 79 + "\n") * 100,
 )
+GITHUB_TOKEN = "ghp_" + "R8vKq2Lm9Xw4Tz7Pb3Nd6Hf1Js5Gc0Ya8Ue2"
+AWS_KEY_ID = "AKIAQ7XW2LMN4PRS6TUV"
+ANTHROPIC_KEY = "sk-ant-api03-" + "Zq4Rt8Wm2Xn6Yp0Vb3Kc7Lf1Hd5Gs9Je" * 3
 
 
 @dataclass
@@ -115,6 +119,19 @@ async def lesson_row(service: MemoryService, lesson_id: int) -> dict[str, Any]:
         row = await cur.fetchone()
     assert row is not None
     return dict(zip(("message", "active", "project", "pattern", "tool"), row, strict=True))
+
+
+async def every_lesson_text(service: MemoryService) -> str:
+    """Every text field of every lesson, as stored, backslashes dropped (so an escaped secret,
+    `sk\\-ant\\-...`, reads as itself)."""
+    async with service.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT coalesce(string_agg(concat_ws(' ', tool, pattern, project, message, origin,"
+            " proposal_key), ' '), '') FROM lessons"
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    return str(row[0]).replace("\\", "")
 
 
 async def lessons_with_pattern(service: MemoryService, pattern: str) -> int:
@@ -273,3 +290,99 @@ async def test_a_stored_pattern_re2_cannot_compile_is_skipped_with_one_warning(
     skipped = [r for r in caplog.records if f"lesson {old_id} skipped" in r.getMessage()]
     assert len(skipped) == 1 and skipped[0].levelno == logging.WARNING
     assert marker not in caplog.text  # the log names the lesson, never its pattern
+
+
+# ----- 7. Secrets written as patterns ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "rule", "command"),
+    [
+        (GITHUB_TOKEN, r"ghp_[A-Za-z0-9]{36}", f"curl -H 'Authorization: token {GITHUB_TOKEN}'"),
+        (
+            f"gh auth login --with-token {GITHUB_TOKEN}",
+            "--with-token ghp_",
+            f"gh auth login --with-token {GITHUB_TOKEN}",
+        ),
+        (AWS_KEY_ID, r"AKIA[0-9A-Z]{16}", f"export AWS_ACCESS_KEY_ID={AWS_KEY_ID}"),
+        # escaped, as re.escape writes it
+        (
+            ANTHROPIC_KEY.replace("-", r"\-"),
+            r"sk-ant-api03-\S+",
+            f"ANTHROPIC_API_KEY={ANTHROPIC_KEY} claude",
+        ),
+        (
+            "PGPASSWORD=Tr0ub4dor-horse-staple",
+            r"PGPASSWORD=\S+",
+            "PGPASSWORD=Tr0ub4dor-horse-staple psql",
+        ),
+    ],
+)
+async def test_a_pattern_holding_a_secret_is_refused_and_one_matching_it_kept(
+    service: MemoryService, settings: Settings, pattern: str, rule: str, command: str
+) -> None:
+    secret = pattern.replace("\\", "").split("=")[-1].split()[-1]  # the secret, unescaped
+    async with team(service, settings) as crew:
+        async with crew.http("alice") as alice:
+            posted = await alice.post(
+                "/api/lessons", json={"pattern": pattern, "message": "Rotate it.", "tool": "Bash"}
+            )
+            kept = await alice.post(
+                "/api/lessons", json={"pattern": rule, "message": "Use the vault.", "tool": "Bash"}
+            )
+            edited = await alice.patch(
+                f"/api/lessons/{kept.json()['id']}", json={"pattern": pattern}
+            )
+        async with crew.mcp("alice") as mcp:
+            tool = await mcp.call_tool(
+                "save_lesson", {"pattern": pattern, "message": "Rotate it."}, raise_on_error=False
+            )
+        async with crew.http("bob") as bob:
+            listed = await bob.get("/api/lessons")
+            hooked = await bob.post("/api/hooks/pre-tool", json=pre_tool(command))
+
+    for answer in (posted, edited):
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"]["code"] == "invalid_input"
+        assert "pattern looks like a secret" in answer.text
+        assert "without containing it" in answer.text
+        assert secret not in answer.text
+    assert "pattern looks like a secret" in error_text(tool)
+    assert secret not in error_text(tool)
+    assert secret not in listed.text
+    assert secret not in await every_lesson_text(service)
+    # What the refusal suggests works: a pattern that matches the secret without holding it.
+    assert kept.status_code == 201, kept.text
+    assert kept.json()["pattern"] == rule
+    assert hooked.json()["lesson_ids"] == [kept.json()["id"]]
+
+
+async def test_a_secret_in_a_lessons_tool_or_project_is_redacted(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        async with crew.http("dave") as dave:  # dave may write for any project
+            stored = await dave.post(
+                "/api/lessons",
+                json={
+                    "pattern": "deploy",
+                    "message": "Ask first.",
+                    "tool": GITHUB_TOKEN,
+                    "project": AWS_KEY_ID,
+                },
+            )
+            edited = await dave.patch(
+                f"/api/lessons/{stored.json()['id']}", json={"tool": ANTHROPIC_KEY}
+            )
+        async with crew.http("dave") as dave:
+            listed = await dave.get("/api/lessons")
+
+    assert stored.status_code == 201, stored.text
+    assert stored.json()["tool"] == "[REDACTED:github-token]"
+    assert stored.json()["project"] == "[REDACTED:aws-access-key]"
+    assert edited.status_code == 200, edited.text
+    assert edited.json()["tool"] == "[REDACTED:anthropic-key]"
+    everything = stored.text + edited.text + listed.text
+    everything += await every_lesson_text(service)
+    for secret in (GITHUB_TOKEN, AWS_KEY_ID, ANTHROPIC_KEY):
+        assert secret not in everything

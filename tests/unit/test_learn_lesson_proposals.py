@@ -293,6 +293,22 @@ def test_a_program_with_regex_characters_is_escaped() -> None:
     assert not compiled(proposal.draft.pattern).search("gcc main.c")
 
 
+def test_a_correction_naming_a_secret_proposes_no_lesson_that_holds_it() -> None:
+    token = "ghp_" + "R8vKq2Lm9Xw4Tz7Pb3Nd6Hf1Js5Gc0Ya8Ue2"
+    found = propose(
+        [
+            entry(
+                "log in to github", call("Bash", f"gh auth login --with-token {token}", ok=False)
+            ),
+            entry(f"no, never pass {token} on the command line, read it from the keychain."),
+            entry("run it", call("Bash", "ls")),
+            entry(f"no, stop using `gh auth login --with-token {token}` here."),
+        ]
+    )
+
+    assert not any(token.lower() in p.draft.pattern.lower() for p in found)
+
+
 def test_two_paths_of_one_command_may_share_the_space_between_them() -> None:
     proposal = only(
         entry("back it up", call("Bash", "cp .env .env.bak", ok=False)),
