@@ -1,4 +1,4 @@
-"""When a lesson applies to a tool call: pure rules, no I/O.
+"""When a lesson applies to a tool call, and who may change it: pure rules, no I/O.
 
 A pattern is a regular expression in RE2's syntax (github.com/google/re2/wiki/Syntax),
 matched case-insensitively with `search` anywhere in the call's input: the text of every
@@ -30,7 +30,8 @@ from typing import Any, Protocol, cast
 
 import re2
 
-from server.core.errors import InvalidInput
+from server.core.access import Viewer
+from server.core.errors import Forbidden, InvalidInput
 from server.core.models import STRICTNESS, Lesson
 from server.core.redact import redact
 from server.core.validation import clean_text
@@ -247,6 +248,51 @@ def match_call(
         unusable=unusable,
         unchecked=len(usable) - searched,
     )
+
+
+def check_lesson_project(viewer: Viewer | None, project: str) -> None:
+    """Refuse a lesson for a project the user does not belong to (Forbidden)."""
+    if viewer is None or not project or _member(viewer, project):
+        return
+    raise Forbidden(
+        f"you may write lessons only for your projects ({', '.join(viewer.projects or ())})"
+        f" or for every project (no project); {project!r} is not one of yours"
+    )
+
+
+def check_lesson_change(
+    viewer: Viewer | None, lesson_id: int, owner_id: int | None, owner: str | None, project: str
+) -> None:
+    """Refuse (Forbidden) a change by anyone but those who may make it.
+
+    A lesson may be changed by the user who wrote it; a lesson of a project also by the
+    project's members; an ownerless one (from before users, the command line or the proposer)
+    by the members of its project, or by anyone when it is for every project. With no user
+    asking (single-user mode, the command line) anything goes. A refusal names who may, except
+    that a lesson of a project the user does not belong to is not described to them.
+    """
+    if viewer is None or (owner_id is not None and owner_id == viewer.user_id):
+        return
+    if project and _member(viewer, project):
+        return
+    if owner_id is None and not project:
+        return
+    if project:
+        who = "its members and the user who wrote it" if owner_id is not None else "its members"
+        raise Forbidden(
+            f"lesson {lesson_id} is for a project you do not belong to; only {who} can change it"
+        )
+    author = owner or "the user who wrote it"
+    raise Forbidden(
+        f"lesson {lesson_id} is {author}'s, for every project: only {author} can change it,"
+        " or the command line (claude-memory lessons edit); write a lesson of your own to say"
+        " something else"
+    )
+
+
+def _member(viewer: Viewer, project: str) -> bool:
+    """Whether `viewer` belongs to `project` (a user without a project list: to every one)."""
+    return not viewer.projects or project in viewer.projects
 
 
 def proposal_key(tool: str, pattern: str, project: str) -> str:

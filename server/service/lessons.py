@@ -7,6 +7,10 @@ per process (server/domain/lessons.py). Matching runs in a worker thread (RE2 re
 within MATCH_BUDGET_SECONDS, so no pattern and no input holds up other requests. Proposals
 (server/learn/lesson_proposals_job.py) are stored inactive, so none fires before the user
 accepts it.
+
+With users, a lesson written by one is theirs: each user sees lessons for every project, for
+their projects and their own (migration 018, `lesson_visible`), the hook applies only those,
+and `check_lesson_change` decides who may edit one.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from server.core.access import current_viewer
 from server.core.errors import NotFound
 from server.core.models import Lesson, LessonChange, LessonDraft
 from server.core.redact import redact
@@ -24,6 +29,8 @@ from server.core.validation import blank_to_none, check_id, clean_field
 from server.domain.lessons import (
     CallMatch,
     call_text,
+    check_lesson_change,
+    check_lesson_project,
     checked_message,
     checked_pattern,
     checked_strictness,
@@ -51,7 +58,8 @@ class Lessons:
     async def lessons(
         self, project: str | None = None, *, include_inactive: bool = True
     ) -> list[Lesson]:
-        """Lessons newest first; with a project, its own and those for every project."""
+        """The lessons the asking user sees, newest first; with a project, its own and those for
+        every project."""
         project = blank_to_none(project)
 
         async def load() -> list[Lesson]:
@@ -61,13 +69,15 @@ class Lessons:
         return await self.cache.get_or_load(("lessons", project, include_inactive), load)
 
     async def add_lesson(self, draft: LessonDraft) -> Lesson:
-        """Store a lesson; a bad pattern, an empty message or an unknown strictness is refused.
+        """Store a lesson; a bad pattern, an empty message or an unknown strictness is refused,
+        and so is a user's lesson for a project they do not belong to (Forbidden).
 
         The message, tool and project are redacted like a memory's content. A pattern that
         holds a secret is refused rather than redacted (a redacted pattern would match
-        something else).
+        something else). The lesson is the asking user's (the column default).
         """
         checked = _checked(draft)
+        check_lesson_project(current_viewer(), checked.project)
         async with transaction(self.pool) as conn:
             return await lesson_store.insert(conn, checked)
 
@@ -107,7 +117,8 @@ class Lessons:
         return added
 
     async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson:
-        """Edit, disable (active=False) or enable a lesson; NotFound when there is none."""
+        """Edit, disable (active=False) or enable a lesson; NotFound when there is none,
+        Forbidden when the asking user may not change it or move it to that project."""
         check_id(lesson_id, "lesson")
 
         def kept(value: str | None, check: Any) -> str | None:
@@ -121,7 +132,16 @@ class Lessons:
             strictness=kept(change.strictness, checked_strictness),
             active=change.active,
         )
+        viewer = current_viewer()
+        if checked.project is not None:
+            check_lesson_project(viewer, checked.project)
         async with transaction(self.pool) as conn:
+            ownership = await lesson_store.ownership(conn, lesson_id)
+            if ownership is None:
+                raise NotFound(f"no lesson with id {lesson_id}")
+            check_lesson_change(
+                viewer, lesson_id, ownership.owner_id, ownership.owner, ownership.project
+            )
             lesson = await lesson_store.update(conn, lesson_id, checked)
         if lesson is None:
             raise NotFound(f"no lesson with id {lesson_id}")
@@ -130,7 +150,8 @@ class Lessons:
     async def lessons_for_call(
         self, tool: str, tool_input: Any, project: str | None
     ) -> list[Lesson]:
-        """The active lessons that apply to a call of `tool` with `tool_input` in `project`."""
+        """The active lessons the asking user sees that apply to a call of `tool` with
+        `tool_input` in `project`."""
         active = await self.lessons(include_inactive=False)
 
         def search() -> CallMatch:

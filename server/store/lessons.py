@@ -1,4 +1,8 @@
-"""SQL for `lessons`, and for the sessions the lesson proposer has read."""
+"""SQL for `lessons`, and for the sessions the lesson proposer has read.
+
+With users, reads of lessons apply `lesson_visible()` (migration 018) and inserts are stamped
+with the asking user (the column default); see server/core/access.py.
+"""
 
 from __future__ import annotations
 
@@ -62,15 +66,36 @@ async def update(conn: Conn, lesson_id: int, change: LessonChange) -> Lesson | N
 
 
 async def listed(conn: Conn, project: str | None, include_inactive: bool) -> list[Lesson]:
-    """Lessons newest first; with a project, its own and those for every project."""
+    """The lessons the asking user sees, newest first; with a project, its own and those for
+    every project."""
     async with conn.cursor(row_factory=class_row(Lesson)) as cur:
         await cur.execute(
             f"SELECT {COLUMNS} FROM lessons"
             " WHERE (%(project)s::text IS NULL OR project = '' OR project = %(project)s)"
-            " AND (%(all)s OR active) ORDER BY id DESC",
+            " AND (%(all)s OR active) AND lesson_visible(owner_id, project) ORDER BY id DESC",
             {"project": project, "all": include_inactive},
         )
         return await cur.fetchall()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LessonOwnership:
+    """Whose a lesson is: its owner (id and name; None before users) and its project."""
+
+    owner_id: int | None
+    owner: str | None
+    project: str
+
+
+async def ownership(conn: Conn, lesson_id: int) -> LessonOwnership | None:
+    """Whose the lesson is, locked until the transaction ends; None when there is none."""
+    async with conn.cursor(row_factory=class_row(LessonOwnership)) as cur:
+        await cur.execute(
+            "SELECT owner_id, (SELECT u.name FROM users AS u WHERE u.id = lessons.owner_id)"
+            " AS owner, project FROM lessons WHERE id = %(id)s FOR UPDATE",
+            {"id": lesson_id},
+        )
+        return await cur.fetchone()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -566,6 +566,10 @@ async def rest_update_lesson(v: Visit) -> None:
         "updateLesson", lesson_id=v.me.lesson_id, body={"strictness": "ask", "active": True}
     )
     assert edited.data["strictness"] == "ask"
+    # The other's lesson (for every project) is theirs to change (#34).
+    await v.refused(
+        "updateLesson", 403, "forbidden", lesson_id=v.other.lesson_id, body={"active": False}
+    )
 
 
 async def rest_hook_pre_tool_use(v: Visit) -> None:
@@ -807,6 +811,12 @@ async def mcp_save_lesson(v: Visit) -> None:
     )
     disabled = await v.tool("save_lesson", lesson_id=added["id"], active=False)
     assert disabled["active"] is False
+    await v.tool(
+        "save_lesson",
+        f"only {v.other.name} can change it",
+        lesson_id=v.other.lesson_id,
+        active=False,
+    )
 
 
 MCP_CASES: dict[str, Case] = {

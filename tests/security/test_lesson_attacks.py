@@ -1,5 +1,5 @@
-"""A hostile teammate and lessons (#34): patterns that stall the server (ReDoS), secrets written
-as patterns.
+"""A hostile teammate and lessons (#34): patterns that stall the server (ReDoS), lessons changed
+or read across projects, secrets written as patterns.
 
 alice and bob belong to project acme, carol to project other, dave has no project list (every
 project). Each test is written as the attack, over real HTTP and MCP against the real app and
@@ -9,20 +9,28 @@ database, and failed on the code before #34's fixes for lessons.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import shutil
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 from fastmcp import Client
 
 from server.app import create_app
+from server.core.access import acting_as
 from server.core.config import Settings
+from server.core.models import LessonDraft
+from server.db.migrate import MIGRATIONS_DIR, apply_migrations
+from server.domain.lessons import compiled
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 
@@ -34,6 +42,7 @@ PROJECTS: dict[str, list[str]] = {
     "carol": ["other"],
     "dave": [],
 }
+ACME = "/home/dev/acme"
 # The bound issue #34 sets for the hook and /health while the attack runs.
 BOUND_SECONDS = 0.2
 # Patterns that take a backtracking engine exponential or high-polynomial time. RE2 runs the
@@ -92,6 +101,13 @@ class Team:
     async def mcp(self, name: str) -> AsyncIterator[Client[Any]]:
         async with Client(f"{self.url}/mcp", auth=self.tokens[name], timeout=60) as client:
             yield client
+
+    async def save_in_acme(self, name: str, content: str, visibility: str) -> None:
+        """A memory of `name`'s in project acme at ACME, so that hooks from there are in acme."""
+        with acting_as(await self.service.users.viewer_by_name(name)):
+            await self.service.save(
+                content, project="acme", project_path=ACME, visibility=visibility, force=True
+            )
 
 
 @asynccontextmanager
@@ -292,6 +308,219 @@ async def test_a_stored_pattern_re2_cannot_compile_is_skipped_with_one_warning(
     assert marker not in caplog.text  # the log names the lesson, never its pattern
 
 
+async def test_path_lessons_proposed_before_re2_keep_matching_after_migration_018(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """The proposer wrote path boundaries as lookarounds; 018 rewrites them for RE2."""
+    before = tmp_path / "before"
+    before.mkdir()
+    for script in sorted(MIGRATIONS_DIR.glob("0*.sql")):
+        if int(script.name[:3]) <= 16:
+            shutil.copy(script, before)
+    url = fresh_database()
+    await apply_migrations(url, before)
+    old = {
+        "read": r"(?<![\w.-])\.env(?![\w.-])",
+        "dir": r"(?<![\w.-])src/generated/",
+        "copy": r"\bcp\b.*(?<![\w.-])\.env(?![\w.-]).*(?<![\w.-])\.env\.bak(?![\w.-])",
+        "after dir": r"\brm\b.*(?<![\w.-])src/.*(?<![\w.-])\.env(?![\w.-])",
+    }
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name, pattern in old.items():
+            conn.execute(
+                "INSERT INTO lessons (tool, pattern, message, proposal_key)"
+                " VALUES ('Bash', %s, %s, %s)",
+                (pattern, name, f"bash\n\n{pattern}"),
+            )
+    shutil.copy(MIGRATIONS_DIR / "018_lesson_owners.sql", before)
+    await apply_migrations(url, before)
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT message, pattern, proposal_key FROM lessons").fetchall()
+    now = {name: (pattern, key) for name, pattern, key in rows}
+
+    calls = {
+        "read": (["cat .env", ".env", "x\n.env"], ["cat .env.example", "cat my.env", "a-.env"]),
+        "dir": (["vim src/generated/a.ts", "src/generated/"], ["vim foo-src/generated/a.ts"]),
+        "copy": (["cp .env .env.bak", "cp -a .env x .env.bak"], ["cp .env\n.env.bak", "cp .env"]),
+        "after dir": (["rm src/.env", "rm -r src/ x .env"], ["rm src/x.env", "rm src\n.env"]),
+    }
+    for name, (matched, unmatched) in calls.items():
+        pattern, key = now[name]
+        assert key == f"bash\n\n{pattern}"
+        matcher = compiled(pattern)  # RE2 accepts it
+        assert all(matcher.search(text.encode()) for text in matched), (name, pattern)
+        assert not any(matcher.search(text.encode()) for text in unmatched), (name, pattern)
+
+
+# ----- 6. Lessons changed and read across projects -------------------------------------------
+
+
+async def test_a_non_member_cannot_edit_or_switch_off_a_projects_lesson(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        async with crew.http("alice") as alice:
+            created = await alice.post(
+                "/api/lessons",
+                json={"pattern": "terraform apply", "message": "Plan first.", "project": "acme"},
+            )
+        lesson_id = created.json()["id"]
+        async with crew.http("carol") as carol:
+            patched = await carol.patch(
+                f"/api/lessons/{lesson_id}", json={"message": "Apply straight away."}
+            )
+            switched = await carol.patch(f"/api/lessons/{lesson_id}", json={"active": False})
+        async with crew.mcp("carol") as mcp:
+            tool = await mcp.call_tool(
+                "save_lesson", {"lesson_id": lesson_id, "active": False}, raise_on_error=False
+            )
+        after_carol = await lesson_row(service, lesson_id)
+        async with crew.http("bob") as bob:  # a member of acme may
+            by_member = await bob.patch(f"/api/lessons/{lesson_id}", json={"strictness": "ask"})
+        async with crew.http("dave") as dave:  # and so may a user of every project
+            by_dave = await dave.patch(f"/api/lessons/{lesson_id}", json={"active": False})
+
+    assert created.status_code == 201, created.text
+    for answer in (patched, switched):
+        assert answer.status_code == 403, answer.text
+        assert answer.json()["error"]["code"] == "forbidden"
+        message = answer.json()["error"]["message"]
+        assert "only its members and the user who wrote it can change it" in message
+        assert "acme" not in message and "alice" not in message  # not described to outsiders
+    assert "only its members and the user who wrote it" in error_text(tool)
+    assert (after_carol["message"], after_carol["active"]) == ("Plan first.", True)
+    assert by_member.status_code == 200, by_member.text
+    assert by_dave.status_code == 200, by_dave.text
+    assert (await lesson_row(service, lesson_id))["active"] is False
+
+
+async def test_only_its_author_changes_a_lesson_for_every_project(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew, crew.http("alice") as alice:
+        created = await alice.post(
+            "/api/lessons", json={"pattern": "git push", "message": "Open a pull request."}
+        )
+        lesson_id = created.json()["id"]
+        refused = {}
+        for name in ("bob", "carol", "dave"):
+            async with crew.http(name) as other:
+                refused[name] = await other.patch(
+                    f"/api/lessons/{lesson_id}", json={"message": "Push to main."}
+                )
+        async with crew.mcp("bob") as mcp:
+            tool = await mcp.call_tool(
+                "save_lesson",
+                {"lesson_id": lesson_id, "message": "Push to main."},
+                raise_on_error=False,
+            )
+        own = await alice.patch(f"/api/lessons/{lesson_id}", json={"strictness": "ask"})
+
+    for name, answer in refused.items():
+        assert answer.status_code == 403, (name, answer.text)
+        assert answer.json()["error"]["code"] == "forbidden"
+        assert "is alice's, for every project: only alice can change it" in answer.text
+    assert "only alice can change it" in error_text(tool)
+    assert own.status_code == 200, own.text
+    stored = await lesson_row(service, lesson_id)
+    assert (stored["message"], stored["active"]) == ("Open a pull request.", True)
+
+
+async def test_an_ownerless_lesson_is_changed_only_by_its_projects_members(
+    service: MemoryService, settings: Settings
+) -> None:
+    """Lessons from before users, the command line or the proposer have no owner."""
+    acme = await service.add_lesson(
+        LessonDraft(pattern="kubectl delete", message="No.", project="acme")
+    )
+    general = await service.add_lesson(LessonDraft(pattern="rm -rf", message="Think twice."))
+    async with team(service, settings) as crew:
+        async with crew.http("carol") as carol:
+            outsider = await carol.patch(f"/api/lessons/{acme.id}", json={"active": False})
+            anyone = await carol.patch(f"/api/lessons/{general.id}", json={"strictness": "ask"})
+        async with crew.http("bob") as bob:
+            member = await bob.patch(f"/api/lessons/{acme.id}", json={"strictness": "ask"})
+
+    assert outsider.status_code == 403, outsider.text
+    assert "only its members can change it" in outsider.json()["error"]["message"]
+    assert anyone.status_code == 200, anyone.text
+    assert member.status_code == 200, member.text
+    assert (await lesson_row(service, acme.id))["active"] is True
+
+
+async def test_a_lesson_for_a_project_one_is_not_in_is_refused(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        async with crew.http("carol") as carol:
+            posted = await carol.post(
+                "/api/lessons",
+                json={"pattern": "deploy", "message": "Deploy on Fridays.", "project": "acme"},
+            )
+            own = await carol.post("/api/lessons", json={"pattern": "deploy", "message": "Mine."})
+            moved = await carol.patch(f"/api/lessons/{own.json()['id']}", json={"project": "acme"})
+        async with crew.mcp("carol") as mcp:
+            tool = await mcp.call_tool(
+                "save_lesson",
+                {"pattern": "deploy", "message": "Deploy on Fridays.", "project": "acme"},
+                raise_on_error=False,
+            )
+        async with crew.http("dave") as dave:
+            anywhere = await dave.post(
+                "/api/lessons", json={"pattern": "deploy", "message": "Ask.", "project": "acme"}
+            )
+
+    for answer in (posted, moved):
+        assert answer.status_code == 403, answer.text
+        assert answer.json()["error"]["code"] == "forbidden"
+        assert "only for your projects (other)" in answer.json()["error"]["message"]
+    assert "only for your projects (other)" in error_text(tool)
+    assert own.status_code == 201 and anywhere.status_code == 201, (own.text, anywhere.text)
+    assert (await lesson_row(service, own.json()["id"]))["project"] == ""
+    assert "Deploy on Fridays." not in await every_lesson_text(service)
+
+
+async def test_lessons_of_a_project_are_neither_listed_nor_applied_outside_it(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        await crew.save_in_acme("alice", "acme deploys go through the release train.", "shared")
+        # carol works in a checkout of acme too (her own, private notes), so her hook is in acme
+        await crew.save_in_acme("carol", "carol's scratch notes on the acme checkout.", "private")
+        async with crew.http("alice") as alice:
+            created = await alice.post(
+                "/api/lessons",
+                json={
+                    "pattern": "terraform apply",
+                    "message": "acmesecretlesson: the state bucket is acme-tf-prod.",
+                    "project": "acme",
+                    "tool": "Bash",
+                },
+            )
+        lesson_id = created.json()["id"]
+        seen: dict[str, str] = {}
+        applied: dict[str, list[int]] = {}
+        for name in ("bob", "carol", "dave"):
+            async with crew.http(name) as http:
+                listed = await http.get("/api/lessons")
+                hooked = await http.post(
+                    "/api/hooks/pre-tool", json=pre_tool("terraform apply -auto-approve", ACME)
+                )
+            async with crew.mcp(name) as mcp:
+                tool = await mcp.call_tool("list_lessons", {})
+            assert listed.status_code == 200 and hooked.status_code == 200
+            seen[name] = listed.text + json.dumps(tool.structured_content)
+            applied[name] = hooked.json()["lesson_ids"]
+            seen[name] += hooked.text
+
+    assert created.status_code == 201, created.text
+    assert "acmesecretlesson" not in seen["carol"]
+    assert applied["carol"] == []
+    for member in ("bob", "dave"):
+        assert "acmesecretlesson" in seen[member]
+        assert applied[member] == [lesson_id]
+
+
 # ----- 7. Secrets written as patterns ------------------------------------------------------
 
 
@@ -357,7 +586,7 @@ async def test_a_pattern_holding_a_secret_is_refused_and_one_matching_it_kept(
     assert hooked.json()["lesson_ids"] == [kept.json()["id"]]
 
 
-async def test_a_secret_in_a_lessons_tool_or_project_is_redacted(
+async def test_a_secret_in_a_lessons_tool_or_project_is_redacted_or_never_echoed(
     service: MemoryService, settings: Settings
 ) -> None:
     async with team(service, settings) as crew:
@@ -374,6 +603,11 @@ async def test_a_secret_in_a_lessons_tool_or_project_is_redacted(
             edited = await dave.patch(
                 f"/api/lessons/{stored.json()['id']}", json={"tool": ANTHROPIC_KEY}
             )
+        async with crew.http("carol") as carol:  # carol may not: the refusal must not quote it
+            refused = await carol.post(
+                "/api/lessons",
+                json={"pattern": "deploy", "message": "Ask first.", "project": GITHUB_TOKEN},
+            )
         async with crew.http("dave") as dave:
             listed = await dave.get("/api/lessons")
 
@@ -382,7 +616,8 @@ async def test_a_secret_in_a_lessons_tool_or_project_is_redacted(
     assert stored.json()["project"] == "[REDACTED:aws-access-key]"
     assert edited.status_code == 200, edited.text
     assert edited.json()["tool"] == "[REDACTED:anthropic-key]"
-    everything = stored.text + edited.text + listed.text
+    assert refused.status_code == 403, refused.text
+    everything = stored.text + edited.text + refused.text + listed.text
     everything += await every_lesson_text(service)
     for secret in (GITHUB_TOKEN, AWS_KEY_ID, ANTHROPIC_KEY):
         assert secret not in everything
