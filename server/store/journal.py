@@ -204,22 +204,27 @@ async def prompts(conn: Conn, params: Mapping[str, object], limit: int) -> list[
         return await cur.fetchall()
 
 
-# Whose each session of %(ids)s is, for the readers of whole sessions: the owner its import
-# recorded, or before any import the owner of its first owned prompt or call (hooks record as
-# they go, so that is the session's user: a teammate cannot know its id before it starts).
-# NULL: nobody's, and only ownerless rows are read. A teammate's rows with the same session id
-# are never read into the session.
-_JOURNAL_OWNERS = (
-    "WITH o AS (SELECT s.session_id, (SELECT k.owner_id FROM ("
-    " SELECT i.owner_id, 0 AS rank, NULL::timestamptz AS at FROM imported_sessions AS i"
-    "   WHERE i.session_id = s.session_id"
-    " UNION ALL SELECT f.owner_id, 1, f.at FROM journal_prompts AS f"
-    "   WHERE f.session_id = s.session_id AND f.owner_id IS NOT NULL"
-    " UNION ALL SELECT c.owner_id, 1, c.at FROM session_events AS c"
-    "   WHERE c.session_id = s.session_id AND c.owner_id IS NOT NULL"
-    " ) AS k ORDER BY k.rank, k.at NULLS LAST LIMIT 1) AS owner_id"
-    " FROM (SELECT DISTINCT unnest(%(ids)s::text[]) AS session_id) AS s)"
-)
+def journal_owners(sessions: str) -> str:
+    """A `WITH o (session_id, owner_id)` clause: whose each session of the `sessions` query
+    (one column, session_id) is, for the readers of whole sessions. The owner its import
+    recorded, or before any import the owner of its first owned prompt or call (hooks record
+    as they go, so that is the session's user: a teammate cannot know its id before it
+    starts). NULL: nobody's, and only ownerless rows are read. A teammate's rows with the same
+    session id are never read into the session."""
+    return (
+        "WITH o AS (SELECT s.session_id, (SELECT k.owner_id FROM ("
+        " SELECT i.owner_id, 0 AS rank, NULL::timestamptz AS at FROM imported_sessions AS i"
+        "   WHERE i.session_id = s.session_id"
+        " UNION ALL SELECT f.owner_id, 1, f.at FROM journal_prompts AS f"
+        "   WHERE f.session_id = s.session_id AND f.owner_id IS NOT NULL"
+        " UNION ALL SELECT c.owner_id, 1, c.at FROM session_events AS c"
+        "   WHERE c.session_id = s.session_id AND c.owner_id IS NOT NULL"
+        " ) AS k ORDER BY k.rank, k.at NULLS LAST LIMIT 1) AS owner_id"
+        f" FROM ({sessions}) AS s)"
+    )
+
+
+_JOURNAL_OWNERS = journal_owners("SELECT DISTINCT unnest(%(ids)s::text[]) AS session_id")
 
 
 async def sessions_prompts(conn: Conn, session_ids: Sequence[str]) -> list[PromptRow]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from psycopg.rows import class_row
 
 from server.core.models import Lesson, LessonChange, LessonDraft
+from server.store.journal import journal_owners
 from server.store.tx import Conn
 
 COLUMNS = (
@@ -160,13 +161,20 @@ async def lock_proposals(conn: Conn) -> None:
 
 async def changed_sessions(conn: Conn, project: str | None, rescan: bool) -> list[JournalCounts]:
     """Sessions with two prompts or more whose journal changed since the proposer read it
-    (all of them with `rescan`), oldest session id first; with a project, only its sessions."""
+    (all of them with `rescan`), oldest session id first; with a project, only its sessions.
+
+    A session's prompts and calls are its owner's and the ownerless ones, as the proposer
+    reads them (server/store/journal.py `journal_owners`): a teammate's rows under the same
+    session id neither count nor lend it their project."""
+    owned = "(t.owner_id IS NULL OR t.owner_id = o.owner_id)"
     async with conn.cursor(row_factory=class_row(JournalCounts)) as cur:
         await cur.execute(
-            "WITH p AS (SELECT session_id, max(project) AS project, count(*)::int AS prompts"
-            " FROM journal_prompts GROUP BY session_id),"
-            " c AS (SELECT session_id, count(*)::int AS calls FROM session_events"
-            " GROUP BY session_id)"
+            journal_owners("SELECT DISTINCT session_id FROM journal_prompts")
+            + ", p AS (SELECT t.session_id, max(t.project) AS project, count(*)::int AS prompts"
+            f" FROM journal_prompts AS t JOIN o USING (session_id) WHERE {owned}"
+            " GROUP BY t.session_id),"
+            " c AS (SELECT t.session_id, count(*)::int AS calls FROM session_events AS t"
+            f" JOIN o USING (session_id) WHERE {owned} GROUP BY t.session_id)"
             " SELECT p.session_id, p.prompts, coalesce(c.calls, 0) AS calls"
             " FROM p LEFT JOIN c USING (session_id)"
             " LEFT JOIN lesson_proposal_sessions r USING (session_id)"

@@ -282,13 +282,16 @@ async def test_a_teammates_hooks_in_your_session_stay_out_of_what_the_proposer_r
 
         await until(journaled, "carol's prompts in the journal")
 
-    # The lesson proposer reads whole sessions acting for nobody (lessons propose).
+    # The lesson proposer reads whole sessions acting for nobody (lessons propose), and picks
+    # them by their counts: alice's session has one prompt of hers, too few to read.
     journal = (await service.session_journals([SESSION]))[SESSION]
+    queued = {counts.session_id for counts in await service.lesson_proposal_queue(rescan=True)}
 
     assert ran.status_code == 202 and forged.status_code == 202
     assert [entry.prompt for entry in journal] == [ALICE_PROMPT]
     assert [call.tool_use_id for entry in journal for call in entry.calls] == [CALL_ID]
     assert "carolplanted" not in str(journal)
+    assert SESSION not in queued
 
 
 # ----- finding 10: recall deduplication across users ---------------------------------------
