@@ -1224,3 +1224,87 @@ async def test_a_user_outside_the_team_project_sees_none_of_its_shared_memories(
     assert read.status_code == 404 and read.json()["error"]["code"] == "not_found"
     assert projects.json() == []
     assert by_tool.structured_content is not None and by_tool.structured_content["hits"] == []
+
+
+async def test_a_third_user_outside_the_project_walks_the_journal_and_lesson_routes(
+    service: MemoryService, settings: Settings, tmp_path: Path
+) -> None:
+    """carol (project "elsewhere") beside alice and bob (project "team"), on every journal and
+    lesson route and tool (#34): she sees none of their journal, cannot change their calls by
+    naming their ids, sees their lessons for every project but not the team's own, and can
+    change none of them."""
+    async with team_server(service, settings, tmp_path) as (url, alice, bob):
+        added, _ = await service.users.add("carol", ["elsewhere"])
+        async with httpx.AsyncClient(base_url=url, headers=bearer(alice.token), timeout=60) as http:
+            team_lesson = await http.post(
+                "/api/lessons",
+                json={"pattern": "helm rollback", "message": "Ask in #ops first.", "project": TEAM},
+            )
+        assert team_lesson.status_code == 201, team_lesson.text
+        answers: list[str] = []
+        async with httpx.AsyncClient(base_url=url, headers=bearer(added.token), timeout=60) as http:
+
+            async def rest(method: str, path: str, status: int, **kwargs: Any) -> Any:
+                response = await http.request(method, path, **kwargs)
+                answers.append(response.text)
+                assert response.status_code == status, f"{method} {path}: {response.text}"
+                return response.json() if response.content else None
+
+            forged = tool_hook(alice.session_id, f"toolu_{alice.name}_first", "carolforged")
+            forged.update(hook_event_name="PostToolUseFailure", error="carolerror")
+            await rest("POST", "/api/hooks/tool", 202, json=forged)
+            journal = await rest("GET", "/api/journal", 200, params={"limit": 100})
+            for params in (
+                {"session_id": alice.session_id},
+                {"query": "alicejournalmarker"},
+                {"query": "bobsessionmarker"},
+            ):
+                narrowed = await rest("GET", "/api/journal", 200, params=params)
+                assert {e["session_id"] for e in narrowed["entries"]} <= {alice.session_id}
+                assert "alicejournalmarker" not in json.dumps(narrowed)
+            lessons = await rest("GET", "/api/lessons", 200)
+            for lesson_id in (alice.lesson_id, bob.lesson_id, team_lesson.json()["id"]):
+                await rest("PATCH", f"/api/lessons/{lesson_id}", 403, json={"active": False})
+            await rest(
+                "POST",
+                "/api/lessons",
+                403,
+                json={"pattern": "git push -f", "message": "planted", "project": TEAM},
+            )
+            pre_tool = await rest(
+                "POST",
+                "/api/hooks/pre-tool",
+                200,
+                json={"cwd": CWD, "tool_name": "Bash", "tool_input": {"command": "helm rollback"}},
+            )
+        async with Client(f"{url}/mcp", auth=added.token, timeout=60) as mcp:
+            by_tool = await mcp.call_tool("journal", {"limit": 100})
+            listed = await mcp.call_tool("list_lessons", {})
+            changed = await mcp.call_tool(
+                "save_lesson", {"lesson_id": alice.lesson_id, "active": False}, raise_on_error=False
+            )
+            answers += [
+                json.dumps(by_tool.structured_content),
+                json.dumps(listed.structured_content),
+            ]
+        async with httpx.AsyncClient(base_url=url, headers=bearer(alice.token), timeout=60) as http:
+            alices = (await http.get("/api/journal", params={"limit": 100})).json()
+            alices_lessons = (await http.get("/api/lessons")).json()["lessons"]
+
+    for text in answers:
+        for person in (alice, bob):
+            for secret in person.secrets:
+                assert secret not in text, f"carol is shown {person.name}'s {secret}"
+    # Her forged row is hers, but lies in a session alice owns: nobody's journal shows it.
+    assert journal["entries"] == []
+    seen = {lesson["id"] for lesson in lessons["lessons"]}
+    assert {alice.lesson_id, bob.lesson_id} <= seen  # for every project: everyone's
+    assert team_lesson.json()["id"] not in seen  # the team's own: members only
+    assert by_tool.structured_content is not None and listed.structured_content is not None
+    assert {lesson["id"] for lesson in listed.structured_content["lessons"]} == seen
+    assert changed.is_error
+    assert team_lesson.json()["id"] not in pre_tool["lesson_ids"]
+    # alice's call keeps its own outcome, and her lessons are as she left them.
+    assert "carolerror" not in json.dumps(alices) and "carolforged" not in json.dumps(alices)
+    assert "alicejournalmarker" in json.dumps(alices)
+    assert all(lesson["active"] for lesson in alices_lessons)
