@@ -6,7 +6,8 @@
 # Needs nothing running: the tests start their own embedded PostgreSQL, model, servers and
 # browser. What is missing is installed: Python packages into .venv, the UI's npm packages,
 # Debian's chromium for the browser tests and pgbouncer for the pooler test (apt-get, as root or
-# through sudo).
+# through sudo). With CI=true it then builds the Docker image and runs the Compose stack too
+# (scripts/test-compose.sh); the run fails if either fails.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,5 +64,9 @@ set -e
 if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: treating that as a failure" >&2
     exit 1
+fi
+if [ "${CI:-}" = "true" ]; then
+    say "the Docker image and the Compose stack (CI=true): scripts/test-compose.sh"
+    scripts/test-compose.sh || status=1
 fi
 exit "$status"
