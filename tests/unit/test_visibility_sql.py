@@ -1,10 +1,11 @@
 """No statement of the store can forget whose memories it reads (#24).
 
 Every function and SQL constant in server/store/ that reads or changes `memories`,
-`imported_sessions` or the journal either carries a visibility condition (FILTER_SQL,
-VISIBLE_SQL, visible(alias), OWNED_SQL, SESSION_VISIBLE_SQL, or current_viewer() itself), or is
-listed below with the reason it needs none. A new statement without either fails here, so
-the question "may this user see it?" is asked of every new query when it is written.
+`imported_sessions`, the journal or `lessons` either carries a visibility condition (FILTER_SQL,
+VISIBLE_SQL, visible(alias), OWNED_SQL, SESSION_VISIBLE_SQL, lesson_visible(), or
+current_viewer() itself), or is listed below with the reason it needs none. A new statement
+without either fails here, so the question "may this user see it?" is asked of every new query
+when it is written.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 STORE = Path(__file__).resolve().parents[2] / "server" / "store"
 
 TABLES = re.compile(
-    r"\b(FROM|JOIN|UPDATE|INTO)\s+(memories|imported_sessions|session_events|journal_prompts)\b"
+    r"\b(FROM|JOIN|UPDATE|INTO)\s+"
+    r"(memories|imported_sessions|session_events|journal_prompts|lessons)\b"
 )
 MARKERS = (
     "FILTER_SQL",
@@ -28,6 +30,7 @@ MARKERS = (
     "_SESSION_FILTER",
     "_SCOPE",
     "current_viewer()",
+    "lesson_visible(",
 )
 
 JOB = "batch job: runs for nobody in particular, or as the session's owner (acting_as)"
@@ -44,7 +47,7 @@ EXEMPT: dict[str, str] = {
     "embedding_model.memories_missing_vectors": JOB,
     "journal.insert_calls": IMPORT,
     "journal.insert_prompts": IMPORT,
-    "journal._JOURNAL_OWNERS": "whose each session is (owner ids), for the statements that use it",
+    "journal.journal_owners": "whose each session is (owner ids), for the statements that use it",
     "learning.pending_sessions": JOB,
     "learning.undistilled_turns": JOB,
     "learning.archive": JOB,
@@ -63,6 +66,11 @@ EXEMPT: dict[str, str] = {
     "learning.mark_behavior": JOB,
     "learning.mark_behavior_failed": JOB,
     "lessons.changed_sessions": JOB,
+    "lessons.insert": WRITE,
+    "lessons.ownership": "one lesson's owner and project, read to decide who may change it",
+    "lessons.update": "by id, after the service checked `ownership` under FOR UPDATE",
+    "lessons.insert_proposed": JOB,
+    "lessons.known_proposals": JOB,
     "memories._INSERT_SQL": WRITE,
     "memories.set_embeddings": WRITE,
     "memories.fill_missing_vectors": WRITE,
