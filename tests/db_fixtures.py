@@ -13,7 +13,9 @@ fresh_database          a factory for extra, empty databases on pg_server
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -39,10 +41,16 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
-    embedded = start_embedded(tmp_path_factory.mktemp("pg") / "pgdata")
+def pg_server() -> Iterator[EmbeddedPostgres]:
+    """The session's database server, its data outside pytest's base temp dir: run as root,
+    the server runs as another user that must reach its data dir, and every pytest session
+    that starts resets /tmp/pytest-of-root to mode 0700, which would cut off the server of a
+    session already running beside it."""
+    home = Path(tempfile.mkdtemp(prefix="claude-memory-test-pg-"))
+    embedded = start_embedded(home / "pgdata")
     yield embedded
     embedded.release()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
