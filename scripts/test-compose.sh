@@ -188,11 +188,12 @@ as_root() {
 APT_UPDATED=0
 apt_install() {
     if [ "$APT_UPDATED" -eq 0 ]; then
-        as_root apt-get update -qq
+        quietly apt as_root apt-get update -qq || die "apt-get update failed"
         APT_UPDATED=1
     fi
     note "apt-get install $*"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" > /dev/null
+    quietly apt as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" \
+        || die "apt-get install $* failed (the end of its output is above)"
 }
 
 # Throw-away credentials, and every other variable of .env.example set empty, so a developer's
@@ -333,7 +334,7 @@ docker image prune -f --filter "label=org.opencontainers.image.title=claude-memo
 if [ -n "$DOCKERD_PID" ]; then
     # A daemon this script started serves nothing else (a CI or build machine): keep its build
     # cache to the last few builds, which every changed server file would otherwise grow by ~2 GB.
-    docker builder prune -f --keep-storage "$BUILD_CACHE_KEEP" > /dev/null
+    docker builder prune -f --keep-storage "$BUILD_CACHE_KEEP" > /dev/null 2>&1
 fi
 
 begin "docker compose up -d --wait"
