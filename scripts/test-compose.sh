@@ -123,7 +123,8 @@ every_profile() { compose --profile team --profile llm "$@"; }
 diagnose() {
     say "what the stack said before the failure"
     every_profile ps -a 2>&1 | indent
-    every_profile logs --no-color --tail 40 2>&1 | indent
+    # Compose clears each log line with an escape sequence even without a terminal.
+    every_profile logs --no-color --tail 40 2>&1 | sed 's/\x1b\[[0-9;]*[A-Za-z]//g' | indent
 }
 
 remove_images() {
