@@ -128,7 +128,6 @@ diagnose() {
 }
 
 remove_images() {
-    say "removing the images this script builds (--clean-images)"
     local images
     images="$(docker image ls -q --filter "label=$STANDIN_LABEL")"
     # shellcheck disable=SC2086
@@ -154,16 +153,19 @@ cleanup() {
         wait "$INDEX_PID" 2> /dev/null
     fi
     if [ "$CLEAN_IMAGES" -eq 1 ] && docker info > /dev/null 2>&1; then
+        begin "remove the images this script builds (--clean-images)"
         remove_images
+        finish_step
     fi
     if [ -n "$DOCKERD_PID" ]; then
-        say "stopping the dockerd this script started (pid $DOCKERD_PID)"
+        begin "stop the dockerd this script started (pid $DOCKERD_PID)"
         kill "$DOCKERD_PID" 2> /dev/null
         local waited=0
         while kill -0 "$DOCKERD_PID" 2> /dev/null && [ "$waited" -lt 60 ]; do
             sleep 1
             waited=$((waited + 1))
         done
+        finish_step
     fi
     rm -rf "$WORK"
     if [ "${#TIMINGS[@]}" -gt 0 ]; then
