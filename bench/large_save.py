@@ -4,7 +4,8 @@ A save of close to the documented limit (MAX_CONTENT_CHARS, 100,000 characters) 
 about 170 overlapping passage windows, which takes the bundled model on 2 cores tens of
 seconds. The model encodes one batch at a time, so before #34 a small save or a search query
 sent meanwhile waited for the whole document (a small save was held 22 s). Now the model works
-in turns of ENCODE_TURN_TEXTS windows, granted in order, so they wait for one turn.
+in turns of at most ENCODE_TURN_CHARS characters (about 16 windows), granted in order, so they
+wait for one turn.
 
 What the script does: starts a real server (`python -m server.cli serve`) on an empty embedded
 database in a temp dir, warms it up, then `--rounds` times: sends a save of `--chars`

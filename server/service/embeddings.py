@@ -76,12 +76,29 @@ def canonical_model_name(name: str) -> str:
 SINGLE_THREAD_MAX_TEXTS = 2
 
 
-# The local model encodes at most this many texts per turn of its lock: a long document's
-# windows are encoded a turn at a time, so a short save or a search query that arrives
-# meanwhile waits for one turn (about a second on 2 cores), not for the whole document.
-# Smaller turns cost the long document itself: 144 windows took 13.7 s in one call, 14.4 s
-# in turns of 16, 23 s in turns of 8 (torch is slow to start on each small batch).
-ENCODE_TURN_TEXTS = 16
+# The local model encodes a turn of texts at a time under its lock, at most this many
+# characters (and at most one batch) per turn: a long document's windows are encoded a turn at
+# a time, so a short save or a search query that arrives meanwhile waits for one turn (about a
+# second on 2 cores), not for the whole document. Smaller turns cost the long document itself
+# (144 windows: 13.7 s in one call, 14.4 s in turns of 16 windows, 23 s in turns of 8), and a
+# turn counted in texts would cost short texts most (1,500 sentences 7% slower in turns of 16),
+# so a turn is counted in characters: about 16 windows, or a whole batch of short turns.
+ENCODE_TURN_CHARS = 16_000
+
+
+def encode_turns(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indexes of the texts (by their `lengths`) in turns: longest first, so a turn's texts
+    pad to about the same length; a turn holds up to ENCODE_TURN_CHARS characters and
+    `batch_size` texts, and at least one text."""
+    turns: list[list[int]] = []
+    chars = 0
+    for index in sorted(range(len(lengths)), key=lambda i: -lengths[i]):
+        if not turns or chars + lengths[index] > ENCODE_TURN_CHARS or len(turns[-1]) >= batch_size:
+            turns.append([])
+            chars = 0
+        turns[-1].append(index)
+        chars += lengths[index]
+    return turns
 
 
 class FifoLock:
@@ -230,7 +247,7 @@ class LocalEmbedder(Embedder):
         super().__init__(name, dimension, batch_size, profile)
         self._model = model
         # One encode at a time: torch already uses every core for one batch, and parallel
-        # batches on a 2-core machine only thrash. Turns are taken in order (ENCODE_TURN_TEXTS).
+        # batches on a 2-core machine only thrash. Turns are taken in order (ENCODE_TURN_CHARS).
         self._lock = FifoLock()
 
     @classmethod
@@ -272,11 +289,8 @@ class LocalEmbedder(Embedder):
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         threads = 1 if len(texts) <= SINGLE_THREAD_MAX_TEXTS else None
-        # Longest first, so each turn's texts are padded to about the same length.
-        order = sorted(range(len(texts)), key=lambda index: -len(texts[index]))
         vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), ENCODE_TURN_TEXTS):
-            turn = order[start : start + ENCODE_TURN_TEXTS]
+        for turn in encode_turns([len(text) for text in texts], self.batch_size):
             with self._lock, _torch_threads(threads):
                 encoded = self._model.encode(
                     [texts[index] for index in turn],
