@@ -143,7 +143,8 @@ class AgentSessionImports(TranscriptImports):
 
     def __init__(self, service: MemoryService) -> None:
         super().__init__(service)
-        self._sessions: dict[Path, tuple[str, str]] = {}  # file -> (agent, session id)
+        # file -> (agent, session id), while the file is queued or being imported
+        self._sessions: dict[Path, tuple[str, str]] = {}
 
     def request_session(self, agent: str, transcript_path: str, session_id: str) -> bool:
         """Start importing `agent`'s session file; False if it was already being imported."""
@@ -153,6 +154,14 @@ class AgentSessionImports(TranscriptImports):
         path = check(transcript_path)
         self._sessions[path] = (agent, session_id)
         return self.request(path)
+
+    async def _run(self, transcript: Path) -> None:
+        try:
+            await super()._run(transcript)
+        finally:
+            # Nothing awaits between the queue forgetting the file and this, so a request for
+            # it cannot slip in between: the next request records the session again.
+            self._sessions.pop(transcript, None)
 
     async def _import_once(self, transcript: Path) -> None:
         agent, session_id = self._sessions[transcript]

@@ -375,3 +375,23 @@ async def test_every_hook_exits_0_silently_and_fast_when_the_server_is_down(
     assert sorted(installed) == sorted(events)
     assert [(r.returncode, r.stdout, r.stderr) for r in runs] == [(0, "", "")] * len(events)
     assert max(r.seconds for r in runs) < 1.0
+
+
+async def test_a_background_agent_import_forgets_its_file_when_done(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    """The server keeps a session file's agent and id only while it is queued or imported; it
+    used to keep one entry per session file for the life of the server."""
+    from server.jobs.agent_sessions import AgentSessionImports
+
+    rollout = tmp_path / ".codex" / ROLLOUT
+    rollout.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex" / ROLLOUT, rollout)
+    imports = AgentSessionImports(service)
+
+    started = imports.request_session("codex", str(rollout), CODEX_SESSION)
+    turns = await wait_for_turns(service, CODEX_SESSION)
+    await imports.close()
+
+    assert started and turns >= 2
+    assert imports._sessions == {}
