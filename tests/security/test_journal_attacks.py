@@ -11,30 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from fastmcp import Client
 
-from server.app import create_app
 from server.core.config import Settings
 from server.service.memory import MemoryService
-from tests.db_fixtures import serving
+from tests.security.team import Team, team
 from tests.transcripts import SessionWriter
 
 pytestmark = pytest.mark.security
 
-PROJECTS: dict[str, list[str]] = {
-    "alice": ["acme"],
-    "bob": ["acme"],
-    "carol": ["other"],
-    "dave": [],  # no project list: every project
-}
 SESSION = "a11ce000-5e55-4000-8000-000000000034"  # alice's session
 PROMPT_ID = "alice-prompt-1"
 CALL_ID = "toolu_alice_deploy_01"
@@ -42,33 +31,6 @@ CWD = "/home/dev/acme"
 ALICE_PROMPT = "alicepromptmarker: roll the acme billing service back to last Friday's build"
 PNPM = "Use pnpm, never npm, in acme: npm install breaks the pnpm lockfile."
 PNPM_PROMPT = "npm install fails here, which package manager should I use?"
-
-
-@dataclass
-class Team:
-    url: str
-    tokens: dict[str, str]
-
-    @asynccontextmanager
-    async def http(self, name: str) -> AsyncIterator[httpx.AsyncClient]:
-        headers = {"authorization": f"Bearer {self.tokens[name]}"}
-        async with httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60) as client:
-            yield client
-
-    @asynccontextmanager
-    async def mcp(self, name: str) -> AsyncIterator[Client[Any]]:
-        async with Client(f"{self.url}/mcp", auth=self.tokens[name], timeout=60) as client:
-            yield client
-
-
-@asynccontextmanager
-async def team(service: MemoryService, settings: Settings) -> AsyncIterator[Team]:
-    tokens = {}
-    for name, projects in PROJECTS.items():
-        added, _ = await service.users.add(name, projects)
-        tokens[name] = added.token
-    async with serving(create_app(settings, service)) as url:
-        yield Team(url, tokens)
 
 
 def tool_hook(tool_use_id: str, command: str, **changes: Any) -> dict[str, Any]:

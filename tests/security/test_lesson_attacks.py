@@ -14,34 +14,24 @@ import logging
 import shutil
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
-from fastmcp import Client
 
-from server.app import create_app
 from server.core.access import acting_as
 from server.core.config import Settings
 from server.core.models import LessonDraft
 from server.db.migrate import MIGRATIONS_DIR, apply_migrations
 from server.domain.lessons import compiled
 from server.service.memory import MemoryService
-from tests.db_fixtures import serving
+from tests.security.team import Team, team
 
 pytestmark = pytest.mark.security
 
-PROJECTS: dict[str, list[str]] = {
-    "alice": ["acme"],
-    "bob": ["acme"],
-    "carol": ["other"],
-    "dave": [],
-}
 ACME = "/home/dev/acme"
 # The bound issue #34 sets for the hook and /health while the attack runs.
 BOUND_SECONDS = 0.2
@@ -85,39 +75,12 @@ AWS_KEY_ID = "AKIAQ7XW2LMN4PRS6TUV"
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zq4Rt8Wm2Xn6Yp0Vb3Kc7Lf1Hd5Gs9Je" * 3
 
 
-@dataclass
-class Team:
-    url: str
-    tokens: dict[str, str]
-    service: MemoryService
-
-    @asynccontextmanager
-    async def http(self, name: str | None = None) -> AsyncIterator[httpx.AsyncClient]:
-        headers = {"authorization": f"Bearer {self.tokens[name]}"} if name else {}
-        async with httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60) as client:
-            yield client
-
-    @asynccontextmanager
-    async def mcp(self, name: str) -> AsyncIterator[Client[Any]]:
-        async with Client(f"{self.url}/mcp", auth=self.tokens[name], timeout=60) as client:
-            yield client
-
-    async def save_in_acme(self, name: str, content: str, visibility: str) -> None:
-        """A memory of `name`'s in project acme at ACME, so that hooks from there are in acme."""
-        with acting_as(await self.service.users.viewer_by_name(name)):
-            await self.service.save(
-                content, project="acme", project_path=ACME, visibility=visibility, force=True
-            )
-
-
-@asynccontextmanager
-async def team(service: MemoryService, settings: Settings) -> AsyncIterator[Team]:
-    tokens = {}
-    for name, projects in PROJECTS.items():
-        added, _ = await service.users.add(name, projects)
-        tokens[name] = added.token
-    async with serving(create_app(settings, service)) as url:
-        yield Team(url, tokens, service)
+async def save_in_acme(crew: Team, name: str, content: str, visibility: str) -> None:
+    """A memory of `name`'s in project acme at ACME, so that hooks from there are in acme."""
+    with acting_as(await crew.service.users.viewer_by_name(name)):
+        await crew.service.save(
+            content, project="acme", project_path=ACME, visibility=visibility, force=True
+        )
 
 
 def error_text(result: Any) -> str:
@@ -484,9 +447,9 @@ async def test_lessons_of_a_project_are_neither_listed_nor_applied_outside_it(
     service: MemoryService, settings: Settings
 ) -> None:
     async with team(service, settings) as crew:
-        await crew.save_in_acme("alice", "acme deploys go through the release train.", "shared")
+        await save_in_acme(crew, "alice", "acme deploys go through the release train.", "shared")
         # carol works in a checkout of acme too (her own, private notes), so her hook is in acme
-        await crew.save_in_acme("carol", "carol's scratch notes on the acme checkout.", "private")
+        await save_in_acme(crew, "carol", "carol's scratch notes on the acme checkout.", "private")
         async with crew.http("alice") as alice:
             created = await alice.post(
                 "/api/lessons",
