@@ -5,7 +5,7 @@
 --
 -- Who sees a lesson (listing, and the PreToolUse hook, which applies only what its caller
 -- sees) is decided here; who may change one is checked by the service (server/domain/lessons.py
--- `change_refusal`), which names in its refusal who may.
+-- `check_lesson_change`), which names in its refusal who may.
 ALTER TABLE lessons
     ADD COLUMN owner_id integer REFERENCES users (id) DEFAULT current_viewer();
 

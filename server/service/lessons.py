@@ -25,7 +25,7 @@ from server.core.access import current_viewer
 from server.core.errors import NotFound
 from server.core.models import Lesson, LessonChange, LessonDraft
 from server.core.redact import redact
-from server.core.validation import blank_to_none, check_id, clean_field
+from server.core.validation import blank_to_none, check_id, clean_field, redacted_field
 from server.domain.lessons import (
     CallMatch,
     call_text,
@@ -125,9 +125,9 @@ class Lessons:
             return None if value is None else check(value)
 
         checked = LessonChange(
-            tool=kept(change.tool, lambda text: _field(text, "tool")),
+            tool=kept(change.tool, lambda text: redacted_field(text, "tool")[0]),
             pattern=kept(change.pattern, checked_pattern),
-            project=kept(change.project, lambda text: _field(text, "project")),
+            project=kept(change.project, lambda text: redacted_field(text, "project")[0]),
             message=kept(change.message, lambda text: redact(checked_message(text)).text),
             strictness=kept(change.strictness, checked_strictness),
             active=change.active,
@@ -185,19 +185,14 @@ def _report(found: CallMatch, lessons: int) -> None:
         )
 
 
-def _field(text: str, name: str) -> str:
-    """A tool or project name as stored: cleaned and redacted."""
-    return redact(clean_field(text, name)).text
-
-
 def _checked(draft: LessonDraft) -> LessonDraft:
     """The draft as stored: pattern and strictness checked, message, tool and project checked
     and redacted."""
     return LessonDraft(
         pattern=checked_pattern(draft.pattern),
         message=redact(checked_message(draft.message)).text,
-        tool=_field(draft.tool, "tool"),
-        project=_field(draft.project, "project"),
+        tool=redacted_field(draft.tool, "tool")[0],
+        project=redacted_field(draft.project, "project")[0],
         strictness=checked_strictness(draft.strictness),
         origin=clean_field(draft.origin, "origin") or "user",
     )
