@@ -26,8 +26,11 @@ Each search includes the memories of no project, as `POST /api/search` does by d
 `--project-only` keeps each search to its project alone. `--without-links` asks everything
 again with every supersession link removed, so the difference is what stored links add.
 
+`--misses FILE` writes the questions hybrid did not answer first, with its first three hits,
+for reading why (not for tuning to one corpus's sentences).
+
 Usage: .venv/bin/python bench/retrieval_changes.py [--corpus DIR] [--without-links]
-           [--project-only]
+           [--project-only] [--misses FILE]
 """
 
 from __future__ import annotations
@@ -150,9 +153,13 @@ async def search(
 
 
 async def ask_all(
-    service: MemoryService, questions: list[Question], project_only: bool
+    service: MemoryService,
+    questions: list[Question],
+    project_only: bool,
+    misses: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Every mode's figures per category, and hybrid's latency."""
+    """Every mode's figures per category, and hybrid's latency. Hybrid's misses at rank 1
+    (question, its first three hits) go to `misses` when one is given."""
     report: dict[str, Any] = {}
     positive = [q for q in questions if q.category != "negative"]
     categories = sorted({q.category for q in positive})
@@ -164,6 +171,8 @@ async def ask_all(
             result = await search(service, mode, question, project_only)
             latencies.append((time.perf_counter() - started) * 1000.0)
             scores = judge(question, [hit.content for hit in result.hits])
+            if misses is not None and mode == "hybrid" and not scores["answered@1"]:
+                misses.append(miss(question, result, scores))
             per_category.setdefault(question.category, []).append(scores)
             per_category.setdefault("all", []).append(scores)
         ordered = sorted(latencies)
@@ -174,6 +183,29 @@ async def ask_all(
         }
     report["recall_hook"] = await ask_recall_hook(service, questions)
     return report
+
+
+def miss(question: Question, result: SearchResult, scores: dict[str, float]) -> dict[str, Any]:
+    """One question hybrid did not answer first: what it expected and what came first."""
+    return {
+        "id": question.id,
+        "category": question.category,
+        "question": question.text,
+        "expect": question.expect,
+        "stale": question.stale,
+        "answered@5": scores["answered@5"],
+        "stale@1": scores["stale@1"],
+        "top": [
+            {
+                "id": hit.id,
+                "created_at": hit.created_at.isoformat(),
+                "score": round(hit.score, 3),
+                "notes": [note for note in (hit.time_note, hit.version_note) if note],
+                "content": hit.content[:300],
+            }
+            for hit in result.hits[:3]
+        ],
+    }
 
 
 async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> dict[str, Any]:
@@ -214,7 +246,9 @@ async def import_corpus(service: MemoryService, corpus: Path) -> None:
         raise SystemExit(f"import failed: {errors}")
 
 
-async def run(corpus: Path, home: Path, without_links: bool, project_only: bool) -> dict[str, Any]:
+async def run(
+    corpus: Path, home: Path, without_links: bool, project_only: bool, misses: Path | None
+) -> dict[str, Any]:
     questions = load_questions(corpus)
     settings = Settings(claude_memory_home=home, cache_max_size=0)
     started = time.monotonic()
@@ -236,8 +270,11 @@ async def run(corpus: Path, home: Path, without_links: bool, project_only: bool)
             "questions": len(questions),
             "top_k": TOP_K,
             "project_only": project_only,
-            "with_links": await ask_all(service, questions, project_only),
         }
+        missed: list[dict[str, Any]] = []
+        report["with_links"] = await ask_all(service, questions, project_only, missed)
+        if misses is not None:
+            misses.write_text(json.dumps(missed, indent=2, default=str), encoding="utf-8")
         if without_links:
             async with transaction(service.pool) as conn:
                 await conn.execute(
@@ -258,10 +295,19 @@ def main() -> None:
         action="store_true",
         help="search each project alone (without the memories of no project)",
     )
+    parser.add_argument(
+        "--misses", type=Path, help="write hybrid's misses at rank 1 (with its top 3) as JSON here"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="changes-bench-", ignore_cleanup_errors=True) as home:
         report = asyncio.run(
-            run(args.corpus.resolve(), Path(home), args.without_links, args.project_only)
+            run(
+                args.corpus.resolve(),
+                Path(home),
+                args.without_links,
+                args.project_only,
+                args.misses,
+            )
         )
     print(json.dumps(report, indent=2))  # noqa: T201
 

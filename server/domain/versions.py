@@ -177,10 +177,15 @@ def _should_lift(hit: SearchHit, tense: Tense) -> bool:
     return hit.supersedes is not None
 
 
-def lift_newer(hits: Sequence[SearchHit], pairs: Sequence[tuple[int, int, str]]) -> list[SearchHit]:
+def lift_newer(
+    hits: Sequence[SearchHit], pairs: Sequence[tuple[int, int, str]], *, again: bool = True
+) -> list[SearchHit]:
     """The hits with each newer hit of a pair (older id, newer id, note) lifted to the place of
     the first older hit it is paired with; the older one follows it (both stay, so the agent
-    sees the history), and the lifted hit says why in `version_note`."""
+    sees the history), and the lifted hit says why in `version_note`. The pairs may also run
+    the other way (newer id, older id), to lift the older for a question about the past. With
+    `again`, a lifted hit may be passed in turn by one it is paired with (the first version
+    of a chain); without, it keeps the place it took (one step back)."""
     ranked = list(hits)
     newer_of: dict[int, list[tuple[int, str]]] = {}
     for older_id, newer_id, note in pairs:
@@ -207,6 +212,8 @@ def lift_newer(hits: Sequence[SearchHit], pairs: Sequence[tuple[int, int, str]])
             position, replace(newer, score=hit.score, version_note=newer.version_note or note)
         )
         lifted.add(newer.id)
+        if not again:
+            position += 1
     return ranked
 
 
@@ -258,4 +265,42 @@ def same_subject_candidates(
                 and _STATES_A_VALUE.search(newer.content)
             ):
                 pairs.append((older.id, newer.id))
+    return pairs
+
+
+def earlier_subject_candidates(
+    hits: Sequence[SearchHit],
+    *,
+    places: int,
+    depth: int,
+    min_share: float,
+    min_gap: timedelta,
+    before: datetime | None = None,
+) -> list[tuple[int, int]]:
+    """(newer hit, older hit) pairs for a question about an earlier state: the mirror of
+    `same_subject_candidates`. The newer hit is in the first `places`, the older below it within
+    `depth`, of the same project, stored at least `min_gap` earlier, scoring at least
+    `min_share` of the newer's, both stating a value. With `before` (the moment the question
+    looks back to: "before the OTA fix"), the newer hit is from then or later and the older
+    from before it. Versions known by a link are ordered by it already: a newer hit that
+    supersedes another, or an older one superseded, is not paired. The caller keeps the pairs
+    whose stored vectors are close."""
+    pairs: list[tuple[int, int]] = []
+    for position, newer in enumerate(hits[:places]):
+        if not newer.project or newer.supersedes is not None:
+            continue
+        if not _STATES_A_VALUE.search(newer.content):
+            continue
+        if before is not None and newer.created_at < before:
+            continue
+        for older in hits[position + 1 : depth]:
+            if (
+                older.project == newer.project
+                and older.superseded_by is None
+                and older.created_at + min_gap <= newer.created_at
+                and (before is None or older.created_at < before)
+                and older.score >= min_share * newer.score
+                and _STATES_A_VALUE.search(older.content)
+            ):
+                pairs.append((newer.id, older.id))
     return pairs

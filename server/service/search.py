@@ -66,6 +66,7 @@ from server.domain.statement_versions import confirmed, newer_first, stale_candi
 from server.domain.supersession_rules import redundant_near_copy
 from server.domain.versions import (
     Tense,
+    earlier_subject_candidates,
     lift_newer,
     near_copy_candidates,
     order_as_of,
@@ -124,6 +125,8 @@ NEAR_COPY_SIMILARITY = 0.75
 # (similarity 0.5 / 0.6 / 0.7: all answered@1 0.595 / 0.619 / 0.587) and LoCoMo's tuning split
 # (no change at any of them once both hits must state a value; without that condition MRR fell
 # 0.569 -> 0.541), checked on the outside corpus (0.528 -> 0.543). docs/BENCHMARKS.md.
+# The mirror for a question about an earlier state (`_earlier_about_the_same`) uses the same
+# bounds: team corpus past answered@1 0.385 -> 0.410, the same at 0.5; LoCoMo unchanged.
 SAME_SUBJECT_SIMILARITY = 0.6
 SAME_SUBJECT_PLACES = 3  # the older hit is one of the first three
 SAME_SUBJECT_DEPTH = 8  # the newer hit is one of the first eight
@@ -332,9 +335,18 @@ class Searcher:
                 conn, vector, where, 1, EVENT_MIN_SIMILARITY
             )
             rows = await memory_store.get_many(conn, [found[0][0]]) if found else []
-        if not rows:
-            return None
-        return event_period(reference, rows[0].created_at, rows[0].id)
+            if not rows:
+                return None
+            event = rows[0]
+            at = event.created_at
+            if event.session_id and reference.direction == "before":
+                # The session that tells of the event is where it happened: its earlier turns
+                # already work on the change, so "before" ends where that session began.
+                started = await memory_store.oldest_created_at(
+                    conn, replace(where, session_id=event.session_id)
+                )
+                at = min(at, started) if started else at
+        return event_period(reference, at, event.id)
 
     async def _keyword_lists(
         self, text: str, where: MemoryFilter, dated: MemoryFilter | None, count: int
@@ -515,9 +527,12 @@ class Searcher:
                 if m.deleted_at is None
             )
         if as_of is not None:
-            return order_as_of(top, pulled, as_of)[:limit] if pulled or _linked(top) else top
+            ordered = order_as_of(top, pulled, as_of)[:limit] if pulled or _linked(top) else top
+            return await self._earlier_about_the_same(ordered, again=False, before=as_of)
         assert tense is not None
         ordered = order_versions(top, pulled, tense)[:limit] if pulled or _linked(top) else top
+        if tense != "present" or event_reference(text) is not None:
+            return await self._earlier_about_the_same(ordered, again=tense == "first")
         if plainly_present(text):
             ordered = await self._successors_over_near_copies(ordered)
             ordered = await self._newer_about_the_same(ordered)
@@ -546,6 +561,33 @@ class Searcher:
             if close.get((older, newer), 0.0) >= SAME_SUBJECT_SIMILARITY
         ]
         return lift_newer(hits, pairs) if pairs else hits
+
+    async def _earlier_about_the_same(
+        self, hits: list[SearchHit], *, again: bool, before: datetime | None = None
+    ) -> list[SearchHit]:
+        """For a question about an earlier state, lift an older hit above a newer one that
+        says much the same (the mirror of `_newer_about_the_same`): without a link, the earlier
+        statement of a value is the likelier answer to "what was it before?". `before`: the
+        moment the question looks back to; `again`: go back as far as the pairs reach
+        ("originally"), else one step."""
+        candidates = earlier_subject_candidates(
+            hits,
+            places=SAME_SUBJECT_PLACES,
+            depth=SAME_SUBJECT_DEPTH,
+            min_share=SAME_SUBJECT_MIN_SHARE,
+            min_gap=SAME_SUBJECT_MIN_GAP,
+            before=before,
+        )
+        if not candidates:
+            return hits
+        async with transaction(self.pool) as conn:
+            close = await search_store.pair_similarities(conn, candidates)
+        pairs = [
+            (newer, older, f"earlier, about the same as #{newer}")
+            for newer, older in candidates
+            if close.get((newer, older), 0.0) >= SAME_SUBJECT_SIMILARITY
+        ]
+        return lift_newer(hits, pairs, again=again) if pairs else hits
 
     async def _successors_over_near_copies(self, hits: list[SearchHit]) -> list[SearchHit]:
         """Lift a memory that replaced another above an older hit that restates the replaced

@@ -366,6 +366,15 @@ async def newest_created_at(conn: Conn, where: MemoryFilter) -> datetime | None:
     return row[0] if row else None
 
 
+async def oldest_created_at(conn: Conn, where: MemoryFilter) -> datetime | None:
+    """When the oldest memory the filter selects was made; None when it selects none."""
+    cur = await conn.execute(
+        f"SELECT min(created_at) FROM memories WHERE {FILTER_SQL}", filter_params(where)
+    )
+    row = await cur.fetchone()
+    return row[0] if row else None
+
+
 async def list_page(conn: Conn, where: MemoryFilter, limit: int, offset: int) -> list[Memory]:
     """Newest first; id breaks ties so pages never overlap or skip."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:

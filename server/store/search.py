@@ -206,14 +206,17 @@ async def live_count(conn: Conn) -> int:
 # how often it occurs there (saturating, k1) and by the memory's length in distinct terms
 # against the average (b). A conversation turn's occurrences count the two turns before it
 # too (`context_tsv`, migration 006): weight B (the turn before) at TURN_CONTEXT_WEIGHTS[0],
-# C at [1]. ts_rank_cd (cover density: how close together the terms stand) breaks ties.
+# C at [1], and so does its length (CONTEXT_LENGTH_SHARE of the context's). ts_rank_cd
+# (cover density: how close together the terms stand) breaks ties.
 _TERMS_SQL = (
     "WITH terms AS (SELECT lexeme, weight"
     "  FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS t(lexeme, weight))"
 )
 _SCORE_SQL = (
     "coalesce((SELECT sum(terms.weight * tf * (%(k1)s + 1)"
-    "   / (tf + %(k1)s * (1 - %(b)s + %(b)s * length(m.tsv) / %(avg_length)s)))"
+    "   / (tf + %(k1)s * (1 - %(b)s + %(b)s"
+    "       * (length(m.tsv) + %(context_length)s * coalesce(length(m.context_tsv), 0))"
+    "       / %(avg_length)s)))"
     "  FROM (SELECT lexeme, sum(tf) AS tf FROM ("
     "     SELECT u.lexeme, greatest(coalesce(array_length(u.positions, 1), 1), 1)::float8 AS tf"
     "     FROM unnest(m.tsv) AS u WHERE u.lexeme = ANY(%(lexemes)s::text[])"
@@ -229,6 +232,12 @@ _SCORE_SQL = (
 # the answer, not just more words (tuned on LoCoMo conversations 0-4, see docs/BENCHMARKS.md).
 BM25_K1 = 1.2
 BM25_B = 0.3
+# A turn scored on its context's words is as long as its own words plus this share of the
+# context's: measured by its own length alone, a two-word reply ("Do it.") outscored the turn
+# it answers on that turn's own words (BM25 favours short memories). Team corpus answered@1
+# 0.635 -> 0.651, LoCoMo tuning recall@10 / MRR 0.761 / 0.570 -> 0.766 / 0.581; the outside
+# corpus lost one question net (docs/BENCHMARKS.md).
+CONTEXT_LENGTH_SHARE = 0.5
 # BM25 runs in SQL per row (unnesting the tsvector), so it scores at most this many rows (or
 # as many as asked for, when more): those holding the most IDF weight of query terms,
 # shortest first (presence only: one index probe per term, inline). At 100,000 memories: the
@@ -268,6 +277,7 @@ def _bm25_params(query: KeywordQuery) -> dict[str, object]:
         "k1": BM25_K1,
         "b": BM25_B,
         "avg_length": max(query.average_length, 1.0),
+        "context_length": CONTEXT_LENGTH_SHARE,
         "context_before": TURN_CONTEXT_WEIGHTS[0],
         "context_earlier": TURN_CONTEXT_WEIGHTS[1],
     }

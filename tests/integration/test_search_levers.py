@@ -262,3 +262,84 @@ async def test_a_newer_statement_of_a_value_comes_above_an_older_one_without_a_l
     assert [h.id for h in plain.hits[:2]] == [handbook, later]  # the handbook leads on score
     assert [h.id for h in now.hits[:2]] == [later, handbook]
     assert now.hits[0].version_note == f"newer, about the same as #{handbook}"
+
+
+async def test_an_earlier_statement_of_a_value_comes_first_for_a_question_about_the_past(
+    service: MemoryService,
+) -> None:
+    await other_topics(service)
+    first = await remember(
+        service,
+        "Wired up exports: the job runs every 6 hours and writes statements as CSV into the"
+        " reports bucket.",
+        "raw",
+        day(2),
+        session="s-export-1",
+    )
+    later = await remember(
+        service,
+        "The statement export job fell behind the dashboards, so from today the statement"
+        " export job runs every hour (`15 * * * *`); its CSV files still land in the reports"
+        " bucket.",
+        "raw",
+        day(18),
+        session="s-export-2",
+    )
+    where = MemoryFilter(project=PROJECT)
+    question = "how often did the statement export job run originally?"
+
+    past = await service.search_hybrid(question, where=where)
+    plain = await service.search_hybrid(question, where=where, use_prior=False)
+    now = await service.search_hybrid("how often does the statement export job run?", where=where)
+
+    assert past.hits[0].supersedes is None and past.hits[0].superseded_by is None  # no link
+    assert [h.id for h in plain.hits[:2]] == [later, first]  # the change leads on score
+    assert [h.id for h in past.hits[:2]] == [first, later]
+    assert past.hits[0].version_note == f"earlier, about the same as #{later}"
+    assert now.hits[0].id == later  # asked about the present, the newer one stays first
+
+
+async def test_before_an_event_ends_where_the_session_that_tells_of_it_began(
+    service: MemoryService,
+) -> None:
+    await other_topics(service)
+    before = await remember(
+        service,
+        "The invoice renderer runs a pool of 4 render workers, one per core.",
+        "note",
+        day(2),
+    )
+    session = "s-month-end"
+    opened = datetime(2026, 3, 20, 10, 0, tzinfo=UTC)
+    await remember(
+        service,
+        "Invoice rendering crawls on the last day of each month; look at the render workers.",
+        "raw",
+        opened,
+        session=session,
+    )
+    during = await remember(
+        service,
+        "The render worker pool has 4 workers and each invoice takes 2 s; with 8 render workers"
+        " the queue would drain in half the time.",
+        "raw",
+        opened.replace(minute=5),
+        session=session,
+    )
+    event = await remember(
+        service,
+        "The month-end slowdown fix: go with 8 render workers and ship it today.",
+        "raw",
+        opened.replace(minute=10),
+        session=session,
+    )
+
+    result = await service.search_hybrid(
+        "how many render workers did we have before the month-end slowdown fix?",
+        where=MemoryFilter(project=PROJECT),
+    )
+
+    assert result.hits[0].id == before
+    assert f"#{event}" in (result.hits[0].time_note or "")
+    # The session's own earlier turns are part of the change, not the state before it.
+    assert next(h for h in result.hits if h.id == during).time_note is None

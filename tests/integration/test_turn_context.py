@@ -249,6 +249,48 @@ async def test_keyword_search_ranks_a_reply_by_the_question_before_it(
     assert order.index(TURNS[1][1]) < order.index(CONTROL)
 
 
+ANALYSIS = (
+    "Three things slow the invoice renderer at month end: the render queue has 4 workers, each"
+    " worker renders one invoice PDF at a time, and a failed render is retried twice with no"
+    " backoff. Raising the render workers to 8 halves the queue; adding a backoff stops the"
+    " retries from piling up behind the slow renders."
+)
+REPLY = "Yes, go with 8 workers."
+
+
+async def test_a_short_reply_does_not_outscore_the_turn_it_answers_on_that_turns_words(
+    service: MemoryService,
+) -> None:
+    for note in OTHER_NOTES:
+        await service.save(note, kind="note")
+    turns = [("assistant", ANALYSIS), ("user", REPLY)]
+    await service.import_files(
+        [
+            FileImport(
+                [
+                    MemoryDraft(
+                        content=text,
+                        kind="raw",
+                        session_id="s-render",
+                        role=role,
+                        created_at=START + timedelta(minutes=number),
+                        metadata={"record_uuid": f"s-render-{number}"},
+                    )
+                    for number, (role, text) in enumerate(turns)
+                ]
+            )
+        ]
+    )
+
+    result = await service.search_keyword(
+        "how many render workers does the invoice render queue have?", limit=5, use_prior=False
+    )
+
+    order = [hit.content for hit in result.hits]
+    assert REPLY in order  # found on its own word and the turn it answers
+    assert order.index(ANALYSIS) < order.index(REPLY)
+
+
 async def test_editing_or_purging_a_turn_refreshes_the_words_of_the_turns_after_it(
     service: MemoryService,
 ) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from server.core.models import SearchHit
 from server.domain.versions import (
+    earlier_subject_candidates,
     lift_newer,
     near_copy_candidates,
     order_as_of,
@@ -190,3 +191,52 @@ def test_same_subject_candidates_skip_other_projects_and_the_same_exchange() -> 
     )
 
     assert found == []
+
+
+def test_earlier_subject_candidates_pair_a_newer_hit_with_older_statements_below_it() -> None:
+    current = _valued(20, 1.0, "publish interval 30 s, QoS 1")
+    prose = _valued(5, 0.95, "We talked about the interval again.")
+    first = _valued(3, 0.85, "publish one reading every 60 s")
+    weak = _valued(2, 0.5, "interval: 60 s in the draft")
+    later = _valued(25, 0.9, "interval 45 s from now on")
+
+    found = earlier_subject_candidates(
+        [current, prose, first, weak, later],
+        places=3,
+        depth=8,
+        min_share=0.8,
+        min_gap=timedelta(hours=1),
+    )
+
+    # Prose states no value, the weak hit scores too little, a later hit is not earlier.
+    assert found == [(20, 3)]
+
+
+def test_earlier_subject_candidates_look_back_from_the_moment_the_question_names() -> None:
+    after_fix = _valued(20, 1.0, "watchdog timeout 20 s")
+    before_fix = _valued(6, 0.9, "watchdog armed at 8 s")
+    also_after = _valued(15, 0.9, "watchdog timeout raised to 12 s")
+    fix = datetime(2026, 5, 12, tzinfo=UTC)
+
+    found = earlier_subject_candidates(
+        [after_fix, also_after, before_fix],
+        places=3,
+        depth=8,
+        min_share=0.8,
+        min_gap=timedelta(hours=1),
+        before=fix,
+    )
+
+    # Only a hit from the fix on is passed, and only by one from before it.
+    assert found == [(20, 6), (15, 6)]
+
+
+def test_lift_newer_without_again_goes_back_one_step() -> None:
+    hits = [_hit(20, 0.9), _hit(10, 0.8), _hit(3, 0.7)]
+    pairs = [(20, 10, "earlier"), (10, 3, "earlier")]
+
+    one_step = lift_newer(hits, pairs, again=False)
+    all_the_way = lift_newer(hits, pairs)
+
+    assert [h.id for h in one_step] == [10, 20, 3]
+    assert [h.id for h in all_the_way] == [3, 10, 20]
