@@ -123,7 +123,7 @@ async def writer(
             tally.failures.append(f"read-after-write: {type(exc).__name__}")
             continue
         tally.status(found)
-        hits = found.json().get("results", []) if found.status_code == 200 else []
+        hits = found.json().get("hits", []) if found.status_code == 200 else []
         if not any(word in hit["content"] for hit in hits):
             tally.misses += 1
 

@@ -430,9 +430,9 @@ first_id="$(save_memory "$URL" "$FIRST")"
 ok "POST /api/memories 201 (id $first_id), stored in the db container"
 http POST "$URL/api/search" '{"query": "when does billing get deployed?", "mode": "hybrid", "limit": 5}'
 expect 200 "/api/search"
-jq -e --argjson id "$first_id" '.results[0].id == $id and .results[0].similarity > 0.3' \
+jq -e --argjson id "$first_id" '.hits[0].id == $id and .hits[0].similarity > 0.3' \
     <<< "$BODY" > /dev/null || fail "search does not find memory $first_id first: ${BODY:0:300}"
-ok "POST /api/search finds it first (similarity $(jq -r '.results[0].similarity' <<< "$BODY" | cut -c1-5))"
+ok "POST /api/search finds it first (similarity $(jq -r '.hits[0].similarity' <<< "$BODY" | cut -c1-5))"
 
 mcp_check "$URL" "$first_id" 2>&1 | indent || fail "the MCP client over /sse and /mcp"
 ok "MCP over /sse and /mcp: tool lists and a tool call"

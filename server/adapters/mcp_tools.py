@@ -1,4 +1,4 @@
-"""The MCP server: 22 tools, each a thin adapter over one MemoryService method.
+"""The MCP server: its tools, each a thin adapter over one MemoryService method.
 
 Tools cannot see the Starlette app's state, so the lifespan puts the service in a module-level
 holder (`bind_service`) and every tool fetches it with `service()`. Names and parameters match

@@ -8,6 +8,8 @@ as {"error": {"code", "message"}}: a value that is wrong is 400, a value of the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute
 
@@ -16,7 +18,7 @@ from server.adapters.http_edge import Handler, serve
 from server.adapters.openapi import openapi_document
 from server.adapters.route_table import OPERATIONS
 from server.core.errors import Unavailable
-from server.core.models import MemoryFilter, to_json
+from server.core.models import MemoryFilter, SearchResult, to_json
 from server.schemas import learning, memories, search, sessions
 from server.service.memory import MemoryService
 
@@ -33,6 +35,13 @@ async def _vectors_waiting(service: MemoryService) -> int | None:
         return await service.vectors_waiting()
     except Unavailable:
         return None
+
+
+def search_body(result: SearchResult) -> dict[str, object]:
+    """A search's answer: `hits`, as MCP's search tools name them. `results` holds the same
+    list under its old name, deprecated (docs/API.md), for one release."""
+    hits = to_json(result.hits)
+    return {"mode": result.mode, "hits": hits, "results": hits, "took_ms": result.took_ms}
 
 
 def routes(service: MemoryService) -> list[BaseRoute]:
@@ -58,6 +67,10 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         service.invalidate_cache()
         return JSONResponse({"status": "ok"})
 
+    async def resolved(where: MemoryFilter) -> MemoryFilter:
+        """`where` with its project read as MCP reads it (service.resolve_project)."""
+        return replace(where, project=await service.resolve_project(where.project))
+
     async def openapi() -> JSONResponse:
         return JSONResponse(openapi_document())
 
@@ -72,7 +85,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
 
     async def list_memories(query: memories.ListMemories) -> JSONResponse:
         page = await service.list_memories(
-            query.memory_filter(), limit=query.limit, offset=query.offset
+            await resolved(query.memory_filter()), limit=query.limit, offset=query.offset
         )
         return JSONResponse(to_json(page))
 
@@ -142,7 +155,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
     async def bulk_delete(query: memories.BulkDeleteEverything) -> JSONResponse:
         result = await service.bulk_soft_delete(
             tag=query.tag,
-            project=query.project,
+            project=await service.resolve_project(query.project),
             source=query.source,
             everything=query.all,
             dry_run=query.dry_run,
@@ -155,15 +168,16 @@ def routes(service: MemoryService) -> list[BaseRoute]:
             body.query,
             limit=body.limit,
             min_similarity=body.threshold,
-            where=MemoryFilter(project=body.project, with_general=not body.project_only),
+            where=MemoryFilter(
+                project=await service.resolve_project(body.project),
+                with_general=not body.project_only,
+            ),
         )
-        return JSONResponse(
-            {"mode": result.mode, "results": to_json(result.hits), "took_ms": result.took_ms}
-        )
+        return JSONResponse(search_body(result))
 
     async def search_memories(body: search.SearchRequest) -> JSONResponse:
         where = MemoryFilter(
-            project=body.project,
+            project=await service.resolve_project(body.project),
             with_general=not body.project_only,
             tag=body.tag,
             kind=body.kind,
@@ -187,12 +201,10 @@ def routes(service: MemoryService) -> list[BaseRoute]:
                 min_similarity=body.min_similarity or 0.0,
                 where=where,
             )
-        return JSONResponse(
-            {"mode": result.mode, "results": to_json(result.hits), "took_ms": result.took_ms}
-        )
+        return JSONResponse(search_body(result))
 
     async def export(query: memories.ExportQuery) -> Response:
-        chunks = await service.export(query.memory_filter(), query.format)
+        chunks = await service.export(await resolved(query.memory_filter()), query.format)
         extension, media = DOWNLOADS[query.format]
         return StreamingResponse(
             (chunk.encode("utf-8") async for chunk in chunks),
@@ -202,7 +214,7 @@ def routes(service: MemoryService) -> list[BaseRoute]:
 
     async def timeline(query: sessions.TimelineQuery) -> JSONResponse:
         where = MemoryFilter(
-            project=query.project,
+            project=await service.resolve_project(query.project),
             kind=query.kind,
             source=query.source,
             since=query.since,
@@ -211,21 +223,34 @@ def routes(service: MemoryService) -> list[BaseRoute]:
         return JSONResponse(to_json(await service.timeline(where, limit=query.limit)))
 
     async def preferences(query: learning.PreferencesQuery) -> JSONResponse:
-        return JSONResponse(to_json(await service.preferences(query.project)))
+        project = await service.resolve_project(query.project)
+        return JSONResponse(to_json(await service.preferences(project)))
 
     async def list_sessions(query: sessions.SessionsQuery) -> JSONResponse:
         page = await service.sessions(
-            project=query.project, source=query.source, limit=query.limit, offset=query.offset
+            project=await service.resolve_project(query.project),
+            source=query.source,
+            limit=query.limit,
+            offset=query.offset,
         )
         return JSONResponse(to_json(page))
 
     async def journal(query: sessions.JournalQuery) -> JSONResponse:
         return JSONResponse(
-            to_json(await service.journal(query.journal_filter(), limit=query.limit))
+            to_json(
+                await service.journal(
+                    replace(
+                        query.journal_filter(),
+                        project=await service.resolve_project(query.project),
+                    ),
+                    limit=query.limit,
+                )
+            )
         )
 
     async def list_lessons(query: learning.LessonsQuery) -> JSONResponse:
-        found = await service.lessons(query.project, include_inactive=query.include_inactive)
+        project = await service.resolve_project(query.project)
+        found = await service.lessons(project, include_inactive=query.include_inactive)
         return JSONResponse({"lessons": to_json(found)})
 
     async def create_lesson(body: learning.NewLesson) -> JSONResponse:

@@ -93,7 +93,7 @@ LESSON_LINKS = {
     }
 }
 FIRST_MEMORY = memory_links("/memories/0/id", "getMemory", "updateMemory", "deleteMemory")
-FIRST_HIT = memory_links("/results/0/id", "getMemory", "relatedMemories")
+FIRST_HIT = memory_links("/hits/0/id", "getMemory", "relatedMemories")
 BY_PROJECT = {
     "listMemories": "project",
     "timeline": "project",

@@ -236,6 +236,15 @@ def check_page(limit: int, offset: int, max_limit: int) -> None:
         raise InvalidInput(f"offset must be between 0 and {MAX_ID}, got {offset!r}")
 
 
+def check_fusion_weights(keyword_weight: float, semantic_weight: float) -> None:
+    """Hybrid search's list weights: each 0 to MAX_FUSION_WEIGHT, not both 0."""
+    for name, weight in (("keyword_weight", keyword_weight), ("semantic_weight", semantic_weight)):
+        if not 0.0 <= weight <= MAX_FUSION_WEIGHT:
+            raise InvalidInput(f"{name} must be between 0 and {MAX_FUSION_WEIGHT}, got {weight}")
+    if keyword_weight == 0 and semantic_weight == 0:
+        raise InvalidInput("keyword_weight and semantic_weight cannot both be 0")
+
+
 def check_unit(name: str, value: float) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
         raise InvalidInput(f"{name} must be between 0 and 1, got {value!r}")

@@ -84,5 +84,10 @@ class SearchResponse(BaseModel):
     """What both search routes answer."""
 
     mode: SearchMode
-    results: list[SearchHit]
+    hits: list[SearchHit] = Field(description="Best first; MCP's search tools name them alike.")
+    results: list[SearchHit] = Field(
+        description="The same list as `hits`, under its old name: deprecated, to be removed in"
+        " the next release.",
+        json_schema_extra={"deprecated": True},
+    )
     took_ms: float

@@ -16,7 +16,7 @@ from typing import Any
 
 from server.core.access import current_viewer
 from server.core.config import Settings
-from server.core.errors import EmbeddingUnavailable, InvalidInput, StartupError
+from server.core.errors import EmbeddingUnavailable, InvalidInput, NotFound, StartupError
 from server.core.models import (
     EXPORT_FORMATS,
     DuplicatePair,
@@ -56,7 +56,10 @@ from server.service.users import UserDirectory
 from server.service.vector_backfill import WaitingVectors
 from server.service.views import Views
 from server.service.writes import Writes
+from server.store import journal as journal_store
+from server.store import lessons as lesson_store
 from server.store import memories as memory_store
+from server.store import sessions as session_store
 from server.store import stats as stats_store
 from server.store.tx import Pool, committed_state, ping, transaction
 
@@ -304,19 +307,34 @@ class MemoryService(
         return await self.cache.get_or_load(("projects",), load)
 
     async def resolve_project(self, name: str | None) -> str | None:
-        """The stored display name for `name`, matched by name or path, case-insensitively.
+        """The stored name of the project `name` means: every way in (REST, MCP, the CLI)
+        reads a project filter through this one rule.
 
-        None for no name; InvalidInput listing known projects when nothing matches.
+        A project's name or folder, case-insensitively, among the projects with memories the
+        reader may see; then the projects only lessons or the journal know (hooks may record
+        work in a project before any memory of it is stored), or imported sessions do. None
+        for no name; NotFound naming the known projects when nothing matches.
         """
         wanted = blank_to_none(name)
         if wanted is None:
             return None
+        folded = wanted.lower()
         projects = await self.projects()
         for summary in projects:
-            if wanted.lower() in (summary.project.lower(), summary.project_path.lower()):
+            if folded in (summary.project.lower(), summary.project_path.lower()):
                 return summary.project
-        known = ", ".join(sorted({p.project for p in projects if p.project})[:20]) or "none yet"
-        raise InvalidInput(f"no project {wanted[:80]!r}; known projects: {known}")
+        async with transaction(self.pool) as conn:
+            others = {
+                *await session_store.project_names(conn),
+                *((name, "") for name in await lesson_store.project_names(conn)),
+                *((name, "") for name in await journal_store.project_names(conn)),
+            }
+        for other, folder in sorted(others):
+            if folded in (other.lower(), folder.lower()):
+                return other
+        names = {p.project for p in projects if p.project} | {name for name, _ in others}
+        known = ", ".join(sorted(names)[:20]) or "none yet"
+        raise NotFound(f"no project {wanted[:80]!r}; known projects: {known}")
 
     async def recent_context(
         self, project: str | None = None, limit: int = 10, *, source: str | None = None
@@ -347,7 +365,7 @@ class MemoryService(
         """
         try:
             resolved = await self.resolve_project(project)
-        except InvalidInput:
+        except NotFound:
             resolved = None
         tiers = await self.preferences(resolved)
         recent = await self.recent_context(resolved, limit=8, source=source)

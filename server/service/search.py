@@ -46,8 +46,8 @@ from server.core.ranking import (
     term_weights,
 )
 from server.core.validation import (
-    MAX_FUSION_WEIGHT,
     MAX_SCAN_LIMIT,
+    check_fusion_weights,
     check_limit,
     check_query,
     check_unit,
@@ -225,16 +225,7 @@ class Searcher:
         text = check_query(query)
         check_limit(limit)
         check_unit("min_similarity", min_similarity)
-        for name, weight in (
-            ("keyword_weight", keyword_weight),
-            ("semantic_weight", semantic_weight),
-        ):
-            if not 0.0 <= weight <= MAX_FUSION_WEIGHT:
-                raise InvalidInput(
-                    f"{name} must be between 0 and {MAX_FUSION_WEIGHT}, got {weight}"
-                )
-        if keyword_weight == 0 and semantic_weight == 0:
-            raise InvalidInput("keyword_weight and semantic_weight cannot both be 0")
+        check_fusion_weights(keyword_weight, semantic_weight)
         count = max(HYBRID_MIN_DEPTH, limit)
         # A question naming a date is about that period: its best matches from then join the
         # fusion as two more lists.

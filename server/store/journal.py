@@ -191,6 +191,20 @@ async def calls(
         return await cur.fetchall()
 
 
+async def project_names(conn: Conn) -> list[str]:
+    """The projects of the prompts and calls the reader may see (a project's hooks may have
+    recorded work before any memory of it was stored)."""
+    params = {"project": None, "session": None, "since": None, "before": None}
+    cur = await conn.execute(
+        f"SELECT project FROM journal_prompts WHERE project <> ''"
+        f" AND {_SCOPE.format(table='journal_prompts')}"
+        f" UNION SELECT project FROM session_events WHERE project <> ''"
+        f" AND {_SCOPE.format(table='session_events')} ORDER BY project",
+        params,
+    )
+    return [str(row[0]) for row in await cur.fetchall()]
+
+
 async def prompts(conn: Conn, params: Mapping[str, object], limit: int) -> list[PromptRow]:
     """The newest prompts in scope (newest first), whether or not any call followed them."""
     async with conn.cursor(row_factory=class_row(PromptRow)) as cur:

@@ -88,6 +88,16 @@ class LessonOwnership:
     project: str
 
 
+async def project_names(conn: Conn) -> list[str]:
+    """The projects lessons the reader may see are kept for (a project may have lessons and
+    no memories yet)."""
+    cur = await conn.execute(
+        "SELECT DISTINCT project FROM lessons WHERE project <> ''"
+        " AND lesson_visible(owner_id, project) ORDER BY project"
+    )
+    return [str(row[0]) for row in await cur.fetchall()]
+
+
 async def ownership(conn: Conn, lesson_id: int) -> LessonOwnership | None:
     """Whose the lesson is, locked until the transaction ends; None when there is none."""
     async with conn.cursor(row_factory=class_row(LessonOwnership)) as cur:

@@ -27,6 +27,16 @@ _SESSION_FILTER = (
 )
 
 
+async def project_names(conn: Conn) -> list[tuple[str, str]]:
+    """(name, folder) of the projects of the imported sessions the reader may see (a session
+    may be imported before, or without, any memory of its project)."""
+    cur = await conn.execute(
+        "SELECT DISTINCT project, project_path FROM imported_sessions"
+        f" WHERE project <> '' AND {SESSION_VISIBLE_SQL} ORDER BY project, project_path"
+    )
+    return [(str(name), str(path)) for name, path in await cur.fetchall()]
+
+
 async def counts_by_source(conn: Conn, project: str | None) -> dict[str, int]:
     """How many sessions each agent has (in `project`, if given): the list's filter choices."""
     cur = await conn.execute(

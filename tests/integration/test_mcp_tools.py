@@ -1,4 +1,5 @@
-"""All 21 MCP tools through fastmcp's own Client, over SSE and streamable HTTP, against the DB."""
+"""Every MCP tool (TOOLS) through fastmcp's own Client, over SSE and streamable HTTP, against
+the database."""
 
 from __future__ import annotations
 

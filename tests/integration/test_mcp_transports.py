@@ -15,6 +15,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from server.service.memory import MemoryService
+from tests.integration.test_mcp_tools import TOOLS
 
 
 async def test_legacy_sse_handshake_by_hand(app_url: str, service: MemoryService) -> None:
@@ -125,7 +126,7 @@ async def test_stdio_serves_the_same_tools(
         saved = await client.call_tool("save_memory", {"content": "stdio works end to end."})
         found = await client.call_tool("search_memories", {"query": "stdio"})
 
-    assert len(names) == 22  # the 18 memory tools, journal, list_lessons, save_lesson, learn
+    assert names == TOOLS  # stdio serves every tool the HTTP transports do
     assert saved.structured_content is not None
     assert saved.structured_content["status"] == "saved"
     assert found.structured_content is not None

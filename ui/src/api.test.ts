@@ -61,7 +61,7 @@ describe("errors", () => {
   });
 
   it("sends JSON bodies with a content type", async () => {
-    const calls = fakeFetch(() => jsonResponse({ mode: "keyword", results: [], took_ms: 1 }));
+    const calls = fakeFetch(() => jsonResponse({ mode: "keyword", hits: [], took_ms: 1 }));
     await searchMemories({ query: "pnpm", mode: "keyword" });
     expect(calls[0]!.url).toBe("/api/search");
     expect(calls[0]!.init.method).toBe("POST");

@@ -110,7 +110,7 @@ export type SearchHit = Ownership & {
 
 export type SearchResponse = {
   mode: SearchMode;
-  results: SearchHit[];
+  hits: SearchHit[];
   took_ms: number;
 };
 

@@ -21,7 +21,7 @@ function serve(results: ReturnType<typeof hit>[]) {
           { project: "acme-api", project_path: "/x", count: 3, last_at: "2026-04-14T00:00:00Z" },
         ]);
       bodies.push(JSON.parse(String(init.body)));
-      return jsonResponse({ mode: "keyword", results, took_ms: 3.2 });
+      return jsonResponse({ mode: "keyword", hits: results, took_ms: 3.2 });
     }),
   );
   return bodies;

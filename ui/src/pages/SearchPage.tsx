@@ -45,7 +45,7 @@ export function SearchPage({ params }: SearchPageProps) {
   const projects = useApi("projects", (signal) => getProjects(signal));
   const stats = useApi("stats", (signal) => getStats(signal), { keepPrevious: true });
   const terms = useMemo(() => queryTerms(state.query), [state.query]);
-  const hits = request ? results.data?.results : undefined;
+  const hits = request ? results.data?.hits : undefined;
 
   return (
     <section className="page search-page" aria-labelledby="search-title">
