@@ -542,16 +542,7 @@ class Searcher:
             min_share=SAME_SUBJECT_MIN_SHARE,
             min_gap=SAME_SUBJECT_MIN_GAP,
         )
-        if not candidates:
-            return hits
-        async with transaction(self.pool) as conn:
-            close = await search_store.pair_similarities(conn, candidates)
-        pairs = [
-            (older, newer, f"newer, about the same as #{older}")
-            for older, newer in candidates
-            if close.get((older, newer), 0.0) >= SAME_SUBJECT_SIMILARITY
-        ]
-        return lift_newer(hits, pairs) if pairs else hits
+        return await self._lift_about_the_same(hits, candidates, "newer", again=True)
 
     async def _earlier_about_the_same(
         self, hits: list[SearchHit], *, again: bool, before: datetime | None = None
@@ -569,14 +560,22 @@ class Searcher:
             min_gap=SAME_SUBJECT_MIN_GAP,
             before=before,
         )
+        return await self._lift_about_the_same(hits, candidates, "earlier", again=again)
+
+    async def _lift_about_the_same(
+        self, hits: list[SearchHit], candidates: list[tuple[int, int]], which: str, *, again: bool
+    ) -> list[SearchHit]:
+        """Lift the second hit of each candidate pair (passed, lifted) above the first when
+        their stored vectors are SAME_SUBJECT_SIMILARITY or closer; `which` ("newer",
+        "earlier") says in `version_note` why."""
         if not candidates:
             return hits
         async with transaction(self.pool) as conn:
             close = await search_store.pair_similarities(conn, candidates)
         pairs = [
-            (newer, older, f"earlier, about the same as #{newer}")
-            for newer, older in candidates
-            if close.get((newer, older), 0.0) >= SAME_SUBJECT_SIMILARITY
+            (passed, lifted, f"{which}, about the same as #{passed}")
+            for passed, lifted in candidates
+            if close.get((passed, lifted), 0.0) >= SAME_SUBJECT_SIMILARITY
         ]
         return lift_newer(hits, pairs, again=again) if pairs else hits
 
