@@ -38,6 +38,7 @@ class AgentFormat:
     source: AgentName  # recorded on every memory, session and event it brings
     label: str  # for people: "Codex CLI"
     folder: str  # what the default folder holds, for messages: "Codex CLI sessions"
+    default_folder: str  # where that is by default, for `import --help`
     default_root: Callable[[Mapping[str, str], Path], Path]
     discover: Callable[[Path], list[TranscriptFile]]
     read: Callable[[Path, int], TranscriptChunk]
@@ -93,6 +94,7 @@ CLAUDE_CODE = AgentFormat(
     source="claude-code",
     label="Claude Code",
     folder="Claude Code projects",
+    default_folder="$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects",
     default_root=default_projects_root,
     discover=discover_transcripts,
     read=read_transcript,
@@ -101,6 +103,7 @@ CODEX = AgentFormat(
     source="codex",
     label="Codex CLI",
     folder="Codex CLI sessions",
+    default_folder="$CODEX_HOME/sessions, else ~/.codex/sessions",
     default_root=default_codex_root,
     discover=_codex_files,
     read=read_codex_rollout,
@@ -109,8 +112,14 @@ GEMINI = AgentFormat(
     source="gemini",
     label="Gemini CLI",
     folder="Gemini CLI sessions",
+    default_folder="~/.gemini/tmp, or under $GEMINI_CLI_HOME",
     default_root=default_gemini_root,
     discover=_gemini_files,
     read=read_gemini_session,
 )
 AGENTS: dict[str, AgentFormat] = {agent.source: agent for agent in (CLAUDE_CODE, CODEX, GEMINI)}
+
+
+def option_dest(agent: AgentFormat) -> str:
+    """The argparse destination of the agent's `import --<source>` option."""
+    return agent.source.replace("-", "_")

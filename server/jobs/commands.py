@@ -24,9 +24,9 @@ from server.domain.training import (
     DEFAULT_MAX_RECORD_CHARS,
     DEFAULT_VALIDATION_SHARE,
 )
+from server.ingest.agents import AGENTS, AgentFormat, option_dest
 
 if TYPE_CHECKING:
-    from server.ingest.agents import AgentFormat
     from server.ingest.importer import ImportSummary
     from server.learn.llm import ChatClient
     from server.service.memory import MemoryService
@@ -50,33 +50,21 @@ def add_job_commands(commands: Any) -> None:
         description="Import into memory. Give one or more sources; re-running imports only "
         "what is new.",
     )
-    importer.add_argument(
-        "--claude-code",
-        nargs="?",
-        const="",
-        metavar="DIR",
-        help="Claude Code sessions under DIR (default: $CLAUDE_CONFIG_DIR/projects, "
-        "else ~/.claude/projects)",
-    )
-    importer.add_argument(
-        "--codex",
-        nargs="?",
-        const="",
-        metavar="DIR",
-        help="Codex CLI sessions under DIR (default: $CODEX_HOME/sessions, else ~/.codex/sessions)",
-    )
-    importer.add_argument(
-        "--gemini",
-        nargs="?",
-        const="",
-        metavar="DIR",
-        help="Gemini CLI sessions under DIR (default: ~/.gemini/tmp, or under $GEMINI_CLI_HOME)",
-    )
+    for agent in AGENTS.values():
+        importer.add_argument(
+            f"--{agent.source}",
+            dest=option_dest(agent),
+            nargs="?",
+            const="",
+            metavar="DIR",
+            help=f"{agent.folder} under DIR (default: {agent.default_folder})",
+        )
     importer.add_argument(
         "--agents",
         action="store_true",
-        help="the sessions of every agent whose default folder exists (Claude Code, Codex, "
-        "Gemini): what the hourly job runs",
+        help="the sessions of every agent whose default folder exists ("
+        + ", ".join(agent.label for agent in AGENTS.values())
+        + "): what the hourly job runs",
     )
     importer.add_argument("--claude-ai", metavar="FILE", help="claude.ai export: .zip or .json")
     importer.add_argument(
@@ -238,8 +226,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     others = (args.claude_ai, args.text, args.memories, args.from_tool)
     if not sessions and not args.agents and all(x is None for x in others):
         raise StartupError(
-            "say what to import: --claude-code, --codex, --gemini, --agents, --claude-ai, "
-            "--text, --memories or --from NAME"
+            "say what to import: "
+            + "".join(f"--{name}, " for name in AGENTS)
+            + "--agents, --claude-ai, --text, --memories or --from NAME"
         )
     if args.min_length < 0:
         raise StartupError("--min-length must be 0 or more")
@@ -315,15 +304,13 @@ def _session_folders(args: argparse.Namespace) -> list[tuple[AgentFormat, Path]]
     `--agents` takes every agent whose default folder exists, so the hourly job imports what
     is on the machine and says nothing about agents never installed.
     """
-    from server.ingest.agents import AGENTS
-
-    given = {"claude-code": args.claude_code, "codex": args.codex, "gemini": args.gemini}
     folders = []
-    for name, agent in AGENTS.items():
+    for agent in AGENTS.values():
         default = agent.default_root(os.environ, Path.home())
-        if given[name]:
-            folders.append((agent, Path(given[name]).expanduser()))
-        elif given[name] is not None or (args.agents and default.is_dir()):
+        given = getattr(args, option_dest(agent), None)
+        if given:
+            folders.append((agent, Path(given).expanduser()))
+        elif given is not None or (args.agents and default.is_dir()):
             folders.append((agent, default))
     return folders
 
