@@ -29,7 +29,7 @@ from server.adapters.mcp_tools import bind_service, build_mcp
 from server.core.config import Settings
 from server.core.errors import ServiceError
 from server.ingest.recall import HookRecall
-from server.jobs.agent_sessions import AgentSessionImports
+from server.ingest.session_imports import SessionImports
 from server.service.memory import MemoryService
 from server.service.vector_backfill import VectorBackfill
 
@@ -51,7 +51,7 @@ def create_app(
     http_app = mcp.http_app(transport="http", path="/mcp", host_origin_protection="auto")
 
     hook_recall = HookRecall(memory_service, settings)
-    agent_sessions = AgentSessionImports(memory_service)
+    session_imports = SessionImports(memory_service)
     backfill = VectorBackfill(memory_service)
 
     @asynccontextmanager
@@ -63,8 +63,7 @@ def create_app(
                 yield
         finally:
             await backfill.close()
-            await hook_recall.imports.close()
-            await agent_sessions.close()
+            await session_imports.close()
             bind_service(None)
 
     async def root(request: Request) -> Response:
@@ -73,7 +72,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/", root),
         *rest.routes(memory_service),
-        *hook_routes.routes(hook_recall, agent_sessions),
+        *hook_routes.routes(hook_recall, session_imports),
         Route("/ui", root),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.

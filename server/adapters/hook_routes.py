@@ -1,5 +1,5 @@
 """REST routes the hook client (server/hooks.py) calls for Claude Code, Codex and Gemini CLI:
-thin adapters over ingest/recall.py and jobs/agent_sessions.py.
+thin adapters over ingest/recall.py and ingest/session_imports.py.
 
     POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project}
     POST /api/hooks/prompt {session_id, cwd, prompt, prompt_id} -> {additionalContext, memory_ids}
@@ -22,12 +22,13 @@ from starlette.routing import BaseRoute
 from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
 from server.domain.lessons import reminder
+from server.ingest.agents import AGENTS
 from server.ingest.recall import HookRecall
-from server.jobs.agent_sessions import AgentSessionImports
+from server.ingest.session_imports import SessionImports
 from server.schemas import hooks
 
 
-def routes(recall: HookRecall, sessions: AgentSessionImports) -> list[BaseRoute]:
+def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
     """The /api/hooks routes over `recall` and `sessions` (the app owns and closes both)."""
 
     async def session_start(body: hooks.SessionStartHook) -> JSONResponse:
@@ -59,10 +60,7 @@ def routes(recall: HookRecall, sessions: AgentSessionImports) -> list[BaseRoute]
         return JSONResponse({"recorded": recorded}, status_code=202)
 
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
-        if body.agent == "claude-code":
-            started = recall.request_import(body.transcript_path)
-        else:
-            started = sessions.request_session(body.agent, body.transcript_path, body.session_id)
+        started = sessions.request(AGENTS[body.agent], body.transcript_path, body.session_id)
         return JSONResponse({"status": "importing" if started else "queued"}, status_code=202)
 
     handlers: dict[str, Handler] = {

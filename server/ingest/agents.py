@@ -3,7 +3,10 @@
 Every agent's reader returns the same TranscriptChunk (turns, tool events, prompts, where to
 resume), so one importer (server/ingest/importer.py) stores them all alike; only finding the
 files and reading them differ. `source` is what every memory, session and journal row of that
-agent records, so search, lists and the UI can tell and filter the agents.
+agent records, so search, lists and the UI can tell and filter the agents. An entry also says
+which session files the agent's hooks may send and which files make up such a session
+(server/ingest/hook_sessions.py), so one queue imports every agent's sessions when its hooks
+fire (server/ingest/session_imports.py), and `import`'s options are made from the entries.
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ from server.ingest.codex import (
 )
 from server.ingest.discovery import default_projects_root
 from server.ingest.gemini import default_gemini_root, discover_gemini_sessions, read_gemini_session
+from server.ingest.hook_sessions import (
+    checked_gemini_session,
+    checked_rollout,
+    checked_transcript,
+    gemini_session_files,
+    rollout_files,
+    transcript_files,
+)
 
 AgentName = Literal["claude-code", "codex", "gemini"]
 
@@ -42,6 +53,10 @@ class AgentFormat:
     default_root: Callable[[Mapping[str, str], Path], Path]
     discover: Callable[[Path], list[TranscriptFile]]
     read: Callable[[Path, int], TranscriptChunk]
+    # The session file a hook sends, checked (InvalidInput when it is not one of the agent's),
+    # and that session's files (the file and its sub-agents'), given the hook's session id.
+    hook_path: Callable[[str], Path]
+    hook_files: Callable[[Path, str], list[TranscriptFile]]
 
 
 def _codex_files(root: Path) -> list[TranscriptFile]:
@@ -98,6 +113,8 @@ CLAUDE_CODE = AgentFormat(
     default_root=default_projects_root,
     discover=discover_transcripts,
     read=read_transcript,
+    hook_path=checked_transcript,
+    hook_files=transcript_files,
 )
 CODEX = AgentFormat(
     source="codex",
@@ -107,6 +124,8 @@ CODEX = AgentFormat(
     default_root=default_codex_root,
     discover=_codex_files,
     read=read_codex_rollout,
+    hook_path=checked_rollout,
+    hook_files=rollout_files,
 )
 GEMINI = AgentFormat(
     source="gemini",
@@ -116,6 +135,8 @@ GEMINI = AgentFormat(
     default_root=default_gemini_root,
     discover=_gemini_files,
     read=read_gemini_session,
+    hook_path=checked_gemini_session,
+    hook_files=gemini_session_files,
 )
 AGENTS: dict[str, AgentFormat] = {agent.source: agent for agent in (CLAUDE_CODE, CODEX, GEMINI)}
 

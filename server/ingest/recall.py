@@ -1,4 +1,4 @@
-"""What the Claude Code hooks ask of the server (routes in server/adapters/hook_routes.py).
+"""What the agents' hooks ask of the server (routes in server/adapters/hook_routes.py).
 
 - Session start: the startup context of the project the session runs in.
 - Prompt recall: a hybrid search with the prompt inside that project (all projects when the
@@ -13,10 +13,8 @@
   per session), so a teammate who sends another user's session id neither holds back that
   user's recalls nor learns what they were shown. The map is lost when the server restarts; a
   memory may then be injected once more.
-- Turn and session end: the session's transcript (and its sub-agents') is imported at once,
-  incrementally, in a background task, so memory is fresh without waiting for a scheduled
-  import and before Claude Code deletes old transcripts (30 days). Imports run one at a time;
-  a request for a file that is being imported makes it run once more afterwards.
+- Turn and session end: the session's files are imported at once, in the background, for
+  every agent alike (server/ingest/session_imports.py).
 
 The project of a session is found from its `cwd`: the known project whose path is the folder or
 contains it, so a session started in a sub-folder of a repository still finds its memories.
@@ -24,24 +22,17 @@ contains it, so a session started in a sub-folder of a repository still finds it
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import anyio
 from cachetools import TTLCache
 
 from server.core.access import viewer_key
 from server.core.config import Settings
-from server.core.errors import InvalidInput
 from server.core.models import JournalPrompt, Lesson, MemoryFilter, SearchHit, StartupContext
 from server.domain.context import HEADER, changed_note
-from server.ingest.claude_code import TranscriptFile, discover_transcripts
-from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
 from server.ingest.tool_calls import call_from_hook
 from server.service.memory import MemoryService
 
@@ -55,7 +46,6 @@ CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can b
 UNKNOWN_NAME_THRESHOLD = 0.6
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
-SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the app stops
 RECALL_TITLE = "# Memory recall for this prompt"
 
 
@@ -92,7 +82,6 @@ class HookRecall:
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
         self.injected = InjectedMemories()
-        self.imports = TranscriptImports(service)
 
     async def session_start(self, session_id: str, cwd: str, source: str) -> StartupContext:
         """The startup context for the project of `cwd` (general context when unknown)."""
@@ -184,10 +173,6 @@ class HookRecall:
         ]
         return max(matches)[1] if matches else None
 
-    def request_import(self, transcript_path: str) -> bool:
-        """Start importing a session's transcript; False if it was already being imported."""
-        return self.imports.request(checked_transcript(transcript_path))
-
 
 def current_versions(hits: Sequence[SearchHit], threshold: float) -> list[SearchHit]:
     """The relevant hits, each fact in its current version only.
@@ -236,111 +221,3 @@ def recall_markdown(hits: Sequence[SearchHit], max_chars: int) -> tuple[str, lis
     if not lines:
         return "", []
     return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]
-
-
-def checked_transcript(raw: str) -> Path:
-    """A Claude Code transcript path: `<config>/projects/<project>/<session>.jsonl`, a file.
-
-    Anything else is refused, so a local caller cannot make the server read arbitrary files.
-    """
-    if not raw or not os.path.isabs(raw):
-        raise InvalidInput("transcript_path must be an absolute path")
-    path = Path(os.path.normpath(raw))
-    if path.suffix != ".jsonl" or path.parent.parent.name != "projects":
-        raise InvalidInput(
-            "transcript_path must be a Claude Code transcript: <config dir>/projects/"
-            "<project>/<session>.jsonl"
-        )
-    try:
-        is_file = path.is_file()
-    except OSError as exc:  # a name longer than the system allows, say
-        raise InvalidInput(f"transcript_path cannot be read: {exc.strerror}") from exc
-    if not is_file:
-        raise InvalidInput(f"no transcript at {path}")
-    return path
-
-
-class TranscriptImports:
-    """Background imports of single sessions: one at a time, repeated if asked again meanwhile."""
-
-    def __init__(self, service: MemoryService) -> None:
-        self.service = service
-        self._lock = asyncio.Lock()
-        self._again: dict[Path, bool] = {}  # files queued or importing -> asked again since
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._closed = False
-
-    async def close(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
-        """Refuse new imports, let running ones finish for `grace_seconds`, then cancel them.
-
-        Called when the app stops, so no import outlives the app and holds on to the pool.
-        A cancelled import loses nothing: each file's turns and read position are written in
-        one transaction, and the next import resumes from the last committed position.
-        """
-        self._closed = True
-        if not self._tasks:
-            return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=grace_seconds)
-        for task in pending:
-            task.cancel()
-        if pending:
-            logger.warning("stopping: %d session import(s) cancelled", len(pending))
-            await asyncio.gather(*pending, return_exceptions=True)
-
-    def request(self, transcript: Path) -> bool:
-        if self._closed:
-            raise InvalidInput("the server is shutting down; the next import run will catch up")
-        if transcript in self._again:
-            self._again[transcript] = True
-            return False
-        self._again[transcript] = False
-        task = asyncio.create_task(self._run(transcript))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return True
-
-    async def _run(self, transcript: Path) -> None:
-        try:
-            while True:
-                async with self._lock:
-                    await self._import_once(transcript)
-                if not self._again.get(transcript):
-                    return
-                self._again[transcript] = False
-        finally:
-            self._again.pop(transcript, None)
-
-    async def _import_once(self, transcript: Path) -> None:
-        try:
-            summary = await import_session(self.service, transcript)
-        except Exception:
-            logger.exception("hook import of %s failed", transcript)
-            return
-        for error in summary.errors[:5]:
-            logger.error("hook import of %s: %s", transcript, error)
-        logger.info(
-            "hook import of %s: %d turns imported, %d files unchanged, %.2f s",
-            transcript.name,
-            summary.turns_imported,
-            summary.files_unchanged,
-            summary.seconds,
-        )
-
-
-async def import_session(service: MemoryService, transcript: Path) -> ImportSummary:
-    """Import one session file and its sub-agents' files from where earlier imports stopped.
-
-    The same incremental import as `claude-memory import --claude-code` (same read positions,
-    dedup and project names), limited to this session's files.
-    """
-    found = await anyio.to_thread.run_sync(discover_transcripts, transcript.parent.parent)
-    files = [f for f in found if f.path == transcript or _subagent_of(f, transcript)]
-    return await SessionImporter(service, ImportFilters()).run_files(files)
-
-
-def _subagent_of(found: TranscriptFile, transcript: Path) -> bool:
-    return (
-        found.kind == "subagent"
-        and found.session_id == transcript.stem
-        and found.project_dir == transcript.parent.name
-    )

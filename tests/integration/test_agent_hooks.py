@@ -382,14 +382,15 @@ async def test_a_background_agent_import_forgets_its_file_when_done(
 ) -> None:
     """The server keeps a session file's agent and id only while it is queued or imported; it
     used to keep one entry per session file for the life of the server."""
-    from server.jobs.agent_sessions import AgentSessionImports
+    from server.ingest.agents import CODEX
+    from server.ingest.session_imports import SessionImports
 
     rollout = tmp_path / ".codex" / ROLLOUT
     rollout.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "codex" / ROLLOUT, rollout)
-    imports = AgentSessionImports(service)
+    imports = SessionImports(service)
 
-    started = imports.request_session("codex", str(rollout), CODEX_SESSION)
+    started = imports.request(CODEX, str(rollout), CODEX_SESSION)
     turns = await wait_for_turns(service, CODEX_SESSION)
     await imports.close()
 

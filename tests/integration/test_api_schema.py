@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from server.adapters.openapi import openapi_document
-from server.ingest.recall import import_session
+from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService
 
 CHECKS = ",".join(

@@ -27,8 +27,9 @@ from server.core.config import Secret, Settings
 from server.core.errors import InvalidInput
 from server.core.models import MemoryFilter
 from server.domain.context import HEADER
+from server.ingest.agents import CLAUDE_CODE
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.ingest.recall import TranscriptImports, import_session
+from server.ingest.session_imports import SessionImports, import_session
 from server.jobs.hook_install import hook_command
 from server.service.memory import MemoryService
 from tests.integration.conftest import free_port, serving
@@ -268,13 +269,13 @@ async def test_stopping_the_app_cancels_or_finishes_session_imports_without_loss
     transcript.parent.mkdir(parents=True)
     transcript.write_bytes(source.read_bytes())
 
-    cancelled = TranscriptImports(service)
-    assert cancelled.request(transcript)
+    cancelled = SessionImports(service)
+    assert cancelled.request(CLAUDE_CODE, str(transcript))
     await cancelled.close(grace_seconds=0)
     with pytest.raises(InvalidInput, match="shutting down"):
-        cancelled.request(transcript)
-    finished = TranscriptImports(service)
-    assert finished.request(transcript)
+        cancelled.request(CLAUDE_CODE, str(transcript))
+    finished = SessionImports(service)
+    assert finished.request(CLAUDE_CODE, str(transcript))
     await finished.close(grace_seconds=60)
 
     page = await service.list_memories(MemoryFilter(session_id=S3), limit=1)

@@ -18,7 +18,7 @@ from fastmcp import Client
 from server.core.access import acting_as
 from server.core.models import JournalCall, JournalFilter, JournalPage, SessionEvent
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.ingest.recall import import_session
+from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import FIXTURES, S3, payload, run_hook
 from tests.transcripts import SessionWriter

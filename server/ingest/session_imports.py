@@ -1,0 +1,114 @@
+"""Import a session as soon as its agent's hooks report the end of a turn or session.
+
+The hook sends the session file the agent is writing; it is checked against where that agent
+keeps its sessions (server/ingest/hook_sessions.py, through the agent's entry in
+server/ingest/agents.py) and imported in the background, incrementally, with the agent's reader,
+exactly as `claude-memory import --<agent>` would (the same read positions), so memory is fresh
+without waiting for the hourly import and before an agent deletes old sessions. One queue for
+every agent: imports run one at a time, and a request for a file that is being imported makes
+it run once more afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import anyio
+
+from server.core.errors import InvalidInput
+from server.ingest.agents import CLAUDE_CODE, AgentFormat
+from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
+from server.service.memory import MemoryService
+
+logger = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the app stops
+
+
+async def import_session(
+    service: MemoryService, transcript: Path, agent: AgentFormat = CLAUDE_CODE, session_id: str = ""
+) -> ImportSummary:
+    """Import one session's files from where earlier imports stopped, with `agent`'s reader."""
+    files = await anyio.to_thread.run_sync(agent.hook_files, transcript, session_id)
+    return await SessionImporter(service, ImportFilters(), agent=agent).run_files(files)
+
+
+class SessionImports:
+    """Background imports of single sessions: one at a time, repeated if asked again meanwhile."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+        self._lock = asyncio.Lock()
+        self._again: dict[Path, bool] = {}  # files queued or importing -> asked again since
+        # file -> (agent, session id), while the file is queued or being imported
+        self._sessions: dict[Path, tuple[AgentFormat, str]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def close(self, grace_seconds: float = SHUTDOWN_GRACE_SECONDS) -> None:
+        """Refuse new imports, let running ones finish for `grace_seconds`, then cancel them.
+
+        Called when the app stops, so no import outlives the app and holds on to the pool.
+        A cancelled import loses nothing: each file's turns and read position are written in
+        one transaction, and the next import resumes from the last committed position.
+        """
+        self._closed = True
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=grace_seconds)
+        for task in pending:
+            task.cancel()
+        if pending:
+            logger.warning("stopping: %d session import(s) cancelled", len(pending))
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def request(self, agent: AgentFormat, transcript_path: str, session_id: str = "") -> bool:
+        """Start importing `agent`'s session file; False if it was already being imported
+        (it is then imported once more afterwards). InvalidInput for a path that is not one
+        of the agent's session files, or while the server stops."""
+        if self._closed:
+            raise InvalidInput("the server is shutting down; the next import run will catch up")
+        path = agent.hook_path(transcript_path)
+        if path in self._again:
+            self._again[path] = True
+            return False
+        self._again[path] = False
+        self._sessions[path] = (agent, session_id)
+        task = asyncio.create_task(self._run(path))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _run(self, path: Path) -> None:
+        try:
+            while True:
+                async with self._lock:
+                    await self._import_once(path)
+                if not self._again.get(path):
+                    return
+                self._again[path] = False
+        finally:
+            # Nothing awaits between these two, so a request for the file cannot slip in
+            # between: the next request queues it and records its session again.
+            self._again.pop(path, None)
+            self._sessions.pop(path, None)
+
+    async def _import_once(self, path: Path) -> None:
+        agent, session_id = self._sessions[path]
+        try:
+            summary = await import_session(self.service, path, agent, session_id)
+        except Exception:
+            logger.exception("hook import of %s session %s failed", agent.source, path)
+            return
+        for error in summary.errors[:5]:
+            logger.error("hook import of %s: %s", path, error)
+        logger.info(
+            "hook import of %s session %s: %d turns imported, %d files unchanged, %.2f s",
+            agent.source,
+            path.name,
+            summary.turns_imported,
+            summary.files_unchanged,
+            summary.seconds,
+        )
