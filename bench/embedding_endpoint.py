@@ -45,7 +45,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.retrieval_locomo import DEFAULT_DATA, Question, Turn, load, session_of  # noqa: E402
 from server.core.config import Secret, Settings  # noqa: E402
-from server.core.models import FileImport, MemoryDraft, MemoryFilter, Window  # noqa: E402
+from server.core.models.memories import MemoryDraft, MemoryFilter  # noqa: E402
+from server.core.models.sessions import FileImport  # noqa: E402
+from server.core.models.vectors import Window  # noqa: E402
 from server.ingest.importer import BATCH_TURNS  # noqa: E402
 from server.service.embeddings import Embedder, LocalEmbedder  # noqa: E402
 from server.service.runtime import load_embedder, open_service  # noqa: E402

@@ -43,7 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.core.config import Settings  # noqa: E402
-from server.core.models import JournalEntry, Lesson  # noqa: E402
+from server.core.models.journal import JournalEntry  # noqa: E402
+from server.core.models.lessons import Lesson  # noqa: E402
 from server.domain.lessons import matching  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.learn.corrections import correction_cue  # noqa: E402

@@ -51,7 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.core.config import Settings  # noqa: E402
-from server.core.models import MemoryFilter, SearchResult  # noqa: E402
+from server.core.models.memories import MemoryFilter  # noqa: E402
+from server.core.models.search import SearchResult  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.ingest.recall import HookRecall  # noqa: E402

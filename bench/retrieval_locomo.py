@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.core.config import Secret, Settings  # noqa: E402
-from server.core.models import MemoryFilter, NewMemory  # noqa: E402
+from server.core.models.memories import MemoryFilter, NewMemory  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402

@@ -51,7 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 from server.app import create_app  # noqa: E402
 from server.core.config import Settings  # noqa: E402
-from server.core.models import MEMORY_KINDS, DocumentVectors, MemoryFilter, NewMemory  # noqa: E402
+from server.core.models.memories import MEMORY_KINDS, MemoryFilter, NewMemory  # noqa: E402
+from server.core.models.vectors import DocumentVectors  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
 from server.service.cache import ReadCache  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402

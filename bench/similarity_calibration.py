@@ -43,7 +43,7 @@ import retrieval_changes  # noqa: E402
 import retrieval_locomo  # noqa: E402
 
 from server.core.config import Settings  # noqa: E402
-from server.core.models import MemoryFilter  # noqa: E402
+from server.core.models.memories import MemoryFilter  # noqa: E402
 from server.domain.supersession_rules import redundant_near_copy  # noqa: E402
 from server.ingest.documents import import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402

@@ -27,24 +27,22 @@ from pydantic import ValidationError as PydanticValidationError
 
 from server.core.access import Viewer, acting_as
 from server.core.errors import ServiceError
-from server.core.models import (
+from server.core.models.journal import JournalPage
+from server.core.models.lessons import Lesson, LessonDraft
+from server.core.models.memories import (
     BulkDeleteResult,
     CheckResult,
     DuplicatePair,
-    JournalPage,
-    Lesson,
-    LessonDraft,
     Memory,
     MemoryFilter,
     MemoryPage,
-    RecentContext,
     SaveOutcome,
-    SearchResult,
-    StartupContext,
-    Stats,
     TagCount,
     UpdateOutcome,
 )
+from server.core.models.search import SearchResult
+from server.core.models.stats import Stats
+from server.core.models.views import RecentContext, StartupContext
 from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter
 from server.schemas.learning import (
     FindDuplicates,

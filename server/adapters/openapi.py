@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document, derived from the route table and the shapes; /api/openapi.json.
 
 Parameters, request bodies and responses come from server/adapters/route_table.py's operations and
-the types they name (server/schemas for input, server/core/models.py for output), through
+the types they name (server/schemas for input, server/core/models/ for output), through
 Pydantic's JSON Schema. What this module adds is only what cannot be derived: the document's
 frame, the error response every operation may give, and the path parameters (ids, whole
 numbers). The test suite runs schemathesis against the served document, so a route that drifts

@@ -18,7 +18,9 @@ from server.adapters.http_edge import Handler, serve
 from server.adapters.openapi import openapi_document
 from server.adapters.route_table import OPERATIONS
 from server.core.errors import Unavailable
-from server.core.models import MemoryFilter, SearchResult, to_json
+from server.core.models.memories import MemoryFilter
+from server.core.models.output import to_json
+from server.core.models.search import SearchResult
 from server.schemas import learning, memories, search, sessions
 from server.service.memory import MemoryService
 

@@ -13,24 +13,23 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from server.core.models import (
+from server.core.models.journal import JournalPage
+from server.core.models.lessons import Lesson
+from server.core.models.memories import (
     BulkDeleteResult,
     BulkSaveResult,
-    JournalPage,
-    Lesson,
     Memory,
     MemoryPage,
     MemoryVersion,
-    PreferenceTiers,
     ProjectSummary,
     RelatedMemory,
     SaveOutcome,
-    SessionPage,
-    Stats,
     TagCount,
-    Timeline,
     UpdateOutcome,
 )
+from server.core.models.sessions import SessionPage
+from server.core.models.stats import Stats
+from server.core.models.views import PreferenceTiers, Timeline
 from server.schemas import hooks, learning, memories, search, sessions, system
 
 Links = dict[str, Any]

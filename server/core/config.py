@@ -16,7 +16,7 @@ from typing import Any
 
 from server.core.access import VISIBILITIES
 from server.core.errors import ConfigError
-from server.core.models import MEMORY_KINDS
+from server.core.models.memories import MEMORY_KINDS
 from server.core.ranking import RankingPrior, parse_kind_weights
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"

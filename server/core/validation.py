@@ -12,7 +12,7 @@ from typing import Any
 
 from server.core.access import VISIBILITIES
 from server.core.errors import InvalidInput, NotFound
-from server.core.models import MEMORY_KINDS, MemoryDraft, MemoryFilter, NewMemory
+from server.core.models.memories import MEMORY_KINDS, MemoryDraft, MemoryFilter, NewMemory
 from server.core.redact import redact
 
 MAX_TAGS = 50

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from server.core.models import Memory, Preference, PreferenceTiers
+from server.core.models.memories import Memory
+from server.core.models.views import Preference, PreferenceTiers
 from server.core.percent import percent_label
 
 MAX_CONTEXT_CHARS = 4_000

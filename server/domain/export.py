@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from server.core.models import Memory
+from server.core.models.memories import Memory
 
 
 def memory_record(memory: Memory) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import re2
 
 from server.core.access import Viewer
 from server.core.errors import Forbidden, InvalidInput
-from server.core.models import STRICTNESS, Lesson
+from server.core.models.lessons import STRICTNESS, Lesson
 from server.core.redact import redact
 from server.core.validation import clean_text
 

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from server.core.errors import ServiceError
-from server.core.models import Memory, Preference, PreferenceTier, PreferenceTiers
+from server.core.models.memories import Memory
+from server.core.models.views import Preference, PreferenceTier, PreferenceTiers
 from server.core.percent import whole_percent
 from server.core.timeparse import parse_optional_time
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from server.core.models import SearchHit
+from server.core.models.search import SearchHit
 from server.domain.supersession_rules import Statement, read_statement, replacement_reason, stem
 from server.domain.versions import lift_newer
 

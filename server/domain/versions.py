@@ -23,7 +23,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from server.core.models import SearchHit
+from server.core.models.search import SearchHit
 
 Tense = Literal["present", "past", "first"]
 

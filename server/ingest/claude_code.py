@@ -51,7 +51,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from server.core.models import ToolOutcome
+from server.core.models.journal import ToolOutcome
 from server.ingest.discovery import TranscriptFile, discover_transcripts
 from server.ingest.jsonl_lines import MAX_LINE_BYTES, JsonLines, count_lines_before
 from server.ingest.names import project_display_names

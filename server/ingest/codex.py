@@ -46,7 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from server.core.models import ToolOutcome
+from server.core.models.journal import ToolOutcome
 from server.ingest.codex_items import (
     assistant_prose,
     call_outcome,

@@ -25,7 +25,8 @@ from typing import Any
 import anyio
 
 from server.core.errors import ServiceError
-from server.core.models import FileImport, FileProgress, MemoryDraft
+from server.core.models.memories import MemoryDraft
+from server.core.models.sessions import FileImport, FileProgress
 from server.core.timeparse import parse_optional_time
 from server.core.validation import prepare_draft
 from server.ingest.claude_ai import (

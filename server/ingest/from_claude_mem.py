@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.tool_reading import ReadContext, ToolReading, ToolRecord, time_from
 from server.store import claude_mem as db
 

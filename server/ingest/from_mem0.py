@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.tool_reading import ReadContext, ToolReading, ToolRecord, time_from
 
 SOURCE = "mem0"

@@ -24,7 +24,7 @@ from pathlib import Path
 import anyio
 
 from server.core.errors import InvalidInput
-from server.core.models import FileImport
+from server.core.models.sessions import FileImport
 from server.core.validation import prepare_draft
 from server.ingest import (
     from_claude_md,

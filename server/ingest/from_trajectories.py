@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from server.core.errors import InvalidInput
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.domain.trajectories import (
     MAX_PART_CHARS,
     TRAJECTORY_KIND,

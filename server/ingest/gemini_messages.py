@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from server.core.models import ERROR_CHARS, OUTPUT_PREVIEW_CHARS, ToolOutcome
+from server.core.models.journal import ERROR_CHARS, OUTPUT_PREVIEW_CHARS, ToolOutcome
 from server.ingest.prose import clean
 from server.ingest.tool_calls import TARGET_MAX_CHARS, output_excerpt, tool_target
 

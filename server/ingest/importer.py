@@ -25,7 +25,9 @@ from pathlib import Path
 
 import anyio
 
-from server.core.models import FileImport, FileProgress, JournalPrompt, MemoryDraft, SessionEvent
+from server.core.models.journal import JournalPrompt, SessionEvent
+from server.core.models.memories import MemoryDraft
+from server.core.models.sessions import FileImport, FileProgress
 from server.ingest.agents import CLAUDE_CODE, AgentFormat
 from server.ingest.claude_code import (
     PromptRecord,

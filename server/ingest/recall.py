@@ -31,7 +31,11 @@ from cachetools import TTLCache
 
 from server.core.access import viewer_key
 from server.core.config import Settings
-from server.core.models import JournalPrompt, Lesson, MemoryFilter, SearchHit, StartupContext
+from server.core.models.journal import JournalPrompt
+from server.core.models.lessons import Lesson
+from server.core.models.memories import MemoryFilter
+from server.core.models.search import SearchHit
+from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
 from server.ingest.tool_calls import call_from_hook
 from server.service.memory import MemoryService

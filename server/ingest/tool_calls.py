@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from server.core.models import ERROR_CHARS, OUTPUT_PREVIEW_CHARS, SessionEvent, ToolOutcome
+from server.core.models.journal import ERROR_CHARS, OUTPUT_PREVIEW_CHARS, SessionEvent, ToolOutcome
 from server.ingest.prose import clean
 
 TARGET_MAX_CHARS = 500  # a tool event's target is cut to this many characters

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.frontmatter import FrontMatter, split_front_matter
 from server.ingest.names import project_display_names
 from server.ingest.text import chunk_text

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
-from server.core.models import PROMPT_CHARS, ToolOutcome
+from server.core.models.journal import PROMPT_CHARS, ToolOutcome
 from server.ingest.tool_calls import cut
 
 __all__ = [

@@ -14,7 +14,8 @@ from typing import Any
 
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
-from server.core.models import SaveOutcome, to_json
+from server.core.models.memories import SaveOutcome
+from server.core.models.output import to_json
 from server.domain.trajectories import Trajectory, checked
 
 

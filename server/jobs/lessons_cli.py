@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
-from server.core.models import STRICTNESS, Lesson, LessonChange, LessonDraft, to_json
+from server.core.models.lessons import STRICTNESS, Lesson, LessonChange, LessonDraft
+from server.core.models.output import to_json
 
 if TYPE_CHECKING:
     from server.service.memory import MemoryService

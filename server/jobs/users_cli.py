@@ -17,7 +17,7 @@ from typing import Any
 
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
-from server.core.models import to_json
+from server.core.models.output import to_json
 from server.store.users import UserRow
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from server.core.models import JournalCall, JournalEntry
+from server.core.models.journal import JournalCall, JournalEntry
 
 MAX_ATTEMPTS_SHOWN = 5
 MAX_TARGET_CHARS = 120

@@ -16,7 +16,9 @@ import time
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 
-from server.core.models import MemoryDraft, PendingSession, SessionTurnRow
+from server.core.models.learning import SessionTurnRow
+from server.core.models.memories import MemoryDraft
+from server.core.models.sessions import PendingSession
 from server.learn.distill_core import (
     DistillFailed,
     SessionTurn,

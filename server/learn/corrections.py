@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from server.core.models import preview
+from server.core.models.output import preview
 from server.learn.aggregates import SignalEvent
 
 QUOTE_CHARS = 300

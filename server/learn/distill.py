@@ -29,13 +29,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 
 from server.core.access import acting_as
-from server.core.models import (
-    DistillOutcome,
-    JournalFilter,
-    MemoryDraft,
-    PendingSession,
-    StoredTurn,
-)
+from server.core.models.journal import JournalFilter
+from server.core.models.learning import DistillOutcome
+from server.core.models.memories import MemoryDraft
+from server.core.models.sessions import PendingSession, StoredTurn
 from server.core.validation import MAX_PAGE
 from server.domain.trajectories import trajectory_metadata
 from server.learn.attempts import failed_attempts

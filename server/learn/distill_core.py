@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from server.core.models import preview
+from server.core.models.output import preview
 from server.learn.distill_reply import (
     DISTILL_KINDS,
     DistilledItem,

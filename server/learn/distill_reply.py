@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from server.core.errors import InvalidInput
-from server.core.models import preview
+from server.core.models.output import preview
 from server.domain.trajectories import Trajectory, checked, trajectory_content
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 
-from server.core.models import PendingSession
+from server.core.models.sessions import PendingSession
 
 Progress = Callable[[int, int], None]
 # Held around one session's work: yields whether this runner should do it.

@@ -47,7 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from server.core.errors import InvalidInput
-from server.core.models import JournalCall, JournalEntry, LessonDraft
+from server.core.models.journal import JournalCall, JournalEntry
+from server.core.models.lessons import LessonDraft
 from server.domain.lessons import checked_pattern, compiled, proposal_key
 from server.learn.aggregates import command_verb, simple_commands
 from server.learn.corrections import correction_cue

@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from server.core.models import LessonDraft, to_json
+from server.core.models.lessons import LessonDraft
+from server.core.models.output import to_json
 from server.learn.lesson_proposals import propose
 
 if TYPE_CHECKING:

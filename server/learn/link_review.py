@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server.core.models import LinkPair, LinkVerdict, preview
+from server.core.models.learning import LinkPair, LinkVerdict
+from server.core.models.output import preview
 from server.learn.distill_core import REPLY_SHARE, prompt_tokens
 from server.learn.distill_reply import InvalidOutput, find_json_list
 

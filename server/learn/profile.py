@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from server.core.models import Preference, PreferenceTiers, ProjectSummary
+from server.core.models.memories import ProjectSummary
+from server.core.models.views import Preference, PreferenceTiers
 from server.core.percent import percent_label
 
 MAX_ITEMS = 12

@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from server.core.models import EventRow, MemoryDraft
+from server.core.models.learning import EventRow
+from server.core.models.memories import MemoryDraft
 from server.learn.signals import (
     Correction,
     SignalEvent,

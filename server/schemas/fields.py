@@ -13,7 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from pydantic_core import PydanticCustomError
 
 from server.core.errors import InvalidInput
-from server.core.models import MEMORY_KINDS
+from server.core.models.memories import MEMORY_KINDS
 from server.core.timeparse import parse_optional_time
 from server.core.validation import MAX_FUSION_WEIGHT, MAX_ID, MAX_PAGE, MAX_SEARCH_LIMIT
 

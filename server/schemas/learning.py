@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from server.core.models import Lesson, LessonChange, LessonDraft
+from server.core.models.lessons import Lesson, LessonChange, LessonDraft
 from server.core.validation import MAX_SCAN_LIMIT
 from server.schemas.fields import ProjectFilter, SearchLimit, Shape, SourceFilter, Unit
 

@@ -13,7 +13,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
-from server.core.models import ExportFormat, Memory, MemoryDraft, MemoryFilter, SimilarMemory
+from server.core.models.memories import (
+    ExportFormat,
+    Memory,
+    MemoryDraft,
+    MemoryFilter,
+    SimilarMemory,
+)
 from server.domain.trajectories import Trajectory
 from server.schemas.fields import (
     Before,

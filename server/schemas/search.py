@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from server.core.models import SearchHit
+from server.core.models.search import SearchHit
 from server.schemas.fields import (
     Before,
     FusionWeight,

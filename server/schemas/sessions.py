@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from server.core.models import JournalFilter
+from server.core.models.journal import JournalFilter
 from server.schemas.fields import (
     Before,
     Filter,

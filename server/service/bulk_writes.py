@@ -16,20 +16,18 @@ from dataclasses import dataclass, replace
 
 from server.core.config import Settings
 from server.core.errors import InvalidInput, Unavailable
-from server.core.models import (
+from server.core.models.memories import (
     BulkItemOutcome,
     BulkSaveResult,
     BulkStatus,
-    FileImport,
-    FileImportOutcome,
-    ImportState,
     Memory,
     MemoryDraft,
     NewMemory,
     SimilarMemory,
-    preview,
     similar_memory,
 )
+from server.core.models.output import preview
+from server.core.models.sessions import FileImport, FileImportOutcome, ImportState
 from server.core.redact import redact
 from server.core.validation import prepare_draft
 from server.domain.supersession_rules import redundant_near_copy

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from cachetools import TTLCache
 
 from server.core.access import viewer_key
-from server.core.models import CacheStats
+from server.core.models.stats import CacheStats
 
 T = TypeVar("T")
 

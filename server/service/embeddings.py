@@ -26,7 +26,7 @@ import numpy as np
 
 from server.core.config import DEFAULT_EMBEDDING_MODEL
 from server.core.errors import EmbeddingUnavailable, StartupError
-from server.core.models import WAITING_FOR_VECTOR, DocumentVectors, Window
+from server.core.models.vectors import WAITING_FOR_VECTOR, DocumentVectors, Window
 from server.service.embedding_profiles import PLAIN, EmbeddingProfile
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import groupby
 
-from server.core.models import (
+from server.core.models.journal import (
     ERROR_CHARS,
     OUTPUT_PREVIEW_CHARS,
     PROMPT_CHARS,

@@ -14,20 +14,17 @@ from collections.abc import Sequence
 from server.core.access import check_owner
 from server.core.config import Settings
 from server.core.errors import InvalidInput, NotFound
-from server.core.models import (
+from server.core.models.learning import (
     DistillOutcome,
     LinkPair,
     LinkReviewOutcome,
     LinkVerdict,
-    Memory,
-    MemoryDraft,
-    NewMemory,
-    PendingSession,
     SessionTurnRow,
     SignalOutcome,
     SignalsInput,
-    StoredTurn,
 )
+from server.core.models.memories import Memory, MemoryDraft, NewMemory
+from server.core.models.sessions import PendingSession, StoredTurn
 from server.core.redact import redact
 from server.core.validation import blank_to_none, check_id, prepare_draft
 from server.domain.supersession_rules import redundant_near_copy

@@ -23,7 +23,7 @@ import anyio
 
 from server.core.access import current_viewer
 from server.core.errors import NotFound
-from server.core.models import Lesson, LessonChange, LessonDraft
+from server.core.models.lessons import Lesson, LessonChange, LessonDraft
 from server.core.redact import redact
 from server.core.validation import blank_to_none, check_id, clean_field, redacted_field
 from server.domain.lessons import (

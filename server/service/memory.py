@@ -17,20 +17,19 @@ from typing import Any
 from server.core.access import current_viewer
 from server.core.config import Settings
 from server.core.errors import EmbeddingUnavailable, InvalidInput, NotFound, StartupError
-from server.core.models import (
+from server.core.models.memories import (
     EXPORT_FORMATS,
     DuplicatePair,
     MemoryFilter,
     MemoryPage,
     MemoryVersion,
     ProjectSummary,
-    RecentContext,
     RelatedMemory,
-    SearchResult,
-    StartupContext,
-    Stats,
     TagCount,
 )
+from server.core.models.search import SearchResult
+from server.core.models.stats import Stats
+from server.core.models.views import RecentContext, StartupContext
 from server.core.validation import (
     MAX_PAGE,
     blank_to_none,

@@ -24,7 +24,7 @@ import openai
 
 from server.core.config import Settings
 from server.core.errors import EmbeddingUnavailable
-from server.core.models import Window
+from server.core.models.vectors import Window
 from server.service.embedding_profiles import EmbeddingProfile, profile_for
 from server.service.embeddings import Embedder, token_windows
 

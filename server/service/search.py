@@ -28,15 +28,9 @@ import numpy as np
 from cachetools import TTLCache
 
 from server.core.errors import InvalidInput, NotFound
-from server.core.models import (
-    DuplicatePair,
-    Memory,
-    MemoryFilter,
-    RelatedMemory,
-    SearchHit,
-    SearchResult,
-    preview,
-)
+from server.core.models.memories import DuplicatePair, Memory, MemoryFilter, RelatedMemory
+from server.core.models.output import preview
+from server.core.models.search import SearchHit, SearchResult
 from server.core.ranking import (
     NO_PRIOR,
     RankingPrior,

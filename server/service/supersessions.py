@@ -25,7 +25,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from server.core.errors import InvalidInput, NotFound
-from server.core.models import LinkPair, LinkReviewOutcome, LinkVerdict, MemoryVersion, preview
+from server.core.models.learning import LinkPair, LinkReviewOutcome, LinkVerdict
+from server.core.models.memories import MemoryVersion
+from server.core.models.output import preview
 from server.domain.supersession_rules import Statement, read_statement, replacement_reason
 from server.store import memories as memory_store
 from server.store import supersessions as links_store

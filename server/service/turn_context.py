@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from server.core.models import TURN_CONTEXT_WEIGHTS, DocumentVectors, Memory, NewMemory, TurnPlace
+from server.core.models.memories import Memory, NewMemory
+from server.core.models.vectors import TURN_CONTEXT_WEIGHTS, DocumentVectors, TurnPlace
 from server.service.embeddings import Embedder
 from server.store import memories as memory_store
 from server.store.tx import Pool, transaction

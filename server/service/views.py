@@ -10,12 +10,9 @@ from datetime import UTC, datetime
 
 from server.core.config import Settings
 from server.core.errors import InvalidInput
-from server.core.models import (
-    MemoryFilter,
-    PreferenceTiers,
-    SessionPage,
-    Timeline,
-)
+from server.core.models.memories import MemoryFilter
+from server.core.models.sessions import SessionPage
+from server.core.models.views import PreferenceTiers, Timeline
 from server.core.validation import MAX_PAGE, blank_to_none, check_filter, check_page
 from server.domain.preferences import build_tiers
 from server.service.cache import ReadCache

@@ -17,19 +17,19 @@ from typing import Any
 from server.core.access import check_owner
 from server.core.config import Settings
 from server.core.errors import Conflict, InvalidInput, NotFound
-from server.core.models import (
+from server.core.models.memories import (
     BulkDeleteResult,
     CheckResult,
-    DocumentVectors,
     Memory,
     MemoryDraft,
     MemoryFilter,
     SaveOutcome,
     SimilarMemory,
     UpdateOutcome,
-    preview,
     similar_memory,
 )
+from server.core.models.output import preview
+from server.core.models.vectors import DocumentVectors
 from server.core.validation import (
     PreparedContent,
     blank_to_none,

@@ -10,7 +10,8 @@ from __future__ import annotations
 from psycopg import sql
 from psycopg.rows import class_row
 
-from server.core.models import EmbeddingModelRecord, Memory
+from server.core.models.memories import Memory
+from server.core.models.vectors import EmbeddingModelRecord
 from server.store.memories import COLUMNS
 from server.store.tx import Conn
 

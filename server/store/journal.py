@@ -18,7 +18,7 @@ from datetime import datetime
 
 from psycopg.rows import class_row
 
-from server.core.models import JournalPrompt, SessionEvent, ToolOutcome
+from server.core.models.journal import JournalPrompt, SessionEvent, ToolOutcome
 from server.store.tx import Conn
 
 _KEEP_FIRST = ", ".join(

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from server.core.models import EventRow, Memory, PendingSession, SessionTurnRow, StoredTurn
+from server.core.models.learning import EventRow, SessionTurnRow
+from server.core.models.memories import Memory
+from server.core.models.sessions import PendingSession, StoredTurn
 from server.store.memories import COLUMNS
 from server.store.sessions import SESSION_VISIBLE_SQL
 from server.store.tx import Conn

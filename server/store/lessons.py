@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from psycopg.rows import class_row
 
-from server.core.models import Lesson, LessonChange, LessonDraft
+from server.core.models.lessons import Lesson, LessonChange, LessonDraft
 from server.store.journal import journal_owners
 from server.store.tx import Conn
 

@@ -14,16 +14,15 @@ from typing import Any
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
-from server.core.models import (
-    DocumentVectors,
+from server.core.models.memories import (
     Memory,
     MemoryFilter,
     MemoryPreview,
     NewMemory,
     ProjectSummary,
     TagCount,
-    TurnPlace,
 )
+from server.core.models.vectors import DocumentVectors, TurnPlace
 from server.store.tx import Conn
 
 

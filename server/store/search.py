@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from server.core.models import TURN_CONTEXT_WEIGHTS, MemoryFilter, Neighbour
+from server.core.models.memories import MemoryFilter, Neighbour
+from server.core.models.vectors import TURN_CONTEXT_WEIGHTS
 from server.store.memories import FILTER_SQL, VISIBLE_SQL, filter_params, visible
 from server.store.tx import Conn
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from psycopg.rows import class_row
 
-from server.core.models import FileProgress, ImportedSession
+from server.core.models.sessions import FileProgress, ImportedSession
 from server.store.tx import Conn
 
 SESSION_COLUMNS = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.core.models import SessionCounts, StorageSizes
+from server.core.models.stats import SessionCounts, StorageSizes
 from server.store.memories import VISIBLE_SQL
 from server.store.sessions import SESSION_VISIBLE_SQL
 from server.store.tx import Conn

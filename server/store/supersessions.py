@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from psycopg.rows import class_row
 
-from server.core.models import LinkPair
+from server.core.models.learning import LinkPair
 from server.store.memories import VISIBLE_SQL, visible
 from server.store.tx import Conn
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from server.core.models import DayCount, MemoryFilter, TimelinePoint
+from server.core.models.memories import MemoryFilter
+from server.core.models.views import DayCount, TimelinePoint
 from server.store.memories import FILTER_SQL, filter_params
 from server.store.tx import Conn
 

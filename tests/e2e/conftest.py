@@ -31,7 +31,7 @@ from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
 
 from server.app import create_app
 from server.core.config import Settings
-from server.core.models import PreferenceTier
+from server.core.models.views import PreferenceTier
 from server.domain.preferences import (
     BASE_CONFIDENCE,
     FADE_FLOOR,

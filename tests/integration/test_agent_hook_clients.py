@@ -31,7 +31,9 @@ import pytest
 
 from server.app import create_app
 from server.core.config import Secret, Settings
-from server.core.models import JournalFilter, LessonDraft, MemoryFilter
+from server.core.models.journal import JournalFilter
+from server.core.models.lessons import LessonDraft
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.agent_clis import codex_app_server
 from tests.integration.conftest import serving

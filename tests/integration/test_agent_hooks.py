@@ -23,7 +23,9 @@ import httpx
 import jsonschema
 import pytest
 
-from server.core.models import JournalFilter, LessonDraft, MemoryFilter
+from server.core.models.journal import JournalFilter
+from server.core.models.lessons import LessonDraft
+from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.jobs.connect import connect

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.behavior import BehaviorReader
 from server.learn.distill import Distiller

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from server.core.models import LessonChange, LessonDraft
+from server.core.models.lessons import LessonChange, LessonDraft
 from server.service.memory import MemoryService
 from tests.integration.processes import run_cli
 from tests.integration.test_lesson_proposals import import_sessions

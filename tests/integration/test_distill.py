@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from server.core.config import Settings
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient

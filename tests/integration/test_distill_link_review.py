@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from server.core.models import LinkReviewOutcome, LinkVerdict, Memory, MemoryFilter
+from server.core.models.learning import LinkReviewOutcome, LinkVerdict
+from server.core.models.memories import Memory, MemoryFilter
 from server.learn.distill import Distiller, DistillSummary
 from server.learn.link_review import SYSTEM_PROMPT
 from server.learn.llm import ChatClient

@@ -21,7 +21,7 @@ import pytest
 from server.app import create_app
 from server.core.config import Secret, Settings
 from server.core.errors import EmbeddingModelMismatch, EmbeddingUnavailable
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.embedding_profiles import EmbeddingProfile
 from server.service.embeddings import Embedder

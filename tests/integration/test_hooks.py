@@ -25,7 +25,7 @@ import pytest
 from server.app import create_app
 from server.core.config import Secret, Settings
 from server.core.errors import InvalidInput
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
 from server.ingest.agents import CLAUDE_CODE
 from server.ingest.importer import ImportFilters, SessionImporter

@@ -16,7 +16,8 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.core.models import JournalFilter, MemoryFilter
+from server.core.models.journal import JournalFilter
+from server.core.models.memories import MemoryFilter
 from server.ingest.agents import CODEX, GEMINI, AgentFormat
 from server.ingest.codex import read_codex_rollout
 from server.ingest.importer import ImportFilters, SessionImporter

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from server.core.models import Memory, MemoryFilter
+from server.core.models.memories import Memory, MemoryFilter
 from server.ingest.documents import import_claude_ai, import_memories, import_text
 from server.service.memory import MemoryService
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from server.core.models import Memory, MemoryFilter
+from server.core.models.memories import Memory, MemoryFilter
 from server.domain.trajectories import Trajectory
 from server.ingest.from_tools import import_from_tool
 from server.ingest.importer import ImportFilters

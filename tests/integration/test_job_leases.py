@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient
 from server.learn.signals_job import mine_signals

@@ -16,7 +16,7 @@ import httpx
 from fastmcp import Client
 
 from server.core.access import acting_as
-from server.core.models import JournalCall, JournalFilter, JournalPage, SessionEvent
+from server.core.models.journal import JournalCall, JournalFilter, JournalPage, SessionEvent
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService

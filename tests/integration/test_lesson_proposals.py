@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.core.models import JournalPrompt, LessonChange, LessonDraft
+from server.core.models.journal import JournalPrompt
+from server.core.models.lessons import LessonChange, LessonDraft
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.lesson_proposals_job import propose_lessons
 from server.service.memory import MemoryService

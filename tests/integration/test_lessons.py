@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from fastmcp import Client
 
-from server.core.models import LessonChange, LessonDraft
+from server.core.models.lessons import LessonChange, LessonDraft
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import PROJECT_PATH, payload, remember, run_hook
 

@@ -15,7 +15,7 @@ import pytest
 from fastmcp import Client
 
 from server.core.errors import NotFound
-from server.core.models import LessonDraft
+from server.core.models.lessons import LessonDraft
 from server.service.memory import MemoryService
 from tests.integration.test_search_fixture_cases import PROJECT_PATH, acme  # noqa: F401
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.ingest.documents import import_claude_ai, import_text
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService

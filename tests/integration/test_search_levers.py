@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from server.core.config import ConfigError, load_settings
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.domain.vocabulary import Vocabulary, load_vocabulary
 from server.service.memory import MemoryService
 from server.service.search import Searcher

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import context_of, payload, run_hook
 

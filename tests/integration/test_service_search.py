@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from server.core.errors import InvalidInput, NotFound
-from server.core.models import MemoryFilter, SearchResult
+from server.core.models.memories import MemoryFilter
+from server.core.models.search import SearchResult
 from server.core.validation import content_hash
 from server.service.memory import MemoryService
 from server.store import search as search_store

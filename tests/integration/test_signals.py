@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from server.core.models import Memory, MemoryFilter
+from server.core.models.memories import Memory, MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.signals_job import mine_signals
 from server.service.memory import MemoryService

@@ -39,7 +39,7 @@ from server.adapters.mcp_tools import build_mcp
 from server.adapters.route_table import OPERATIONS
 from server.app import create_app
 from server.core.config import Settings
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.integration.conftest import serving
 from tests.transcripts import SessionWriter

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.integration.processes import run_cli
 from tests.integration.test_hooks import (

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from server.core.config import Secret, Settings
-from server.core.models import FileImport, MemoryDraft
+from server.core.models.memories import MemoryDraft
+from server.core.models.sessions import FileImport
 from server.service.embeddings import Embedder
 from server.service.memory import MemoryService
 from server.service.reembed import reembed

@@ -21,7 +21,8 @@ from fastmcp import Client
 from server.app import create_app
 from server.core.access import acting_as
 from server.core.config import Secret, Settings
-from server.core.models import JournalFilter, JournalPrompt, MemoryFilter, SessionEvent
+from server.core.models.journal import JournalFilter, JournalPrompt, SessionEvent
+from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.integration.conftest import SHARED_FIXTURES, serving

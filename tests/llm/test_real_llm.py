@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.distill import Distiller
 from server.learn.llm import ChatClient

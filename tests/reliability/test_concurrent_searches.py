@@ -11,7 +11,7 @@ import pytest
 from cachetools import TTLCache
 
 from server.core.config import Settings
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.db.pool import open_pool
 from server.service.embeddings import Embedder
 from server.service.memory import MemoryService

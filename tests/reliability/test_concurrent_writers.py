@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 
 pytestmark = pytest.mark.reliability

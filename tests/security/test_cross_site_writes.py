@@ -14,7 +14,7 @@ import json
 import httpx
 import pytest
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 
 pytestmark = pytest.mark.security

@@ -16,7 +16,7 @@ import pytest
 from fastmcp import Client
 
 from server.adapters.mcp_tools import INLINE_EXPORT_LIMIT
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.db.embedded import EmbeddedPostgres
 from server.jobs.backup import backup
 from server.service.memory import MemoryService

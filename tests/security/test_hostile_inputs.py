@@ -23,7 +23,7 @@ from fastmcp import Client
 from mcp.types import Tool
 
 from server.adapters.openapi import openapi_document
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.security.raw_http import RawMcpSession, percent_encoded, send_raw, target

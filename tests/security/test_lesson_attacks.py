@@ -24,7 +24,7 @@ import pytest
 
 from server.core.access import acting_as
 from server.core.config import Settings
-from server.core.models import LessonDraft
+from server.core.models.lessons import LessonDraft
 from server.db.migrate import MIGRATIONS_DIR, apply_migrations
 from server.domain.lessons import compiled
 from server.service.memory import MemoryService

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.core.models import MemoryFilter
+from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.distill import Distiller

@@ -22,7 +22,7 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.core.redact import redact
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learn.distill import Distiller

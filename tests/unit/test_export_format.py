@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from server.core.models import Memory
+from server.core.models.memories import Memory
 from server.domain.export import memory_record, writer_for
 
 MEMORY = Memory(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.from_claude_md import default_paths, read_claude_md
 from server.ingest.tool_reading import ReadContext, ToolReading
 from tests.other_tools import CLAUDE_MD

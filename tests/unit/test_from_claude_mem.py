@@ -6,7 +6,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.from_claude_mem import read_claude_mem
 from server.ingest.tool_reading import ReadContext, ToolReading
 from tests.other_tools import claude_mem_database

@@ -7,7 +7,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.from_markdown import read_markdown_notes
 from server.ingest.tool_reading import ReadContext, ToolReading
 from tests.other_tools import MARKDOWN

@@ -6,7 +6,7 @@ import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.ingest.from_mem0 import read_mem0
 from server.ingest.tool_reading import ReadContext, ToolReading
 from tests.other_tools import MEM0, openmemory_backup

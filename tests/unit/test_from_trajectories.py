@@ -7,7 +7,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.core.models import MemoryDraft
+from server.core.models.memories import MemoryDraft
 from server.domain.trajectories import Trajectory, trajectory_content
 from server.ingest.from_trajectories import default_paths, read_trajectories
 from server.ingest.tool_reading import ReadContext, ToolReading

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from server.core.models import ERROR_CHARS, OUTPUT_PREVIEW_CHARS, PROMPT_CHARS
+from server.core.models.journal import ERROR_CHARS, OUTPUT_PREVIEW_CHARS, PROMPT_CHARS
 from server.ingest.claude_code import read_transcript
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

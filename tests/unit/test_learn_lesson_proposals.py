@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.core.models import JournalCall, JournalEntry
+from server.core.models.journal import JournalCall, JournalEntry
 from server.domain.lessons import compiled
 from server.learn.lesson_proposals import (
     CORRECTED_CALL,

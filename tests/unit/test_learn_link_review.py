@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.core.models import LinkPair, LinkVerdict
+from server.core.models.learning import LinkPair, LinkVerdict
 from server.learn.distill_core import prompt_tokens
 from server.learn.link_review import (
     MAX_TEXT_CHARS,

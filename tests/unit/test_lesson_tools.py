@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from server.core.models import Lesson
+from server.core.models.lessons import Lesson
 from server.domain.lessons import matching, same_tool
 
 AT = datetime(2026, 8, 22, tzinfo=UTC)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from server.core.models import SearchHit
+from server.core.models.search import SearchHit
 from server.domain.statement_versions import (
     StaleStatement,
     confirmed,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from server.core.errors import InvalidInput
-from server.core.models import JournalCall, JournalEntry
+from server.core.models.journal import JournalCall, JournalEntry
 from server.domain.trajectories import (
     MAX_TASK_CHARS,
     Trajectory,

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from server.core.models import TURN_CONTEXT_WEIGHTS, NewMemory
+from server.core.models.memories import NewMemory
+from server.core.models.vectors import TURN_CONTEXT_WEIGHTS
 from server.service.turn_context import blend, place_of_new, turn_place
 
 WHEN = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.core.models import SearchHit
+from server.core.models.search import SearchHit
 from server.domain.versions import (
     earlier_subject_candidates,
     lift_newer,

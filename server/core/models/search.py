@@ -1,0 +1,57 @@
+"""Search results: each hit with every score it was ranked by."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, get_args
+
+SearchMode = Literal["semantic", "keyword", "hybrid"]
+
+
+SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One search result with every score it was ranked by.
+
+    `similarity`: cosine similarity to the query (best passage for long memories).
+    `keyword_score`: IDF-weighted term matches (0 when no query term is in the memory).
+    `fused_score`: the fused score (hybrid mode only): per list, its weight times the hit's
+    score as a share of that list's best (server/core/ranking.score_fusion).
+    `score`: what the results are ordered by: the mode's base score times the ranking prior
+    (kind weight, recency, a turn that asks), or the base score itself when the prior is
+    switched off.
+    `supersedes` / `superseded_by`: the older and newer versions of the hit's fact, and
+    `version_note` why the ranking moved this version (server/domain/versions.py); `time_note` that
+    it is from the period the question names (server/domain/query_dates.py).
+    """
+
+    id: int
+    content: str
+    kind: str
+    tags: list[str]
+    source: str
+    project: str
+    project_path: str
+    session_id: str | None
+    created_at: datetime
+    similarity: float | None
+    keyword_score: float | None
+    fused_score: float | None
+    score: float
+    supersedes: int | None = None
+    superseded_by: int | None = None
+    version_note: str | None = None
+    time_note: str | None = None
+    owner: str | None = None  # who saved it, on a team's server (Memory.owner)
+    visibility: str = "shared"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    mode: str
+    query: str
+    hits: list[SearchHit]
+    took_ms: float
