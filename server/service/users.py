@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from server.core.access import Viewer
 from server.core.errors import Conflict, InvalidInput, NotFound
+from server.core.models.users import UserRow
 from server.store import users as user_store
 from server.store.tx import Pool, transaction
-from server.store.users import TokenCheck, UserRow
+from server.store.users import TokenCheck
 
 TOKEN_PREFIX = "cmu_"
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from psycopg.rows import class_row
 
+from server.core.models.users import UserRow
 from server.store.tx import Conn
-
-
-@dataclass(frozen=True, slots=True)
-class UserRow:
-    id: int
-    name: str
-    projects: list[str] | None
-    created_at: datetime
-    revoked_at: datetime | None
-    memories: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.cli import main
+from server.cli.main import main
 from server.jobs.connect import (
     BLOCK_START,
     CODEX_MARKER,

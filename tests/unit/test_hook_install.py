@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.cli import main
+from server.cli.main import main
 from server.jobs.hook_install import (
     EVENTS,
     HookSettingsError,

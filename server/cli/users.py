@@ -1,6 +1,6 @@
 """`claude-memory users`: add, list and revoke the users of a team's server (#24).
 
-Registered by server/cli.py. The first `users add` turns the server into a team server: from
+Registered by server/cli/main.py. The first `users add` turns the server into a team server: from
 then on every request needs a user's token (server/adapters/auth.py). `add` prints the new
 token once; only its digest is stored, so a lost token is replaced by revoking the user and
 adding them again under another name. Output is JSON on stdout, or one line per item with
@@ -18,7 +18,7 @@ from typing import Any
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
 from server.core.models.output import to_json
-from server.store.users import UserRow
+from server.core.models.users import UserRow
 
 
 def add_user_commands(commands: Any) -> None:

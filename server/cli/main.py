@@ -19,13 +19,13 @@ from dataclasses import replace
 from typing import Any
 
 from server import __version__
+from server.cli.connect import add_connect_commands
+from server.cli.jobs import add_hook_commands, add_job_commands
+from server.cli.learn import add_learn_command
+from server.cli.lessons import add_lesson_commands
+from server.cli.users import add_user_commands
 from server.core.config import Settings, load_settings
 from server.core.errors import StartupError
-from server.jobs.commands import add_hook_commands, add_job_commands
-from server.jobs.connect_cli import add_connect_commands
-from server.jobs.learn_cli import add_learn_command
-from server.jobs.lessons_cli import add_lesson_commands
-from server.jobs.users_cli import add_user_commands
 
 logger = logging.getLogger("server.cli")
 
@@ -320,7 +320,3 @@ def cmd_reembed(args: argparse.Namespace, settings: Settings) -> int:
 
     _emit(asyncio.run(run()), args.plain)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """`claude-memory learn`: record a trajectory (task, what worked, what to avoid) from a shell.
 
-Registered by server/cli.py. Prints the save outcome as JSON (status, id, the memory), or one
+Registered by server/cli/main.py. Prints the save outcome as JSON (status, id, the memory), or one
 line with `--plain`; a trajectory the service refuses (an empty task) prints one line on
 stderr and exits 1, before the database and model start.
 """

@@ -1,6 +1,6 @@
 """The batch-job subcommands: import, distill, signals, behavior, profile, export-training.
 
-Registered by server/cli.py. Like the other commands, heavy modules are imported inside the
+Registered by server/cli/main.py. Like the other commands, heavy modules are imported inside the
 command that needs them; each prints a human summary (or JSON with `--json`) and exits 1 only
 when the job could do nothing at all.
 """

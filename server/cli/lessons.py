@@ -1,6 +1,6 @@
 """`claude-memory lessons`: list, add, edit, disable and enable lessons, and propose them.
 
-Registered by server/cli.py. Each action prints JSON on stdout (`{"lessons": [...]}` for list,
+Registered by server/cli/main.py. Each action prints JSON on stdout (`{"lessons": [...]}` for list,
 the lesson itself otherwise, a summary for propose) or, with `--plain`, one line per lesson. A
 change the service refuses (a bad pattern, an unknown id) prints one line on stderr and exits 1.
 `propose` reads the journal for corrections of the agent's calls and stores what it finds as

@@ -1,4 +1,4 @@
-"""`claude-memory connect <agent>` / `disconnect <agent>`: registered by server/cli.py.
+"""`claude-memory connect <agent>` / `disconnect <agent>`: registered by server/cli/main.py.
 
 Prints one JSON line (what changed, the backup, the commands run) or, with `--plain`, a few
 lines of text; a dry run with `--plain` prints the diff itself. A config that cannot be
