@@ -1,4 +1,5 @@
-"""The MCP server: its tools, each a thin adapter over one MemoryService method.
+"""The MCP server: its tools, each a thin adapter over one method of the service's face
+(server/service/face.py).
 
 Tools cannot see the Starlette app's state, so the lifespan puts the service in a module-level
 holder (`bind_service`) and every tool fetches it with `service()`. Names and parameters match
@@ -63,7 +64,7 @@ from server.schemas.memories import (
 from server.schemas.parsing import input_error
 from server.schemas.search import HybridSearch, KeywordSearch, SemanticSearch
 from server.schemas.sessions import JournalQuery
-from server.service.memory import MemoryService
+from server.service.face import MemoryApi
 
 ShapeT = TypeVar("ShapeT", bound=BaseModel)
 ResultT = TypeVar("ResultT")
@@ -78,16 +79,16 @@ WRITES = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": Fals
 DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}
 INLINE_EXPORT_LIMIT = 200
 
-_service: MemoryService | None = None
+_service: MemoryApi | None = None
 
 
-def bind_service(memory_service: MemoryService | None) -> None:
+def bind_service(memory_service: MemoryApi | None) -> None:
     """Set (or clear, with None) the service the tools use; called by the app's lifespan."""
     global _service
     _service = memory_service
 
 
-def service() -> MemoryService:
+def service() -> MemoryApi:
     if _service is None:
         raise ToolError("the memory service is not running yet; try again in a moment")
     return _service

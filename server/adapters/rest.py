@@ -22,7 +22,7 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.core.models.search import SearchResult
 from server.schemas import learning, memories, search, sessions
-from server.service.memory import MemoryService
+from server.service.face import MemoryApi
 
 DOWNLOADS = {
     "json": ("json", "application/json"),
@@ -31,7 +31,7 @@ DOWNLOADS = {
 }
 
 
-async def _vectors_waiting(service: MemoryService) -> int | None:
+async def _vectors_waiting(service: MemoryApi) -> int | None:
     """For /health, which never fails on a database that drops between two statements."""
     try:
         return await service.vectors_waiting()
@@ -46,7 +46,7 @@ def search_body(result: SearchResult) -> dict[str, object]:
     return {"mode": result.mode, "hits": hits, "results": hits, "took_ms": result.took_ms}
 
 
-def routes(service: MemoryService) -> list[BaseRoute]:
+def routes(service: MemoryApi) -> list[BaseRoute]:
     """The REST routes over `service`: every operation of the route table but the hooks'."""
 
     async def health() -> JSONResponse:

@@ -38,7 +38,7 @@ from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
 from server.ingest.tool_calls import call_from_hook
-from server.service.memory import MemoryService
+from server.service.face import MemoryApi
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +74,9 @@ class InjectedMemories:
 
 
 class HookRecall:
-    """The hooks' server side over one MemoryService; one per app."""
+    """The hooks' server side over the service's face; one per app."""
 
-    def __init__(self, service: MemoryService, settings: Settings) -> None:
+    def __init__(self, service: MemoryApi, settings: Settings) -> None:
         self.service = service
         self.threshold = (
             settings.recall_threshold

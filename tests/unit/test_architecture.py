@@ -4,6 +4,7 @@
   its own layer or a lower one; a new module fails until it is placed;
 - psycopg and SQL live only in server/store/ and server/db/;
 - adapters, schemas and the entry points never import server.store;
+- adapters reach the service only through its face (server/service/face.py);
 - hooks.py imports only the standard library (Claude Code runs it with `python -I -S`).
 """
 
@@ -112,6 +113,24 @@ def test_adapters_do_not_reach_into_the_store() -> None:
         name
         for name, path in modules().items()
         if under(name, NO_STORE) and any(under(i, ("server.store",)) for i in imports_of(path))
+    ]
+    assert offenders == []
+
+
+# What adapters may import from the service layer: its face (server/service/face.py), and the
+# users' directory the auth guard asks about tokens.
+SERVICE_FACE = ("server.service.face", "server.service.users")
+
+
+def test_adapters_reach_the_service_only_through_its_face() -> None:
+    """REST, MCP and the hook routes are typed against MemoryApi, never MemoryService, so mypy
+    refuses a call to a method the face does not list."""
+    offenders = [
+        f"{name} imports {i}"
+        for name, path in modules().items()
+        if under(name, ("server.adapters",))
+        for i in imports_of(path)
+        if under(i, ("server.service",)) and not under(i, SERVICE_FACE)
     ]
     assert offenders == []
 
