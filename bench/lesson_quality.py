@@ -1,7 +1,7 @@
 """Lessons proposed from the journal: how many, how many a reader keeps, how often they misfire.
 
 Two parts, imported into one fresh embedded database with the real importer, then `lessons
-propose` runs once on everything (server/learn/lesson_proposals_job.py):
+propose` runs once on everything (server/learning/lesson_proposals_job.py):
 
 - written: the shared fixture sessions (S1 to S4) and tests/fixtures/lesson_sessions, sessions
   written with these rules in mind (what must and must not become a lesson);
@@ -47,8 +47,8 @@ from server.core.models.journal import JournalEntry  # noqa: E402
 from server.core.models.lessons import Lesson  # noqa: E402
 from server.domain.lessons import matching  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
-from server.learn.corrections import correction_cue  # noqa: E402
-from server.learn.lesson_proposals_job import propose_lessons  # noqa: E402
+from server.learning.corrections import correction_cue  # noqa: E402
+from server.learning.lesson_proposals_job import propose_lessons  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 

@@ -28,7 +28,7 @@ from server.ingest.agents import AGENTS, AgentFormat, option_dest
 
 if TYPE_CHECKING:
     from server.ingest.importer import ImportSummary
-    from server.learn.llm import ChatClient
+    from server.learning.llm import ChatClient
     from server.service.memory import MemoryService
 
 
@@ -380,7 +380,7 @@ def _run_llm_job(
 ) -> int:
     """Open the service and the LLM client, run one job, print its summary; 1 if it stopped."""
     from server.jobs.progress import ProgressLine
-    from server.learn.llm import ChatClient
+    from server.learning.llm import ChatClient
     from server.service.runtime import open_service
 
     workers = args.workers or settings.distill_workers
@@ -412,7 +412,7 @@ def _run_llm_job(
 
 
 def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
-    from server.learn.distill import Distiller
+    from server.learning.distill import Distiller
 
     return _run_llm_job(
         args,
@@ -430,7 +430,7 @@ def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_behavior(args: argparse.Namespace, settings: Settings) -> int:
-    from server.learn.behavior import BehaviorReader
+    from server.learning.behavior import BehaviorReader
 
     return _run_llm_job(
         args,
@@ -449,7 +449,7 @@ def cmd_behavior(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_signals(args: argparse.Namespace, settings: Settings) -> int:
-    from server.learn.signals_job import mine_signals
+    from server.learning.signals_job import mine_signals
     from server.service.runtime import open_service
 
     async def run() -> dict[str, Any]:
@@ -464,7 +464,7 @@ def cmd_signals(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
     from datetime import UTC, datetime
 
-    from server.learn.profile import (
+    from server.learning.profile import (
         claude_dir,
         current_user,
         patch_claude_md,

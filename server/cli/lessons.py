@@ -4,7 +4,7 @@ Registered by server/cli/main.py. Each action prints JSON on stdout (`{"lessons"
 the lesson itself otherwise, a summary for propose) or, with `--plain`, one line per lesson. A
 change the service refuses (a bad pattern, an unknown id) prints one line on stderr and exits 1.
 `propose` reads the journal for corrections of the agent's calls and stores what it finds as
-proposed, inactive lessons (server/learn/lesson_proposals_job.py); enabling one accepts it.
+proposed, inactive lessons (server/learning/lesson_proposals_job.py); enabling one accepts it.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def _action(args: argparse.Namespace) -> LessonAction:
 
 
 def _cmd_propose(args: argparse.Namespace, settings: Settings) -> int:
-    from server.learn.lesson_proposals_job import propose_lessons
+    from server.learning.lesson_proposals_job import propose_lessons
     from server.service.runtime import open_service
 
     async def run() -> dict[str, Any]:

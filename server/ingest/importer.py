@@ -37,7 +37,7 @@ from server.ingest.claude_code import (
     Turn,
     project_display_names,
 )
-from server.learn.corrections import correction_cue
+from server.learning.corrections import correction_cue
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)

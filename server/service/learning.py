@@ -1,7 +1,7 @@
 """What the learning jobs (distill, signals, behavior) ask of the service.
 
-A mixin of MemoryService (server/service/memory.py). The jobs in server/learn/ decide what to learn;
-this module stores it with the same redaction and dedup as every other write, and keeps each
+A mixin of MemoryService (server/service/memory.py). The jobs in server/learning/ decide what to
+learn; this module stores it with the same redaction and dedup as every other write, and keeps each
 session's outcome atomic: its new memories, the archiving of the turns they came from and its
 state commit together, or not at all.
 """

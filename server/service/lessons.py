@@ -5,7 +5,7 @@ journal; a MemoryService mixin.
 read cache (one short state query while nothing changed) and their patterns are compiled once
 per process (server/domain/lessons.py). Matching runs in a worker thread (RE2 releases the GIL)
 within MATCH_BUDGET_SECONDS, so no pattern and no input holds up other requests. Proposals
-(server/learn/lesson_proposals_job.py) are stored inactive, so none fires before the user
+(server/learning/lesson_proposals_job.py) are stored inactive, so none fires before the user
 accepts it.
 
 With users, a lesson written by one is theirs: each user sees lessons for every project, for

@@ -9,7 +9,7 @@ current and that the new one changes gets the link. A memory supersedes at most 
 versions form a chain.
 
 Where an LLM is configured, distillation then asks it about each session's new memories
-(server/learn/link_review.py): `review_pairs` gathers what to ask and `apply_verdicts` applies
+(server/learning/link_review.py): `review_pairs` gathers what to ask and `apply_verdicts` applies
 the answers, each in its own short transaction, the request made between them.
 
 Nothing is deleted or hidden: the older memory stays searchable and says what replaced it.
@@ -50,7 +50,7 @@ REVIEW_MIN_SIMILARITY = 0.65
 # a session of eight new memories show all its candidates within REVIEW_MAX_PAIRS.
 REVIEW_PER_MEMORY = 3
 # At most this many pairs in the one review request of a session, rule links first: with texts
-# cut at 600 characters (learn/link_review.py) the prompt stays under about 10,000 tokens, and
+# cut at 600 characters (learning/link_review.py) the prompt stays under about 10,000 tokens, and
 # a smaller model context drops the last pairs rather than overflow.
 REVIEW_MAX_PAIRS = 24
 CONFIRMED_NOTE = " (confirmed by the model)"

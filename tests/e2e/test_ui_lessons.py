@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.async_api import Locator, expect
 
-from server.learn.lesson_proposals_job import propose_lessons
+from server.learning.lesson_proposals_job import propose_lessons
 from tests.e2e.conftest import Seeded, Ui
 
 pytestmark = pytest.mark.e2e

@@ -13,10 +13,10 @@ import pytest
 
 from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.learn.behavior import BehaviorReader
-from server.learn.distill import Distiller
-from server.learn.llm import ChatClient
-from server.learn.profile import patch_claude_md, render_profile
+from server.learning.behavior import BehaviorReader
+from server.learning.distill import Distiller
+from server.learning.llm import ChatClient
+from server.learning.profile import patch_claude_md, render_profile
 from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 

@@ -17,8 +17,8 @@ import pytest
 from server.core.config import Settings
 from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.learn.distill import Distiller
-from server.learn.llm import ChatClient
+from server.learning.distill import Distiller
+from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 

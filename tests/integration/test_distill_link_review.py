@@ -18,9 +18,9 @@ import pytest
 
 from server.core.models.learning import LinkReviewOutcome, LinkVerdict
 from server.core.models.memories import Memory, MemoryFilter
-from server.learn.distill import Distiller, DistillSummary
-from server.learn.link_review import SYSTEM_PROMPT
-from server.learn.llm import ChatClient
+from server.learning.distill import Distiller, DistillSummary
+from server.learning.link_review import SYSTEM_PROMPT
+from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
 from server.service.supersessions import CONFIRMED_NOTE, backfill, model_reason
 from server.store.tx import Pool, transaction

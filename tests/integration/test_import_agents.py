@@ -21,8 +21,8 @@ from server.core.models.memories import MemoryFilter
 from server.ingest.agents import CODEX, GEMINI, AgentFormat
 from server.ingest.codex import read_codex_rollout
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.learn.distill import Distiller
-from server.learn.llm import ChatClient
+from server.learning.distill import Distiller
+from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM
 

@@ -16,9 +16,9 @@ from typing import Any
 import psycopg
 
 from server.core.models.memories import MemoryFilter
-from server.learn.distill import Distiller
-from server.learn.llm import ChatClient
-from server.learn.signals_job import mine_signals
+from server.learning.distill import Distiller
+from server.learning.llm import ChatClient
+from server.learning.signals_job import mine_signals
 from server.service.memory import MemoryService
 from tests.integration.processes import cli_command, run_cli
 from tests.llm_stub import Reply, ScriptedLLM

@@ -12,7 +12,7 @@ from pathlib import Path
 from server.core.models.journal import JournalPrompt
 from server.core.models.lessons import LessonChange, LessonDraft
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.learn.lesson_proposals_job import propose_lessons
+from server.learning.lesson_proposals_job import propose_lessons
 from server.service.memory import MemoryService
 
 REPO = Path(__file__).resolve().parents[2]

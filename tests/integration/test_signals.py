@@ -7,7 +7,7 @@ from pathlib import Path
 
 from server.core.models.memories import Memory, MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.learn.signals_job import mine_signals
+from server.learning.signals_job import mine_signals
 from server.service.memory import MemoryService
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"

@@ -15,8 +15,8 @@ import pytest
 
 from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.learn.distill import Distiller
-from server.learn.llm import ChatClient
+from server.learning.distill import Distiller
+from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
 
 pytestmark = pytest.mark.llm

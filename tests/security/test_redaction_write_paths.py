@@ -25,8 +25,8 @@ from fastmcp import Client
 from server.core.models.memories import MemoryDraft
 from server.core.redact import redact
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.learn.distill import Distiller
-from server.learn.llm import ChatClient
+from server.learning.distill import Distiller
+from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
 from tests.llm_stub import Reply, ScriptedLLM
 from tests.security.transcripts import conversation, stored_strings, strings_in, write_session

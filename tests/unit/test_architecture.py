@@ -22,7 +22,7 @@ LAYERS = (
     ("server.domain",),  # pure rules, no I/O
     ("server.db", "server.store"),  # getting a database; all SQL
     ("server.service",),  # MemoryService and its parts
-    ("server.ingest", "server.learn"),  # jobs that feed the service
+    ("server.ingest", "server.learning"),  # jobs that feed the service
     ("server.jobs",),  # what the CLI's commands run
     ("server.schemas",),  # request and response models
     ("server.adapters",),  # REST, OpenAPI, MCP, hook routes, HTTP guards

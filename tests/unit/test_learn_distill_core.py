@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.learn.distill_core import (
+from server.learning.distill_core import (
     REPLY_SHARE,
     DistillFailed,
     SessionTurn,
@@ -25,7 +25,7 @@ from server.learn.distill_core import (
     repair_messages,
     transcript_windows,
 )
-from server.learn.distill_reply import (
+from server.learning.distill_reply import (
     DISTILL_KINDS,
     DistilledItem,
     InvalidOutput,
@@ -33,7 +33,7 @@ from server.learn.distill_reply import (
     parse_items,
     sentence_count,
 )
-from server.learn.llm import ChatClient, LlmUnavailable
+from server.learning.llm import ChatClient, LlmUnavailable
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
 PROJECT = "acme-api"

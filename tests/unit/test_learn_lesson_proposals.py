@@ -13,7 +13,7 @@ import pytest
 
 from server.core.models.journal import JournalCall, JournalEntry
 from server.domain.lessons import compiled
-from server.learn.lesson_proposals import (
+from server.learning.lesson_proposals import (
     CORRECTED_CALL,
     NAMED_IN_CORRECTION,
     ProposedLesson,

@@ -1,4 +1,4 @@
-"""The supersession review request and the reading of its reply (server/learn/link_review.py)."""
+"""The supersession review request and the reading of its reply (server/learning/link_review.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from server.core.models.learning import LinkPair, LinkVerdict
-from server.learn.distill_core import prompt_tokens
-from server.learn.link_review import (
+from server.learning.distill_core import prompt_tokens
+from server.learning.link_review import (
     MAX_TEXT_CHARS,
     SYSTEM_PROMPT,
     InvalidVerdicts,

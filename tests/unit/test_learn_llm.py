@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from server.learn.llm import ChatClient, LlmError, LlmRequestError, LlmUnavailable
+from server.learning.llm import ChatClient, LlmError, LlmRequestError, LlmUnavailable
 from tests.llm_stub import Reply, ScriptedLLM
 
 MODEL = "qwen2.5:7b"

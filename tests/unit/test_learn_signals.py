@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from server.ingest.claude_code import discover_transcripts, project_display_names, read_transcript
-from server.learn.signals import (
+from server.learning.signals import (
     Correction,
     SignalEvent,
     SignalTurn,

@@ -16,8 +16,8 @@ from server.domain.trajectories import (
     trajectory_content,
     trajectory_metadata,
 )
-from server.learn.attempts import MAX_ATTEMPTS_SHOWN, failed_attempts
-from server.learn.distill_reply import parse_items
+from server.learning.attempts import MAX_ATTEMPTS_SHOWN, failed_attempts
+from server.learning.distill_reply import parse_items
 
 START = datetime(2026, 4, 14, 9, 0, tzinfo=UTC)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from server.core.models.lessons import LessonDraft
 from server.core.models.output import to_json
-from server.learn.lesson_proposals import propose
+from server.learning.lesson_proposals import propose
 
 if TYPE_CHECKING:
     from server.service.memory import MemoryService

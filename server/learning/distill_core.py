@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from server.core.models.output import preview
-from server.learn.distill_reply import (
+from server.learning.distill_reply import (
     DISTILL_KINDS,
     DistilledItem,
     InvalidOutput,
     parse_items,
 )
-from server.learn.llm import ChatClient
+from server.learning.llm import ChatClient
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ def transcript_windows(
 
     Every turn appears in exactly one window, whole, unless it alone is larger than a window:
     then it is cut at line, sentence or word ends into labelled consecutive parts. Each
-    window's header lists `attempts`, the failed calls a fix got past (server/learn/attempts.py).
+    window's header lists `attempts`, the failed calls a fix got past (server/learning/attempts.py).
     Raises ValueError when `context_tokens` leaves no useful room for the transcript.
     """
     if not turns:

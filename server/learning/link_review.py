@@ -21,8 +21,8 @@ from typing import Any
 
 from server.core.models.learning import LinkPair, LinkVerdict
 from server.core.models.output import preview
-from server.learn.distill_core import REPLY_SHARE, prompt_tokens
-from server.learn.distill_reply import InvalidOutput, find_json_list
+from server.learning.distill_core import REPLY_SHARE, prompt_tokens
+from server.learning.distill_reply import InvalidOutput, find_json_list
 
 # Distilled memories are 1 to 4 sentences; a longer older memory (a saved handbook) is shown
 # by its start, which keeps 24 pairs near 10,000 tokens.

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from server.core.models.output import preview
-from server.learn.aggregates import SignalEvent
+from server.learning.aggregates import SignalEvent
 
 QUOTE_CHARS = 300
 CORRECTED_CHARS = 160

@@ -11,12 +11,12 @@ its reason; at three the session waits for `--reset-failures`. An LLM that does 
 message and no session is charged a failure.
 
 A session whose tool-call journal shows failed attempts before calls that worked
-(learn/attempts.py) has them listed for the model, which may then propose one trajectory:
+(learning/attempts.py) has them listed for the model, which may then propose one trajectory:
 the task, what worked, what to avoid. From any other session a trajectory is kept as a fix.
 
 Once a session is stored, one more request asks the model to confirm or reject the
 supersession links of its new memories and to judge close pairs the rules left apart
-(learn/link_review.py). That review only refines links: when it fails, the session's memories
+(learning/link_review.py). That review only refines links: when it fails, the session's memories
 and rule links stand as committed, and the failure is logged and counted, never charged.
 """
 
@@ -35,17 +35,17 @@ from server.core.models.memories import MemoryDraft
 from server.core.models.sessions import PendingSession, StoredTurn
 from server.core.validation import MAX_PAGE
 from server.domain.trajectories import trajectory_metadata
-from server.learn.attempts import failed_attempts
-from server.learn.distill_core import (
+from server.learning.attempts import failed_attempts
+from server.learning.distill_core import (
     DistillFailed,
     SessionTurn,
     distill_window,
     transcript_windows,
 )
-from server.learn.distill_reply import DistilledItem, merge_items
-from server.learn.jobs import Progress, run_sessions
-from server.learn.link_review import InvalidVerdicts, parse_verdicts, review_request
-from server.learn.llm import ChatClient, LlmError
+from server.learning.distill_reply import DistilledItem, merge_items
+from server.learning.jobs import Progress, run_sessions
+from server.learning.link_review import InvalidVerdicts, parse_verdicts, review_request
+from server.learning.llm import ChatClient, LlmError
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from server.core.models.learning import SessionTurnRow
 from server.core.models.memories import MemoryDraft
 from server.core.models.sessions import PendingSession
-from server.learn.distill_core import (
+from server.learning.distill_core import (
     DistillFailed,
     SessionTurn,
     Window,
     ask_for_items,
     transcript_windows,
 )
-from server.learn.distill_reply import DistilledItem, merge_items
-from server.learn.jobs import Progress, run_sessions
-from server.learn.llm import ChatClient, LlmError
+from server.learning.distill_reply import DistilledItem, merge_items
+from server.learning.jobs import Progress, run_sessions
+from server.learning.llm import ChatClient, LlmError
 from server.service.memory import MemoryService
 
 ASPECTS = ("workflow", "communication", "decisions", "quality")

@@ -50,8 +50,8 @@ from server.core.errors import InvalidInput
 from server.core.models.journal import JournalCall, JournalEntry
 from server.core.models.lessons import LessonDraft
 from server.domain.lessons import checked_pattern, compiled, proposal_key
-from server.learn.aggregates import command_verb, simple_commands
-from server.learn.corrections import correction_cue
+from server.learning.aggregates import command_verb, simple_commands
+from server.learning.corrections import correction_cue
 
 CORRECTED_CALL = "journal"  # origin prefix of rule 1
 NAMED_IN_CORRECTION = "correction"  # origin prefix of rule 2

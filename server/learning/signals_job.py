@@ -1,8 +1,8 @@
 """`claude-memory signals`: corrections and habits, learned without an LLM.
 
 Reads the sessions not yet mined (their turns and tool calls) and every tool call of their
-projects, finds corrections (server/learn/corrections.py) and recomputes each touched
-project's aggregates (server/learn/aggregates.py). Corrections become preference memories,
+projects, finds corrections (server/learning/corrections.py) and recomputes each touched
+project's aggregates (server/learning/aggregates.py). Corrections become preference memories,
 one per correcting turn; aggregates become pattern memories keyed per project and aspect and
 rewritten in place, so a second run updates them rather than adding copies. Everything of one
 run commits together with the sessions marked as mined.
@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from server.core.models.learning import EventRow
 from server.core.models.memories import MemoryDraft
-from server.learn.signals import (
+from server.learning.signals import (
     Correction,
     SignalEvent,
     SignalTurn,

@@ -8,7 +8,7 @@ pure: the caller reads turns and tool calls from the database and stores the mem
 
 from __future__ import annotations
 
-from server.learn.aggregates import (
+from server.learning.aggregates import (
     CategoryShare,
     CommandHabit,
     FileHotspot,
@@ -19,7 +19,7 @@ from server.learn.aggregates import (
     project_patterns,
     tool_category,
 )
-from server.learn.corrections import (
+from server.learning.corrections import (
     Correction,
     SignalTurn,
     correction_cue,
