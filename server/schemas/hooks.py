@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from server.ingest.agents import AgentName
 from server.schemas.fields import Shape
 
 
@@ -51,7 +52,7 @@ class SessionEndHook(Shape):
         "<project>/<session>.jsonl, Codex's sessions/YYYY/MM/DD/rollout-….jsonl, Gemini CLI's "
         "tmp/<project>/chats/session-….jsonl.",
     )
-    agent: Literal["claude-code", "codex", "gemini"] = Field(
+    agent: AgentName = Field(
         "claude-code", description="Whose session file it is, so it is read by that agent's reader."
     )
 
