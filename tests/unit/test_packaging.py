@@ -719,3 +719,18 @@ def test_the_team_profile_puts_two_replicas_behind_a_sticky_balancer(
     conf = (ROOT / compose["configs"][config["source"]]["file"]).read_text()
     assert re.search(r"upstream \w+ \{[^}]*\bip_hash;[^}]*server replica:3333;", conf, re.S)
     assert "proxy_buffering off;" in conf, "SSE streams pass through unbuffered"
+
+
+def test_every_server_package_is_installed() -> None:
+    """pyproject lists the packages a non-editable install (the Docker image) carries: one left
+    out is missing from the image while every editable checkout still works."""
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    on_disk = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "server").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+
+    assert listed == on_disk
