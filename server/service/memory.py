@@ -60,6 +60,7 @@ from server.store import lessons as lesson_store
 from server.store import memories as memory_store
 from server.store import sessions as session_store
 from server.store import stats as stats_store
+from server.store import users as user_store
 from server.store.tx import Pool, committed_state, ping, transaction
 
 logger = logging.getLogger(__name__)
@@ -310,8 +311,9 @@ class MemoryService(
         reads a project filter through this one rule.
 
         A project's name or folder, case-insensitively, among the projects with memories the
-        reader may see; then the projects only lessons or the journal know (hooks may record
-        work in a project before any memory of it is stored), or imported sessions do. None
+        reader may see; then the projects the reader is a member of, and those only lessons or
+        the journal know (hooks may record work in a project before any memory of it is
+        stored), or imported sessions do. None
         for no name; NotFound naming the known projects when nothing matches.
         """
         wanted = blank_to_none(name)
@@ -324,6 +326,7 @@ class MemoryService(
                 return summary.project
         async with transaction(self.pool) as conn:
             others = {
+                *((name, "") for name in await user_store.viewer_projects(conn)),
                 *await session_store.project_names(conn),
                 *((name, "") for name in await lesson_store.project_names(conn)),
                 *((name, "") for name in await journal_store.project_names(conn)),

@@ -95,6 +95,15 @@ async def check_token(conn: Conn, token_hash: str | None) -> TokenCheck:
     return TokenCheck(users_exist=bool(row[0]), user=user)
 
 
+async def viewer_projects(conn: Conn) -> list[str]:
+    """The projects the user this transaction acts for is a member of (none for nobody, or for
+    a user of every project): known to them before any memory of theirs is stored there."""
+    cur = await conn.execute(
+        "SELECT DISTINCT unnest(projects) FROM users WHERE id = current_viewer() ORDER BY 1"
+    )
+    return [str(row[0]) for row in await cur.fetchall() if row[0]]
+
+
 async def claim_unowned(conn: Conn, user_id: int) -> tuple[int, int]:
     """Give every ownerless memory and session, with its journal, to this user, as private
     memories: for the single-user store that becomes a team's. A memory, call or prompt the
