@@ -9,6 +9,7 @@ as {"error": {"code", "message"}}: a value that is wrong is 400, a value of the 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TypeVar
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute
@@ -18,6 +19,7 @@ from server.adapters.http_edge import Handler, serve
 from server.adapters.openapi import openapi_document
 from server.adapters.route_table import OPERATIONS
 from server.core.errors import Unavailable
+from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.core.models.search import SearchResult
@@ -37,6 +39,9 @@ async def _vectors_waiting(service: MemoryApi) -> int | None:
         return await service.vectors_waiting()
     except Unavailable:
         return None
+
+
+Filter = TypeVar("Filter", MemoryFilter, JournalFilter)
 
 
 def search_body(result: SearchResult) -> dict[str, object]:
@@ -69,7 +74,7 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
         service.invalidate_cache()
         return JSONResponse({"status": "ok"})
 
-    async def resolved(where: MemoryFilter) -> MemoryFilter:
+    async def resolved(where: Filter) -> Filter:
         """`where` with its project read as MCP reads it (service.resolve_project)."""
         return replace(where, project=await service.resolve_project(where.project))
 
@@ -240,13 +245,7 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
     async def journal(query: sessions.JournalQuery) -> JSONResponse:
         return JSONResponse(
             to_json(
-                await service.journal(
-                    replace(
-                        query.journal_filter(),
-                        project=await service.resolve_project(query.project),
-                    ),
-                    limit=query.limit,
-                )
+                await service.journal(await resolved(query.journal_filter()), limit=query.limit)
             )
         )
 

@@ -5,7 +5,8 @@ importers' writes. An adapter is typed against `MemoryApi` instead, so mypy refu
 anything else, and `tests/unit/test_architecture.py` keeps adapters from naming
 `MemoryService` at all (only the app, which builds it, does). A method an adapter needs is
 added here on purpose, with its signature as `MemoryService` has it (mypy checks they agree
-where the app hands a `MemoryService` over).
+where the app hands a `MemoryService` over); each method's documentation is on its
+implementation, so it is written once.
 """
 
 from __future__ import annotations
@@ -52,10 +53,7 @@ class MemoryApi(Protocol):
     embedder: Embedder
     cutoffs: SimilarityCutoffs
 
-    async def resolve_project(self, name: str | None) -> str | None:
-        """The stored name of the project `name` means: every way in (REST, MCP, the CLI) reads a
-        project filter through this one rule."""
-        ...
+    async def resolve_project(self, name: str | None) -> str | None: ...
 
     async def search_semantic(
         self,
@@ -65,10 +63,7 @@ class MemoryApi(Protocol):
         min_similarity: float | None = None,
         where: MemoryFilter | None = None,
         use_prior: bool = True,
-    ) -> SearchResult:
-        """Memories closest in meaning to `query`, at or above `min_similarity` (by default the cut-
-        off measured for the embedding model, server/service/cutoffs.py)."""
-        ...
+    ) -> SearchResult: ...
 
     async def search_keyword(
         self,
@@ -77,9 +72,7 @@ class MemoryApi(Protocol):
         limit: int = 10,
         where: MemoryFilter | None = None,
         use_prior: bool = True,
-    ) -> SearchResult:
-        """Memories containing the query's words or exact identifiers, most relevant first."""
-        ...
+    ) -> SearchResult: ...
 
     async def search_hybrid(
         self,
@@ -91,19 +84,13 @@ class MemoryApi(Protocol):
         min_similarity: float = 0.0,
         where: MemoryFilter | None = None,
         use_prior: bool = True,
-    ) -> SearchResult:
-        """Semantic and keyword results fused by score (server/core/ranking.score_fusion)."""
-        ...
+    ) -> SearchResult: ...
 
     async def list_memories(
         self, where: MemoryFilter | None = None, *, limit: int = 20, offset: int = 0
-    ) -> MemoryPage:
-        """A page of memories, newest first, with the total that match the filter."""
-        ...
+    ) -> MemoryPage: ...
 
-    async def get(self, memory_id: int) -> Memory:
-        """One memory by id, deleted or not (here because `update` starts from it)."""
-        ...
+    async def get(self, memory_id: int) -> Memory: ...
 
     async def save(
         self,
@@ -120,19 +107,13 @@ class MemoryApi(Protocol):
         metadata: dict[str, Any] | None = None,
         force: bool = False,
         visibility: str | None = None,
-    ) -> SaveOutcome:
-        """Store a memory unless it is already there."""
-        ...
+    ) -> SaveOutcome: ...
 
     async def save_many(
         self, drafts: Sequence[MemoryDraft], *, force: bool = False
-    ) -> BulkSaveResult:
-        """Store up to 1,000 drafts atomically and say what happened to each."""
-        ...
+    ) -> BulkSaveResult: ...
 
-    async def check(self, content: str) -> CheckResult:
-        """What `save` would do with `content`: ADD, UPDATE (a close match) or NOOP."""
-        ...
+    async def check(self, content: str) -> CheckResult: ...
 
     async def update(
         self,
@@ -144,25 +125,15 @@ class MemoryApi(Protocol):
         kind: str | None = None,
         supersedes: int | None = None,
         force: bool = False,
-    ) -> UpdateOutcome:
-        """Change a live memory; new content is re-embedded once and passes the write guard."""
-        ...
+    ) -> UpdateOutcome: ...
 
-    async def soft_delete(self, memory_id: int) -> Memory:
-        """Mark a memory deleted; it stays restorable until purged."""
-        ...
+    async def soft_delete(self, memory_id: int) -> Memory: ...
 
-    async def restore(self, memory_id: int) -> Memory:
-        """Undo a soft delete."""
-        ...
+    async def restore(self, memory_id: int) -> Memory: ...
 
-    async def purge(self, memory_id: int) -> Memory:
-        """Delete a soft-deleted memory for good; a live one must be soft-deleted first."""
-        ...
+    async def purge(self, memory_id: int) -> Memory: ...
 
-    async def set_locked(self, memory_id: int, locked: bool) -> Memory:
-        """Lock a learned preference (the user confirms it: explicit tier) or unlock it."""
-        ...
+    async def set_locked(self, memory_id: int, locked: bool) -> Memory: ...
 
     async def bulk_soft_delete(
         self,
@@ -172,17 +143,11 @@ class MemoryApi(Protocol):
         source: str | None = None,
         everything: bool = False,
         dry_run: bool = True,
-    ) -> BulkDeleteResult:
-        """Soft-delete every live memory with this tag/project/source (all given must match)."""
-        ...
+    ) -> BulkDeleteResult: ...
 
-    async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]:
-        """Live memories nearest to this one's stored vector."""
-        ...
+    async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]: ...
 
-    async def versions(self, memory_id: int) -> list[MemoryVersion]:
-        """The chain of versions a memory belongs to, oldest first (just itself if none)."""
-        ...
+    async def versions(self, memory_id: int) -> list[MemoryVersion]: ...
 
     async def find_duplicates(
         self,
@@ -191,32 +156,21 @@ class MemoryApi(Protocol):
         limit: int = 20,
         project: str | None = None,
         scan_limit: int = 500,
-    ) -> list[DuplicatePair]:
-        """Near-duplicate pairs among the `scan_limit` newest memories, most similar first (by
-        default at the cut-off measured for the embedding model, server/service/cutoffs.py)."""
-        ...
+    ) -> list[DuplicatePair]: ...
 
-    async def tags(self) -> list[TagCount]:
-        """Tags of live memories with how often each is used."""
-        ...
+    async def tags(self) -> list[TagCount]: ...
 
-    async def projects(self) -> list[ProjectSummary]:
-        """Projects with live memories, most recently active first."""
-        ...
+    async def projects(self) -> list[ProjectSummary]: ...
 
-    async def stats(self) -> Stats:
-        """Counts by project, source and kind; deleted rows; sizes on disk; sessions; cache."""
-        ...
+    async def stats(self) -> Stats: ...
 
     async def export(
         self, where: MemoryFilter | None = None, output_format: str = "json"
-    ) -> AsyncIterator[str]:
-        """The matching memories as JSON, JSON Lines or Markdown, in chunks of any total size."""
-        ...
+    ) -> AsyncIterator[str]: ...
 
-    async def timeline(self, where: MemoryFilter | None = None, *, limit: int = 2_000) -> Timeline:
-        """The newest `limit` matching memories as points, and per-day counts per project."""
-        ...
+    async def timeline(
+        self, where: MemoryFilter | None = None, *, limit: int = 2_000
+    ) -> Timeline: ...
 
     async def sessions(
         self,
@@ -225,87 +179,48 @@ class MemoryApi(Protocol):
         source: str | None = None,
         limit: int = 50,
         offset: int = 0,
-    ) -> SessionPage:
-        """Imported sessions, most recently active first, with import and learning state;
-        `by_source` counts every agent's sessions whatever `source` picks, for a filter."""
-        ...
+    ) -> SessionPage: ...
 
-    async def preferences(self, project: str | None = None) -> PreferenceTiers:
-        """Learned preferences in three tiers, with confidence and evidence (100 per tier)."""
-        ...
+    async def preferences(self, project: str | None = None) -> PreferenceTiers: ...
 
     async def startup_context(
         self, project: str | None = None, *, source: str | None = None
-    ) -> StartupContext:
-        """What an agent should know at session start, as Markdown of at most 4,000 chars."""
-        ...
+    ) -> StartupContext: ...
 
     async def recent_context(
         self, project: str | None = None, limit: int = 10, *, source: str | None = None
-    ) -> RecentContext:
-        """Newest distilled memories of a project, or the newest of any kind if none exist; from
-        every agent unless `source` names one."""
-        ...
+    ) -> RecentContext: ...
 
-    async def journal(self, where: JournalFilter | None = None, *, limit: int = 50) -> JournalPage:
-        """Prompts and the calls that followed them, newest first, at most `limit` of each."""
-        ...
+    async def journal(
+        self, where: JournalFilter | None = None, *, limit: int = 50
+    ) -> JournalPage: ...
 
     async def lessons(
         self, project: str | None = None, *, include_inactive: bool = True
-    ) -> list[Lesson]:
-        """The lessons the asking user sees, newest first; with a project, its own and those for
-        every project."""
-        ...
+    ) -> list[Lesson]: ...
 
-    async def add_lesson(self, draft: LessonDraft) -> Lesson:
-        """Store a lesson; a bad pattern, an empty message or an unknown strictness is refused, and
-        so is a user's lesson for a project they do not belong to (Forbidden)."""
-        ...
+    async def add_lesson(self, draft: LessonDraft) -> Lesson: ...
 
-    async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson:
-        """Edit, disable (active=False) or enable a lesson; NotFound when there is none, Forbidden
-        when the asking user may not change it or move it to that project."""
-        ...
+    async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson: ...
 
     async def learn(
         self, trajectory: Trajectory, *, source: str = "", session_id: str | None = None
-    ) -> SaveOutcome:
-        """Store a trajectory (task, what worked, what to avoid) as a memory of its own kind."""
-        ...
+    ) -> SaveOutcome: ...
 
-    async def reset_distill_failures(self, session: str | None = None) -> int:
-        """Give failed sessions (one, or all) a fresh start; returns how many changed."""
-        ...
+    async def reset_distill_failures(self, session: str | None = None) -> int: ...
 
-    def invalidate_cache(self) -> None:
-        """Drop cached reads now. Not needed after a write anywhere (the cache sees commits itself);
-        POST /cache/invalidate keeps calling it for scripts written for older versions."""
-        ...
+    def invalidate_cache(self) -> None: ...
 
-    async def database_ok(self) -> bool:
-        """Whether the database answers right now (for /health; never raises)."""
-        ...
+    async def database_ok(self) -> bool: ...
 
-    async def vectors_waiting(self) -> int:
-        """How many memories have no vector yet (saved while the embedder was down)."""
-        ...
+    async def vectors_waiting(self) -> int: ...
 
     async def lessons_for_call(
         self, tool: str, tool_input: Any, project: str | None
-    ) -> list[Lesson]:
-        """The active lessons the asking user sees that apply to a call of `tool` with `tool_input`
-        in `project`."""
-        ...
+    ) -> list[Lesson]: ...
 
-    async def record_calls(self, calls: Sequence[SessionEvent]) -> None:
-        """Store calls a hook reported; an import of the same session later completes them."""
-        ...
+    async def record_calls(self, calls: Sequence[SessionEvent]) -> None: ...
 
-    async def record_prompts(self, prompts: Sequence[JournalPrompt]) -> None:
-        """Store prompts a hook reported (keyed like the transcript's, so never twice)."""
-        ...
+    async def record_prompts(self, prompts: Sequence[JournalPrompt]) -> None: ...
 
-    async def unknown_names(self, text: str) -> list[str]:
-        """The names (tools, services, identifiers) `text` mentions that no memory holds."""
-        ...
+    async def unknown_names(self, text: str) -> list[str]: ...
