@@ -38,8 +38,15 @@ from server.ingest.hook_sessions import (
     rollout_files,
     transcript_files,
 )
+from server.ingest.opencode import (
+    checked_opencode_session,
+    default_opencode_root,
+    discover_opencode_sessions,
+    opencode_session_files,
+    read_opencode_session,
+)
 
-AgentName = Literal["claude-code", "codex", "gemini"]
+AgentName = Literal["claude-code", "codex", "gemini", "opencode"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +145,20 @@ GEMINI = AgentFormat(
     hook_path=checked_gemini_session,
     hook_files=gemini_session_files,
 )
-AGENTS: dict[str, AgentFormat] = {agent.source: agent for agent in (CLAUDE_CODE, CODEX, GEMINI)}
+OPENCODE = AgentFormat(
+    source="opencode",
+    label="OpenCode",
+    folder="OpenCode data",
+    default_folder="$XDG_DATA_HOME/opencode, else ~/.local/share/opencode (its opencode*.db)",
+    default_root=default_opencode_root,
+    discover=discover_opencode_sessions,
+    read=read_opencode_session,
+    hook_path=checked_opencode_session,
+    hook_files=opencode_session_files,
+)
+AGENTS: dict[str, AgentFormat] = {
+    agent.source: agent for agent in (CLAUDE_CODE, CODEX, GEMINI, OPENCODE)
+}
 
 
 def option_dest(agent: AgentFormat) -> str:
