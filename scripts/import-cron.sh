@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The learning pipeline, meant to run every hour: import new agent sessions (those of Claude
-# Code, Codex CLI and Gemini CLI on this machine), distill them (LLM), mine corrections and
+# Code, Codex CLI, Gemini CLI and OpenCode on this machine), distill them (LLM), mine corrections and
 # habits, propose lessons from corrected tool calls, learn working style (LLM), rewrite the
 # profile. A running server sees what the pipeline wrote at once (its read cache follows the
 # database's commits).
@@ -137,11 +137,13 @@ PROJECTS="$CLAUDE_DIR/projects"
 
 CODEX_SESSIONS="${CODEX_HOME:-$HOME/.codex}/sessions"
 GEMINI_DIR="${GEMINI_CLI_HOME:-$HOME}/.gemini"
+OPENCODE_DATA="${XDG_DATA_HOME:-$HOME/.local/share}/opencode"
 
-# Every agent whose sessions are on this machine: Claude Code, Codex CLI, Gemini CLI.
+# Every agent whose sessions are on this machine: Claude Code, Codex CLI, Gemini CLI, OpenCode.
 import_sessions() {
-    if [ ! -d "$PROJECTS" ] && [ ! -d "$CODEX_SESSIONS" ] && [ ! -d "$GEMINI_DIR/tmp" ]; then
-        say "no Claude Code, Codex or Gemini sessions on this machine yet; nothing to import"
+    if [ ! -d "$PROJECTS" ] && [ ! -d "$CODEX_SESSIONS" ] && [ ! -d "$GEMINI_DIR/tmp" ] \
+        && [ ! -d "$OPENCODE_DATA" ]; then
+        say "no agent sessions on this machine yet; nothing to import"
         return 0
     fi
     if [ "$COMPOSE" -eq 0 ]; then
@@ -162,6 +164,11 @@ import_sessions() {
         # The whole folder: projects.json beside tmp/ names the projects' folders.
         mounts+=(-v "$GEMINI_DIR:/import/gemini:ro")
         sources+=(--gemini /import/gemini/tmp)
+    fi
+    if [ -d "$OPENCODE_DATA" ]; then
+        # Read-only is enough: OpenCode leaves its -wal and -shm files beside the database.
+        mounts+=(-v "$OPENCODE_DATA:/import/opencode:ro")
+        sources+=(--opencode /import/opencode)
     fi
     compose run --rm -T --user "$(id -u):$(id -g)" -e HOME=/tmp "${mounts[@]}" \
         server claude-memory import "${sources[@]}"

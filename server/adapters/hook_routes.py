@@ -21,8 +21,8 @@ from starlette.routing import BaseRoute
 
 from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
+from server.agents.registry import AGENTS
 from server.domain.lessons import reminder
-from server.ingest.agents import AGENTS
 from server.ingest.recall import HookRecall
 from server.ingest.session_imports import SessionImports
 from server.schemas import hooks
@@ -60,7 +60,7 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
         return JSONResponse({"recorded": recorded}, status_code=202)
 
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
-        started = sessions.request(AGENTS[body.agent], body.transcript_path, body.session_id)
+        started = sessions.request(AGENTS[body.agent].format, body.transcript_path, body.session_id)
         return JSONResponse({"status": "importing" if started else "queued"}, status_code=202)
 
     handlers: dict[str, Handler] = {

@@ -26,6 +26,7 @@ from fastmcp.tools import ToolResult
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 
+from server.agents.registry import DEFAULT_AGENT
 from server.core.access import Viewer, acting_as
 from server.core.errors import ServiceError
 from server.core.models.journal import JournalPage
@@ -173,7 +174,7 @@ def build_mcp() -> FastMCP:
             return await service().save(
                 args.content,
                 tags=args.tags or [],
-                source=args.source or "claude-code",
+                source=args.source or DEFAULT_AGENT,
                 project=args.project,
                 force=args.force,
                 visibility=args.visibility,
@@ -189,7 +190,7 @@ def build_mcp() -> FastMCP:
         first when a related task comes up.
         """
         with tool_errors():
-            return await service().learn(args.trajectory(), source=args.source or "claude-code")
+            return await service().learn(args.trajectory(), source=args.source or DEFAULT_AGENT)
 
     @mcp.tool(annotations=READ_ONLY)
     async def check_memory(

@@ -11,58 +11,70 @@ import argparse
 import json
 import os
 import shlex
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from server.agents.registry import AGENTS, connect, disconnect
 from server.core.config import Settings
 from server.core.errors import StartupError
-from server.jobs.connect import AGENT_NAMES, AgentChange, ConnectError, connect, disconnect
+from server.jobs.connect import AgentChange, ConnectError
 
-EXAMPLES = """\
-examples:
-  claude-memory connect codex              add claude-memory to ~/.codex/config.toml and our
-                                           hooks to ~/.codex/hooks.json (trust them in /hooks)
-  claude-memory connect gemini --dry-run   show the change to ~/.gemini/settings.json
-  claude-memory connect gemini --no-hooks  the MCP server only, no hooks
-  claude-memory connect claude-code        run `claude mcp add --scope user --transport http`
-  claude-memory disconnect codex           remove our entry and hooks, and only ours
-"""
+
+def examples() -> str:
+    """`connect --help`'s examples: what connect does for each agent, then the options."""
+    lines = ["examples:"]
+    for agent in AGENTS.values():
+        lines.append(f"  claude-memory connect {agent.name}")
+        lines += [f"      {line}" for line in textwrap.wrap(agent.connect_example, 80)]
+    lines += [
+        "  claude-memory connect <agent> --dry-run   show the change, write nothing",
+        "  claude-memory connect <agent> --no-hooks  the MCP server only, no hooks",
+        "  claude-memory disconnect <agent>          remove our entry and hooks, and only ours",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def add_connect_commands(commands: Any) -> None:
     """Add `connect` and `disconnect` to `commands` (an argparse subparsers object)."""
     attach = commands.add_parser(
         "connect",
-        help="register the MCP server with Claude Code, Codex or Gemini CLI (backs up, keeps "
-        "other entries)",
+        help="register the MCP server with "
+        + ", ".join(agent.format.label for agent in AGENTS.values())
+        + " (backs up, keeps other entries)",
         description="Register this server in the agent's own configuration, over streamable "
         "HTTP (/mcp). The token, if the server has one, is read from CLAUDE_MEMORY_TOKEN in the "
         "agent's environment and never written to its files.",
-        epilog=EXAMPLES,
+        epilog=examples(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    attach.add_argument("agent", choices=AGENT_NAMES, help="which agent")
+    attach.add_argument("agent", choices=list(AGENTS), help="which agent")
     attach.add_argument("--url", help="the server (default: http://HOST:PORT from the settings)")
     attach.add_argument(
         "--instructions",
         action="store_true",
         help="also add a short marked block on using the memory tools to the agent's "
-        "instructions file (codex: AGENTS.md, gemini: GEMINI.md); versions without hooks get "
-        "it anyway",
+        "instructions file ("
+        + ", ".join(
+            f"{agent.name}: {agent.instructions_file}"
+            for agent in AGENTS.values()
+            if agent.instructions_file
+        )
+        + "); an agent or version without hooks gets it anyway",
     )
     attach.add_argument(
         "--no-hooks",
         dest="hooks",
         action="store_false",
-        help="codex, gemini: register the MCP server only, without our hooks (and remove ours "
-        "if an earlier connect added them)",
+        help="register the MCP server only, without our hooks or, for an agent without hooks, "
+        "the instructions block (and remove ours if an earlier connect added them)",
     )
     detach = commands.add_parser(
         "disconnect",
         help="remove our MCP entry, hooks and instructions block, and only ours, from the agent",
     )
-    detach.add_argument("agent", choices=AGENT_NAMES, help="which agent")
+    detach.add_argument("agent", choices=list(AGENTS), help="which agent")
     for parser in (attach, detach):
         parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
         parser.add_argument("--plain", action="store_true", help="print text instead of JSON")

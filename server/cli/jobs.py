@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from server.agents.registry import AGENTS
 from server.core.access import Viewer, acting_as
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
@@ -24,12 +25,20 @@ from server.domain.training import (
     DEFAULT_MAX_RECORD_CHARS,
     DEFAULT_VALIDATION_SHARE,
 )
-from server.ingest.agents import AGENTS, AgentFormat, option_dest
+from server.ingest.agent_format import AgentFormat
 
 if TYPE_CHECKING:
     from server.ingest.importer import ImportSummary
     from server.learning.llm import ChatClient
     from server.service.memory import MemoryService
+
+
+FORMATS = [agent.format for agent in AGENTS.values()]
+
+
+def option_dest(agent: AgentFormat) -> str:
+    """The argparse destination of the agent's `import --<source>` option."""
+    return agent.source.replace("-", "_")
 
 
 class JobSummary(Protocol):
@@ -50,7 +59,7 @@ def add_job_commands(commands: Any) -> None:
         description="Import into memory. Give one or more sources; re-running imports only "
         "what is new.",
     )
-    for agent in AGENTS.values():
+    for agent in FORMATS:
         importer.add_argument(
             f"--{agent.source}",
             dest=option_dest(agent),
@@ -63,7 +72,7 @@ def add_job_commands(commands: Any) -> None:
         "--agents",
         action="store_true",
         help="the sessions of every agent whose default folder exists ("
-        + ", ".join(agent.label for agent in AGENTS.values())
+        + ", ".join(agent.label for agent in FORMATS)
         + "): what the hourly job runs",
     )
     importer.add_argument("--claude-ai", metavar="FILE", help="claude.ai export: .zip or .json")
@@ -305,7 +314,7 @@ def _session_folders(args: argparse.Namespace) -> list[tuple[AgentFormat, Path]]
     is on the machine and says nothing about agents never installed.
     """
     folders = []
-    for agent in AGENTS.values():
+    for agent in FORMATS:
         default = agent.default_root(os.environ, Path.home())
         given = getattr(args, option_dest(agent), None)
         if given:

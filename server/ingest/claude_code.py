@@ -51,8 +51,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from server.core.errors import InvalidInput
 from server.core.models.journal import ToolOutcome
-from server.ingest.discovery import TranscriptFile, discover_transcripts
+from server.ingest.agent_format import AgentFormat
+from server.ingest.discovery import TranscriptFile, default_projects_root, discover_transcripts
+from server.ingest.hook_sessions import absolute_path, existing_file
 from server.ingest.jsonl_lines import MAX_LINE_BYTES, JsonLines, count_lines_before
 from server.ingest.names import project_display_names
 from server.ingest.prose import assistant_prose, tool_results, tool_uses, user_prose
@@ -299,3 +302,43 @@ def read_transcript(
         late_results=late_outcomes(reader.results, {e.tool_use_id for e in reader.events}),
         prompts=list(reader.prompts.values()),
     )
+
+
+# --- Claude Code as the importer knows it --------------------------------------------------
+
+
+def checked_transcript(raw: str) -> Path:
+    """A Claude Code transcript path, `<config dir>/projects/<project>/<session>.jsonl`."""
+    path = absolute_path(raw)
+    if path.suffix != ".jsonl" or path.parent.parent.name != "projects":
+        raise InvalidInput(
+            "transcript_path must be a Claude Code transcript: <config dir>/projects/"
+            "<project>/<session>.jsonl"
+        )
+    return existing_file(path)
+
+
+def transcript_files(path: Path, session_id: str) -> list[TranscriptFile]:
+    """A Claude Code session's transcript and its sub-agents' files, as discovery lists them."""
+    found = discover_transcripts(path.parent.parent)
+    return [
+        f
+        for f in found
+        if f.path == path
+        or (
+            f.kind == "subagent" and f.session_id == path.stem and f.project_dir == path.parent.name
+        )
+    ]
+
+
+CLAUDE_CODE = AgentFormat(
+    source="claude-code",
+    label="Claude Code",
+    folder="Claude Code projects",
+    default_folder="$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects",
+    default_root=default_projects_root,
+    discover=discover_transcripts,
+    read=read_transcript,
+    hook_path=checked_transcript,
+    hook_files=transcript_files,
+)

@@ -46,7 +46,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from server.core.errors import InvalidInput
 from server.core.models.journal import ToolOutcome
+from server.ingest.agent_format import AgentFormat, file_size
 from server.ingest.codex_items import (
     assistant_prose,
     call_outcome,
@@ -56,7 +58,9 @@ from server.ingest.codex_items import (
     unwrap_line,
     user_prose,
 )
+from server.ingest.discovery import TranscriptFile
 from server.ingest.folders import list_folder
+from server.ingest.hook_sessions import absolute_path, existing_file, numbered, session_file
 from server.ingest.jsonl_lines import (
     MAX_LINE_BYTES,
     RECORD_SHAPE_ERRORS,
@@ -315,3 +319,66 @@ def read_codex_rollout(
         late_results=late_outcomes(reader.outcomes, reader.call_ids),
         prompts=reader.prompts,
     )
+
+
+# --- Codex as the importer knows it --------------------------------------------------------
+
+
+def _codex_files(root: Path) -> list[TranscriptFile]:
+    """Codex rollouts: one file per session, its id in the file name, no sub-agent files."""
+    files = []
+    for path in discover_codex_rollouts(root):
+        size = file_size(path)
+        if size is None:
+            continue
+        files.append(
+            TranscriptFile(
+                path=path,
+                kind="session",
+                project_dir=path.parent.relative_to(root).as_posix(),
+                session_id=rollout_session_id(path),
+                agent_id=None,
+                agent_type=None,
+                parent_tool_use_id=None,
+                size=size,
+            )
+        )
+    return files
+
+
+def checked_rollout(raw: str) -> Path:
+    """A Codex rollout path, `…/sessions/YYYY/MM/DD/rollout-*.jsonl`, naming a file."""
+    path = absolute_path(raw)
+    parents = path.parents
+    if not (
+        path.name.startswith("rollout-")
+        and path.suffix == ".jsonl"
+        and len(parents) > 4
+        and numbered(parents[0].name, 2)
+        and numbered(parents[1].name, 2)
+        and numbered(parents[2].name, 4)
+        and parents[3].name == "sessions"
+    ):
+        raise InvalidInput(
+            "transcript_path must be a Codex rollout: <CODEX_HOME>/sessions/YYYY/MM/DD/"
+            "rollout-….jsonl"
+        )
+    return existing_file(path)
+
+
+def rollout_files(path: Path, session_id: str) -> list[TranscriptFile]:
+    """A Codex session: its rollout alone, in the folder of its day."""
+    return [session_file(path, "session", "/".join(p.name for p in path.parents[2::-1]), None)]
+
+
+CODEX = AgentFormat(
+    source="codex",
+    label="Codex CLI",
+    folder="Codex CLI sessions",
+    default_folder="$CODEX_HOME/sessions, else ~/.codex/sessions",
+    default_root=default_codex_root,
+    discover=_codex_files,
+    read=read_codex_rollout,
+    hook_path=checked_rollout,
+    hook_files=rollout_files,
+)

@@ -47,6 +47,7 @@ entry points are re-exported here.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -54,6 +55,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from server.core.errors import InvalidInput
+from server.ingest.agent_format import AgentFormat
+from server.ingest.discovery import TranscriptFile
 from server.ingest.gemini_discovery import (
     GeminiSessionFile,
     default_gemini_root,
@@ -69,6 +73,7 @@ from server.ingest.gemini_messages import (
     message_calls,
     user_prose,
 )
+from server.ingest.hook_sessions import absolute_path, existing_file, session_file
 from server.ingest.jsonl_lines import (
     RECORD_SHAPE_ERRORS,
     JsonLines,
@@ -365,3 +370,71 @@ def read_gemini_session(path: Path, start_offset: int = 0) -> TranscriptChunk:
     if path.suffix == ".json":
         return _read_document(path, start_offset)
     return _read_lines(path, start_offset)
+
+
+# --- Gemini CLI as the importer knows it ---------------------------------------------------
+
+GEMINI_SUFFIXES = (".jsonl", ".json")
+
+
+def _gemini_files(root: Path) -> list[TranscriptFile]:
+    """Gemini sessions: sub-agent sessions belong to their parent session."""
+    return [
+        TranscriptFile(
+            path=found.path,
+            kind="subagent" if found.is_subagent else "session",
+            project_dir=found.project_dir,
+            session_id=found.parent_session_id if found.is_subagent else None,
+            agent_id=found.path.stem if found.is_subagent else None,
+            agent_type=None,
+            parent_tool_use_id=None,
+            size=found.size,
+        )
+        for found in discover_gemini_sessions(root)
+    ]
+
+
+def checked_gemini_session(raw: str) -> Path:
+    """A Gemini CLI session path, `…/tmp/<project>/chats/session-*.jsonl` (or `.json`)."""
+    path = absolute_path(raw)
+    if not (
+        path.name.startswith("session-")
+        and path.suffix in GEMINI_SUFFIXES
+        and path.parent.name == "chats"
+        and len(path.parents) > 3
+    ):
+        raise InvalidInput(
+            "transcript_path must be a Gemini CLI session: <gemini dir>/tmp/<project>/chats/"
+            "session-….jsonl"
+        )
+    return existing_file(path)
+
+
+def gemini_session_files(path: Path, session_id: str) -> list[TranscriptFile]:
+    """A Gemini CLI session's file and, from 0.38, its sub-agents' files."""
+    files = [session_file(path, "session", path.parents[1].name, None)]
+    if session_id and Path(session_id).name == session_id and session_id not in (".", ".."):
+        folder = path.parent / session_id
+        try:
+            names = sorted(entry.name for entry in os.scandir(folder) if entry.is_file())
+        except OSError:
+            names = []
+        files += [
+            session_file(folder / name, "subagent", path.parents[1].name, session_id)
+            for name in names
+            if name.endswith(GEMINI_SUFFIXES)
+        ]
+    return files
+
+
+GEMINI = AgentFormat(
+    source="gemini",
+    label="Gemini CLI",
+    folder="Gemini CLI sessions",
+    default_folder="~/.gemini/tmp, or under $GEMINI_CLI_HOME",
+    default_root=default_gemini_root,
+    discover=_gemini_files,
+    read=read_gemini_session,
+    hook_path=checked_gemini_session,
+    hook_files=gemini_session_files,
+)

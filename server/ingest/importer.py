@@ -28,8 +28,9 @@ import anyio
 from server.core.models.journal import JournalPrompt, SessionEvent
 from server.core.models.memories import MemoryDraft
 from server.core.models.sessions import FileImport, FileProgress
-from server.ingest.agents import CLAUDE_CODE, AgentFormat
+from server.ingest.agent_format import AgentFormat
 from server.ingest.claude_code import (
+    CLAUDE_CODE,
     PromptRecord,
     ToolEvent,
     TranscriptChunk,

@@ -38,6 +38,7 @@ agent's sessions are paths to the importer: its read position is the session's s
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -46,6 +47,7 @@ from typing import Any
 
 from server.core.errors import InvalidInput
 from server.core.models.journal import ERROR_CHARS, OUTPUT_PREVIEW_CHARS
+from server.ingest.agent_format import AgentFormat
 from server.ingest.discovery import TranscriptFile
 from server.ingest.opencode_db import (
     SessionRecords,
@@ -58,6 +60,8 @@ from server.ingest.opencode_db import (
 from server.ingest.prose import clean
 from server.ingest.tool_calls import output_excerpt, tool_target
 from server.ingest.transcript_chunk import PromptRecord, ToolEvent, TranscriptChunk, Turn
+
+logger = logging.getLogger(__name__)
 
 DB_PATTERN = "opencode*.db"
 # OpenCode's tools name what they act on in these input fields, most telling first.
@@ -89,8 +93,9 @@ def discover_opencode_sessions(root: Path) -> list[TranscriptFile]:
 def _rows(db: Path) -> list[SessionRow]:
     try:
         return session_rows(db)
-    except OSError:
-        return []  # not a database OpenCode wrote (yet): nothing in it to import
+    except OSError as exc:  # not a database OpenCode wrote, or one we may not read
+        logger.warning("%s; its sessions are left out", exc)
+        return []
 
 
 def _file(
@@ -318,3 +323,16 @@ def _time(value: object) -> datetime | None:
         return datetime.fromtimestamp(value / 1000, tz=UTC)
     except (OverflowError, OSError, ValueError):
         return None
+
+
+OPENCODE = AgentFormat(
+    source="opencode",
+    label="OpenCode",
+    folder="OpenCode data",
+    default_folder="$XDG_DATA_HOME/opencode, else ~/.local/share/opencode (its opencode*.db)",
+    default_root=default_opencode_root,
+    discover=discover_opencode_sessions,
+    read=read_opencode_session,
+    hook_path=checked_opencode_session,
+    hook_files=opencode_session_files,
+)

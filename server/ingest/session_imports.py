@@ -1,12 +1,11 @@
 """Import a session as soon as its agent's hooks report the end of a turn or session.
 
 The hook sends the session file the agent is writing; it is checked against where that agent
-keeps its sessions (server/ingest/hook_sessions.py, through the agent's entry in
-server/ingest/agents.py) and imported in the background, incrementally, with the agent's reader,
-exactly as `claude-memory import --<agent>` would (the same read positions), so memory is fresh
-without waiting for the hourly import and before an agent deletes old sessions. One queue for
-every agent: imports run one at a time, and a request for a file that is being imported makes
-it run once more afterwards.
+keeps its sessions (the `hook_path` of its AgentFormat, beside its reader) and imported in the
+background, incrementally, with the agent's reader, exactly as `claude-memory import --<agent>`
+would (the same read positions), so memory is fresh without waiting for the hourly import and
+before an agent deletes old sessions. One queue for every agent: imports run one at a time, and
+a request for a file that is being imported makes it run once more afterwards.
 """
 
 from __future__ import annotations
@@ -18,7 +17,8 @@ from pathlib import Path
 import anyio
 
 from server.core.errors import InvalidInput
-from server.ingest.agents import CLAUDE_CODE, AgentFormat
+from server.ingest.agent_format import AgentFormat
+from server.ingest.claude_code import CLAUDE_CODE
 from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
 from server.service.memory import MemoryService
 

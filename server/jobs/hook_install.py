@@ -1,10 +1,11 @@
 """`claude-memory install-hooks` / `uninstall-hooks`: our entries in Claude Code's settings.json;
-the same entries for Codex's hooks.json and Gemini CLI's settings.json (`connect`).
+and the merge every agent with command hooks shares (Codex's hooks.json and Gemini CLI's
+settings.json get theirs from `connect`, server/agents/).
 
-All three agents read the layout of FORMATS.md §3.1, one matcher group per event:
+Those agents read the layout of FORMATS.md §3.1, one matcher group per event:
 `{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": ..., "timeout": 5}]}]}}`;
-they differ in event names and units (AGENT_EVENTS): Gemini CLI's timeouts are milliseconds,
-and its handlers carry a `name` (`/hooks disable <name>` turns one off).
+they differ in event names, units and handler fields, so each agent's module makes its own
+handlers (`HookEvent`s in, `(event name, handler)` pairs out) and `with_our_hooks` places them.
 A handler is ours when its command runs the hook client (see `is_ours`); everything else in the
 file is kept as it is. Installing replaces our handler where it already sits (so running it
 twice leaves one copy and no change), uninstalling removes only ours. Before a write the old file
@@ -28,10 +29,11 @@ from typing import Any
 from server.jobs.agent_files import write_with_backup
 
 HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
-# (Claude Code event, our event argument, handler timeout in seconds). The client gives up
-# sooner (2 s, or 1 s for the capture events); SessionEnd hooks share a 1.5 s budget that a
-# larger timeout raises (FORMATS.md §3.4).
-EVENTS = (
+HookEvent = tuple[str, str, int]  # (the agent's event name, our event argument, its timeout)
+Handlers = list[tuple[str, dict[str, Any]]]  # (the agent's event name, our handler for it)
+# Claude Code's (timeouts in seconds). The client gives up sooner (2 s, or 1 s for the capture
+# events); SessionEnd hooks share a 1.5 s budget that a larger timeout raises (FORMATS.md §3.4).
+EVENTS: tuple[HookEvent, ...] = (
     ("SessionStart", "session-start", 5),
     ("UserPromptSubmit", "user-prompt-submit", 5),
     ("PreToolUse", "pre-tool-use", 3),
@@ -43,28 +45,6 @@ EVENTS = (
 # Capture-only hooks on every tool call run in the background (`"async": true`), so the agent
 # never waits for them (FORMATS.md §3.3).
 ASYNC_EVENTS = ("PostToolUse", "PostToolUseFailure")
-# Codex (codex-rs/hooks, 0.169.0): Claude Code's event names, timeouts in seconds, SessionEnd
-# clamped to 3 s. Its PostToolUse stays synchronous: `codex exec` may end before a background
-# hook has journaled the call.
-CODEX_EVENTS = (
-    ("SessionStart", "session-start", 5),
-    ("UserPromptSubmit", "user-prompt-submit", 5),
-    ("PreToolUse", "pre-tool-use", 3),
-    ("PostToolUse", "post-tool-use", 3),
-    ("Stop", "stop", 3),
-    ("SessionEnd", "session-end", 3),
-)
-# Gemini CLI (docs/hooks/reference.md): its own event names, timeouts in milliseconds; every
-# hook is synchronous (SessionEnd excepted: Gemini does not wait for it).
-GEMINI_EVENTS = (
-    ("SessionStart", "session-start", 5_000),
-    ("BeforeAgent", "before-agent", 5_000),
-    ("BeforeTool", "before-tool", 3_000),
-    ("AfterTool", "after-tool", 3_000),
-    ("AfterAgent", "after-agent", 3_000),
-    ("SessionEnd", "session-end", 3_000),
-)
-AGENT_EVENTS = {"claude-code": EVENTS, "codex": CODEX_EVENTS, "gemini": GEMINI_EVENTS}
 MARKERS = ("server/hooks.py", "server.hooks", "claude-memory hook")
 
 
@@ -90,37 +70,33 @@ def settings_path(environ: Mapping[str, str], home: Path) -> Path:
     return base / "settings.json"
 
 
-def hook_command(
-    event: str, url: str, python: str | None = None, agent: str = "claude-code"
-) -> str:
-    """The shell command `agent` runs for `event` (hooks.py's argument, e.g. `stop`).
+def hook_command(event: str, url: str, python: str | None = None, agent: str | None = None) -> str:
+    """The shell command an agent runs for `event` (hooks.py's argument, e.g. `stop`).
 
-    `-I -S` starts the interpreter without site-packages, the user's folder or PYTHON*
-    variables: hooks.py needs only the standard library. `|| true` keeps the exit code 0 even
-    if Python itself cannot start (exit 2 would erase the user's prompt).
+    `agent` is hooks.py's `--agent` (none for Claude Code, its default). `-I -S` starts the
+    interpreter without site-packages, the user's folder or PYTHON* variables: hooks.py needs
+    only the standard library. `|| true` keeps the exit code 0 even if Python itself cannot
+    start (exit 2 would erase the user's prompt).
     """
     interpreter = shlex.quote(python or sys.executable)
     script = shlex.quote(str(HOOKS_SCRIPT))
-    which = "" if agent == "claude-code" else f" --agent {shlex.quote(agent)}"
+    which = f" --agent {shlex.quote(agent)}" if agent else ""
     return f"{interpreter} -I -S {script} {event} --url {shlex.quote(url)}{which} || true"
 
 
-def our_handler(
-    agent: str, name: str, event: str, timeout: int, url: str, python: str | None = None
-) -> dict[str, Any]:
-    """Our handler for `agent`'s event `name`, in the shape that agent reads."""
-    command = hook_command(event, url, python, agent)
-    if agent == "gemini":
-        return {
+def claude_code_handlers(url: str, python: str | None = None) -> Handlers:
+    """Our handlers for Claude Code's events; the capture-only ones run in the background."""
+    handlers: Handlers = []
+    for name, event, timeout in EVENTS:
+        handler: dict[str, Any] = {
             "type": "command",
-            "name": f"claude-memory-{event}",
-            "command": command,
+            "command": hook_command(event, url, python),
             "timeout": timeout,
         }
-    handler: dict[str, Any] = {"type": "command", "command": command, "timeout": timeout}
-    if agent == "claude-code" and name in ASYNC_EVENTS:
-        handler["async"] = True
-    return handler
+        if name in ASYNC_EVENTS:
+            handler["async"] = True
+        handlers.append((name, handler))
+    return handlers
 
 
 def is_ours(handler: Any) -> bool:
@@ -132,35 +108,29 @@ def is_ours(handler: Any) -> bool:
 
 
 def with_our_hooks(
-    settings: Mapping[str, Any],
-    url: str,
-    python: str | None = None,
-    agent: str = "claude-code",
-    where: str = "settings.json",
+    settings: Mapping[str, Any], handlers: Handlers, where: str = "settings.json"
 ) -> dict[str, Any]:
-    """`settings` with our handler for each of `agent`'s events, in place of any earlier copy.
+    """`settings` with our handler for each event of `handlers`, in place of any earlier copy.
 
     `where` names the file in error messages.
     """
-    events = AGENT_EVENTS[agent]
-    updated = without_our_hooks(settings, keep=tuple(name for name, _, _ in events), where=where)
+    updated = without_our_hooks(settings, keep=tuple(name for name, _ in handlers), where=where)
     if updated.get("hooks") is None:
         updated["hooks"] = {}
     hooks = updated["hooks"]
-    for name, event, timeout in events:
-        ours = our_handler(agent, name, event, timeout, url, python)
+    for name, ours in handlers:
         groups = hooks.setdefault(name, [])
         if not isinstance(groups, list):
             raise HookSettingsError(f"hooks.{name} in {where} is not a list")
         placed = False
         kept: list[Any] = []
         for group in groups:
-            handlers = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(handlers, list) or not any(is_ours(h) for h in handlers):
+            present = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(present, list) or not any(is_ours(h) for h in present):
                 kept.append(group)
                 continue
             new_handlers = []
-            for handler in handlers:
+            for handler in present:
                 if not is_ours(handler):
                     new_handlers.append(handler)
                 elif not placed:
@@ -241,7 +211,8 @@ def install(
 ) -> HookChange:
     """Merge our entries into the settings file at `path`."""
     old_text, current = read_settings(path)
-    return _apply(path, old_text, current, with_our_hooks(current, url, python), now, dry_run)
+    updated = with_our_hooks(current, claude_code_handlers(url, python))
+    return _apply(path, old_text, current, updated, now, dry_run)
 
 
 def uninstall(path: Path, *, now: datetime, dry_run: bool = False) -> HookChange:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from server.ingest.agents import AgentName
+from server.agents.registry import AGENTS, DEFAULT_AGENT
 from server.schemas.fields import Shape
 
 
@@ -48,13 +48,21 @@ class SessionEndHook(Shape):
     cwd: str = ""
     transcript_path: str = Field(
         "",
-        description="Absolute path of the session file: Claude Code's <config dir>/projects/"
-        "<project>/<session>.jsonl, Codex's sessions/YYYY/MM/DD/rollout-….jsonl, Gemini CLI's "
-        "tmp/<project>/chats/session-….jsonl.",
+        description="Absolute path of the session file, as the agent's hook names it (each "
+        "agent's form is in docs/API.md); only the agent's own session files are read.",
     )
-    agent: AgentName = Field(
-        "claude-code", description="Whose session file it is, so it is read by that agent's reader."
+    agent: str = Field(
+        DEFAULT_AGENT,
+        description="Whose session file it is, so it is read by that agent's reader.",
+        json_schema_extra={"enum": list(AGENTS)},
     )
+
+    @field_validator("agent")
+    @classmethod
+    def _known_agent(cls, value: str) -> str:
+        if value not in AGENTS:
+            raise ValueError(f"must be one of {', '.join(AGENTS)}")
+        return value
 
 
 class SessionStartContext(BaseModel):

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from server.ingest.agents import CODEX
+from server.ingest.codex import CODEX
 from server.ingest.importer import ImportFilters, SessionImporter
 from tests.e2e.conftest import S1, Seeded, Ui
 

@@ -23,12 +23,12 @@ import httpx
 import jsonschema
 import pytest
 
+from server.agents.registry import connect
 from server.core.models.journal import JournalFilter
 from server.core.models.lessons import LessonDraft
 from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.jobs.connect import connect
 from server.jobs.hook_install import is_ours
 from server.service.memory import MemoryService
 from tests.integration.conftest import free_port
@@ -384,7 +384,7 @@ async def test_a_background_agent_import_forgets_its_file_when_done(
 ) -> None:
     """The server keeps a session file's agent and id only while it is queued or imported; it
     used to keep one entry per session file for the life of the server."""
-    from server.ingest.agents import CODEX
+    from server.ingest.codex import CODEX
     from server.ingest.session_imports import SessionImports
 
     rollout = tmp_path / ".codex" / ROLLOUT

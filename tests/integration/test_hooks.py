@@ -27,7 +27,7 @@ from server.core.config import Secret, Settings
 from server.core.errors import InvalidInput
 from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
-from server.ingest.agents import CLAUDE_CODE
+from server.ingest.claude_code import CLAUDE_CODE
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.session_imports import SessionImports, import_session
 from server.jobs.hook_install import hook_command

@@ -18,8 +18,9 @@ from fastmcp import Client
 
 from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
-from server.ingest.agents import CODEX, GEMINI, AgentFormat
-from server.ingest.codex import read_codex_rollout
+from server.ingest.agent_format import AgentFormat
+from server.ingest.codex import CODEX, read_codex_rollout
+from server.ingest.gemini import GEMINI
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.distill import Distiller
 from server.learning.llm import ChatClient

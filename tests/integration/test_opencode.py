@@ -2,23 +2,34 @@
 
 Its sessions are written by the CLI itself (`opencode import` of the fixtures' exports, the
 same rows a live session writes; tests/fixtures/opencode/README.md), then imported with the one
-importer: with their agent as source, once, and found by search.
+importer: with their agent as source, once, and found by search. `claude-memory connect
+opencode` registers the server where OpenCode's own `mcp list` connects to it, with the token
+from its environment.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import subprocess
+from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from server.app import create_app
+from server.core.config import Secret, Settings
 from server.core.models.memories import MemoryFilter
-from server.ingest.agents import OPENCODE
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.ingest.opencode import discover_opencode_sessions, read_opencode_session
+from server.ingest.opencode import OPENCODE, discover_opencode_sessions, read_opencode_session
 from server.service.memory import MemoryService
+from tests.integration.conftest import serving
+from tests.integration.processes import cli_command
 from tests.opencode_sessions import EXPORTS, MAIN_SESSION, load_exports
+
+TOKEN = "opencode-clients-token-0123456789"
 
 
 def opencode_env(agent_clis: Path, root: Path) -> dict[str, str]:
@@ -38,8 +49,17 @@ def opencode_env(agent_clis: Path, root: Path) -> dict[str, str]:
 
 
 def opencode(*args: str, env: dict[str, str], cwd: Path | None = None) -> str:
+    return _run(["opencode", *args], env, cwd)
+
+
+def claude_memory(*args: str, env: dict[str, str]) -> dict[str, object]:
+    result: dict[str, object] = json.loads(_run(cli_command(*args), env, None))
+    return result
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path | None) -> str:
     done = subprocess.run(
-        ["opencode", *args],
+        command,
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -102,3 +122,41 @@ async def test_opencode_sessions_import_once_with_their_agent_as_source(
     found = await service.search_hybrid("how is POST /invoices rate limited?", limit=3)
     assert {hit.source for hit in found.hits} == {"opencode"}
     assert any("per API key, 30 requests a minute" in hit.content for hit in found.hits)
+
+
+@pytest.fixture
+async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
+    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
+    async with serving(create_app(guarded, service)) as url:
+        yield url
+
+
+async def test_connect_opencode_is_listed_connected_by_opencode_itself(
+    guarded_url: str, agent_clis: Path, tmp_path: Path
+) -> None:
+    env = {**opencode_env(agent_clis, tmp_path), "CLAUDE_MEMORY_TOKEN": TOKEN}
+    config = tmp_path / "config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    mine = {"$schema": "https://opencode.ai/config.json", "share": "disabled"}
+    config.write_text(json.dumps(mine, indent=2) + "\n")
+
+    connected = claude_memory("connect", "opencode", "--url", guarded_url, env=env)
+    listed = await asyncio.to_thread(opencode, "mcp", "list", env=env)
+    tokenless = await asyncio.to_thread(
+        opencode, "mcp", "list", env={**env, "CLAUDE_MEMORY_TOKEN": ""}
+    )
+    again = claude_memory("connect", "opencode", "--url", guarded_url, env=env)
+
+    assert connected["changed"] and connected["agent_version"] == "1.18.33"
+    line = next(line for line in listed.splitlines() if "claude-memory" in line)
+    assert "connected" in line.lower() and "failed" not in line.lower(), listed
+    bad = next(line for line in tokenless.splitlines() if "claude-memory" in line)
+    assert "failed" in bad.lower() and "401" in tokenless, tokenless
+    assert TOKEN not in config.read_text()
+    assert not again["changed"]
+    backups = sorted(p.name for p in config.parent.iterdir() if ".bak-" in p.name)
+    assert len(backups) == 1 and json.loads((config.parent / backups[0]).read_text()) == mine
+
+    removed = claude_memory("disconnect", "opencode", env=env)
+    assert removed["changed"] and json.loads(config.read_text()) == mine
+    assert "claude-memory" not in await asyncio.to_thread(opencode, "mcp", "list", env=env)

@@ -23,7 +23,7 @@ LAYERS = (
     ("server.db", "server.store"),  # getting a database; all SQL
     ("server.service",),  # MemoryService and its parts
     ("server.ingest", "server.learning"),  # jobs that feed the service
-    ("server.jobs",),  # what the CLI's commands run
+    ("server.jobs", "server.agents"),  # what the CLI's commands run; the agents they reach
     ("server.schemas",),  # request and response models
     ("server.adapters",),  # REST, OpenAPI, MCP, hook routes, HTTP guards
     ("server.app", "server.cli"),  # entry points
@@ -154,3 +154,33 @@ def test_hooks_use_only_the_standard_library() -> None:
         if i.split(".")[0] not in sys.stdlib_module_names and not i.startswith("__future__")
     ]
     assert third_party == []
+
+
+def test_an_agent_is_named_only_by_its_own_modules() -> None:
+    """Adding an agent is its modules and one registry line: no other module names one."""
+    from server import hooks
+    from server.agents.registry import AGENTS
+
+    own = {agent.format.read.__module__ for agent in AGENTS.values()}
+    # The stdlib hook client cannot import the registry; the next test keeps it in step.
+    allowed = (*own, "server.agents", "server.hooks")
+    offenders = [
+        f"{name}:{node.lineno} {node.value!r}"
+        for name, path in modules().items()
+        if not under(name, allowed)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value in AGENTS
+    ]
+    assert offenders == []
+    assert set(hooks.AGENTS) <= set(AGENTS)
+
+
+def test_the_hook_client_answers_the_events_each_agent_installs() -> None:
+    from server import hooks
+    from server.agents.registry import AGENTS
+
+    installed = {
+        name: set(agent.hook_events) for name, agent in AGENTS.items() if agent.hook_events
+    }
+    answered = {name: set(events) for name, events in hooks.AGENTS.items()}
+    assert answered == installed

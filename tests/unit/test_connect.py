@@ -14,13 +14,12 @@ from typing import Any
 
 import pytest
 
+from server.agents.codex import MARKER as CODEX_MARKER
+from server.agents.registry import connect, disconnect
 from server.cli.main import main
 from server.jobs.connect import (
     BLOCK_START,
-    CODEX_MARKER,
     ConnectError,
-    connect,
-    disconnect,
     mcp_url,
 )
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from server.jobs.connect import BLOCK_START, ConnectError, connect, disconnect
+from server.agents.registry import connect, disconnect
+from server.jobs.connect import BLOCK_START, ConnectError
 from server.jobs.hook_install import HOOKS_SCRIPT, is_ours
 
 URL = "http://127.0.0.1:3333"

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from server.agents.registry import AGENTS
 from server.core.errors import InvalidInput
-from server.ingest.agents import AGENTS, OPENCODE
 from server.ingest.opencode import (
+    OPENCODE,
     checked_opencode_session,
     default_opencode_root,
     discover_opencode_sessions,
@@ -34,7 +35,7 @@ def db(tmp_path: Path) -> Path:
 def test_the_data_folder_follows_xdg_data_home(tmp_path: Path) -> None:
     assert default_opencode_root({}, tmp_path) == tmp_path / ".local/share/opencode"
     assert default_opencode_root({"XDG_DATA_HOME": "/data"}, tmp_path) == Path("/data/opencode")
-    assert AGENTS["opencode"] is OPENCODE and OPENCODE.source == "opencode"
+    assert AGENTS["opencode"].format is OPENCODE and OPENCODE.source == "opencode"
 
 
 def test_discovery_lists_each_session_with_its_sub_agents_session_under_the_parent(

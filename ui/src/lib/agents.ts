@@ -9,6 +9,7 @@ const AGENT_NAMES: Record<string, string> = {
   "claude-code": "Claude Code",
   codex: "Codex CLI",
   gemini: "Gemini CLI",
+  opencode: "OpenCode",
   "claude-ai": "claude.ai",
 };
 

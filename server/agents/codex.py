@@ -1,0 +1,146 @@
+"""Codex CLI: its sessions (server/ingest/codex.py), `connect` through its own files, and our
+hooks in them.
+
+- The MCP server: a `[mcp_servers.claude-memory]` table in `$CODEX_HOME/config.toml` (default
+  `~/.codex/config.toml`) with `url` (Codex has no legacy SSE client), and
+  `bearer_token_env_var = "CLAUDE_MEMORY_TOKEN"` when the server has a token, so Codex reads
+  the token from its own environment.
+- Hooks in `$CODEX_HOME/hooks.json` (codex-rs/hooks/src/engine/discovery.rs): they came in
+  0.114.0 behind `[features] codex_hooks = true`, the key became `hooks` in 0.130.0, and they
+  are on by default since openai/codex#19012 (April 2026). A hook from the user's own files
+  runs only once the user has trusted it in Codex's `/hooks`; Codex keeps the trusted hash in
+  config.toml, and a changed command (another URL) needs trusting again. Codex calls tools by
+  Claude Code's hook names and event names; timeouts in seconds, SessionEnd clamped to 3 s. Its
+  PostToolUse stays synchronous: `codex exec` may end before a background hook has journaled
+  the call.
+- A version without hooks gets the instructions block in `$CODEX_HOME/AGENTS.md` instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from server.agents.unit import Agent
+from server.ingest.codex import CODEX
+from server.jobs.agent_files import (
+    read_json_object,
+    render_json,
+    toml_with_table,
+    toml_without_table,
+)
+from server.jobs.agent_hooks import Version, shown, with_hooks
+from server.jobs.connect import (
+    SERVER_NAME,
+    TOKEN_VARIABLE,
+    AgentChange,
+    Connection,
+    Edit,
+    FileAgent,
+    HookSupport,
+    connect_by_files,
+    disconnect_by_files,
+    read_text,
+)
+from server.jobs.hook_install import Handlers, HookEvent, hook_command
+
+NAME = CODEX.source
+MARKER = "# claude-memory: added by `claude-memory connect codex`; `disconnect` removes it"
+HOOK_EVENTS: tuple[HookEvent, ...] = (
+    ("SessionStart", "session-start", 5),
+    ("UserPromptSubmit", "user-prompt-submit", 5),
+    ("PreToolUse", "pre-tool-use", 3),
+    ("PostToolUse", "post-tool-use", 3),
+    ("Stop", "stop", 3),
+    ("SessionEnd", "session-end", 3),
+)
+HOOKS_SINCE: Version = (0, 114, 0)
+HOOKS_KEY_SINCE: Version = (0, 130, 0)  # `[features] hooks`; `codex_hooks` before
+
+
+def codex_home(environ: Mapping[str, str], home: Path) -> Path:
+    """`$CODEX_HOME`, else `~/.codex`."""
+    configured = environ.get("CODEX_HOME")
+    return Path(configured).expanduser() if configured else home / ".codex"
+
+
+def handlers(url: str, python: str | None) -> Handlers:
+    """Our handlers for Codex's events, in the shape its hooks.json reads."""
+    return [
+        (name, {"type": "command", "command": hook_command(event, url, python, NAME), "timeout": t})
+        for name, event, t in HOOK_EVENTS
+    ]
+
+
+def hooks_json(path: Path, url: str | None, python: str | None) -> tuple[str, str]:
+    """(old text, new text) of Codex's hooks.json with our hooks for `url`, or without them.
+
+    Codex refuses any top-level key but `hooks` and `description`, so only `hooks` changes; a
+    file left with no hooks at all is removed (its backup keeps it).
+    """
+    hint = "Fix the file (or move it aside), then run connect again."
+    old, data = read_json_object(path, hint if url else "Remove our hooks by hand.")
+    updated = with_hooks(path, data, handlers(url, python) if url else None)
+    if updated == data:
+        return old, old
+    if not updated or updated == {"hooks": {}}:
+        return old, ""
+    return old, render_json(updated, old)
+
+
+def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
+    """Our table in config.toml (removed without a URL) and our hooks in hooks.json."""
+    folder = codex_home(request.environ, request.home)
+    config = folder / "config.toml"
+    old = read_text(config)
+    if request.url is None:
+        new = toml_without_table(old, config, "mcp_servers", SERVER_NAME, MARKER)
+    else:
+        values = {"url": request.url}
+        if request.use_token:
+            values["bearer_token_env_var"] = TOKEN_VARIABLE
+        new = toml_with_table(old, config, "mcp_servers", SERVER_NAME, values, MARKER)
+    hooks = folder / "hooks.json"
+    return [(config, old, new), (hooks, *hooks_json(hooks, hook_url, request.python))]
+
+
+def _notes(version: Version | None) -> list[str]:
+    said = [
+        "Codex runs new hooks only once you trust them: open /hooks in Codex and trust the "
+        "claude-memory hooks (again after connecting to another URL)"
+    ]
+    if version is not None and version < HOOKS_KEY_SINCE:
+        said.append(
+            f"Codex {shown(version)} may have hooks turned off: add `codex_hooks = true` "
+            "under [features] in config.toml"
+        )
+    return said
+
+
+FILES = FileAgent(
+    name=NAME,
+    label="Codex",
+    program="codex",
+    edits=_edits,
+    instructions_file=lambda request: codex_home(request.environ, request.home) / "AGENTS.md",
+    hooks=HookSupport([name for name, _, _ in HOOK_EVENTS], HOOKS_SINCE, _notes),
+)
+
+
+def connect(request: Connection) -> AgentChange:
+    return connect_by_files(FILES, request)
+
+
+def disconnect(request: Connection) -> AgentChange:
+    return disconnect_by_files(FILES, request)
+
+
+AGENT = Agent(
+    format=CODEX,
+    connect=connect,
+    disconnect=disconnect,
+    connect_example="add claude-memory to ~/.codex/config.toml and our hooks to "
+    "~/.codex/hooks.json (trust them in /hooks)",
+    hook_events=tuple(event for _, event, _ in HOOK_EVENTS),
+    instructions_file="AGENTS.md",
+)

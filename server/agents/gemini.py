@@ -1,0 +1,122 @@
+"""Gemini CLI: its sessions (server/ingest/gemini.py), `connect` through its settings.json, and
+our hooks in the same file.
+
+- The MCP server: `mcpServers["claude-memory"]` in `$GEMINI_CLI_HOME/.gemini/settings.json`
+  (default `~/.gemini/settings.json`) with `httpUrl` (streamable HTTP; its `url` would be SSE),
+  `timeout` (ms) and, with a token, an `Authorization: Bearer ${CLAUDE_MEMORY_TOKEN}` header that
+  Gemini CLI expands when it loads.
+- Hooks under `hooks` in the same file (docs/hooks/reference.md), on by default since 0.26.0
+  (google-gemini/gemini-cli#17247; before, behind `tools.enableHooks`): its own event names,
+  timeouts in milliseconds, every hook synchronous (SessionEnd excepted: Gemini does not wait
+  for it), and a `name` on each handler (`/hooks disable <name>` turns one off).
+- A version without hooks gets the instructions block in `GEMINI.md` instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from server.agents.unit import Agent
+from server.ingest.gemini import GEMINI
+from server.jobs.agent_files import (
+    read_json_object,
+    render_json,
+    with_json_entry,
+    without_json_entry,
+)
+from server.jobs.agent_hooks import Version, with_hooks
+from server.jobs.connect import (
+    BEARER_HEADER,
+    SERVER_NAME,
+    AgentChange,
+    Connection,
+    Edit,
+    FileAgent,
+    HookSupport,
+    connect_by_files,
+    disconnect_by_files,
+)
+from server.jobs.hook_install import Handlers, HookEvent, hook_command
+
+NAME = GEMINI.source
+TIMEOUT_MS = 30_000  # Gemini CLI's per-request MCP timeout; its default is ten minutes
+HOOK_EVENTS: tuple[HookEvent, ...] = (
+    ("SessionStart", "session-start", 5_000),
+    ("BeforeAgent", "before-agent", 5_000),
+    ("BeforeTool", "before-tool", 3_000),
+    ("AfterTool", "after-tool", 3_000),
+    ("AfterAgent", "after-agent", 3_000),
+    ("SessionEnd", "session-end", 3_000),
+)
+HOOKS_SINCE: Version = (0, 26, 0)
+
+
+def gemini_dir(environ: Mapping[str, str], home: Path) -> Path:
+    """`$GEMINI_CLI_HOME/.gemini`, else `~/.gemini` (gemini-cli's Storage.getGlobalGeminiDir)."""
+    configured = environ.get("GEMINI_CLI_HOME")
+    return (Path(configured).expanduser() if configured else home) / ".gemini"
+
+
+def handlers(url: str, python: str | None) -> Handlers:
+    """Our handlers for Gemini CLI's events, each named so `/hooks disable` can find it."""
+    return [
+        (
+            name,
+            {
+                "type": "command",
+                "name": f"claude-memory-{event}",
+                "command": hook_command(event, url, python, NAME),
+                "timeout": timeout,
+            },
+        )
+        for name, event, timeout in HOOK_EVENTS
+    ]
+
+
+def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
+    """settings.json: our `mcpServers` entry added, replaced or removed, and our hooks."""
+    path = gemini_dir(request.environ, request.home) / "settings.json"
+    entry: dict[str, Any] = {"httpUrl": request.url, "timeout": TIMEOUT_MS}
+    if request.use_token:
+        entry["headers"] = {"Authorization": BEARER_HEADER}
+    hint = f"Add this under mcpServers by hand: {json.dumps({SERVER_NAME: entry})}"
+    old, data = read_json_object(
+        path, hint if request.url else "Remove mcpServers.claude-memory by hand."
+    )
+    if request.url is None:
+        updated = without_json_entry(data, path, "mcpServers", SERVER_NAME)
+    else:
+        updated = with_json_entry(data, path, "mcpServers", SERVER_NAME, entry)
+    updated = with_hooks(path, updated, handlers(hook_url, request.python) if hook_url else None)
+    return [(path, old, old if updated == data else render_json(updated, old))]
+
+
+FILES = FileAgent(
+    name=NAME,
+    label="Gemini CLI",
+    program="gemini",
+    edits=_edits,
+    instructions_file=lambda request: gemini_dir(request.environ, request.home) / "GEMINI.md",
+    hooks=HookSupport([name for name, _, _ in HOOK_EVENTS], HOOKS_SINCE),
+)
+
+
+def connect(request: Connection) -> AgentChange:
+    return connect_by_files(FILES, request)
+
+
+def disconnect(request: Connection) -> AgentChange:
+    return disconnect_by_files(FILES, request)
+
+
+AGENT = Agent(
+    format=GEMINI,
+    connect=connect,
+    disconnect=disconnect,
+    connect_example="add claude-memory and our hooks to ~/.gemini/settings.json",
+    hook_events=tuple(event for _, event, _ in HOOK_EVENTS),
+    instructions_file="GEMINI.md",
+)

@@ -1,0 +1,103 @@
+"""OpenCode (opencode-ai): its sessions (server/ingest/opencode.py) and `connect` through its
+global configuration, as read from what opencode-ai 1.18.33 loads.
+
+- The MCP server: `mcp["claude-memory"]` in OpenCode's global config, `$XDG_CONFIG_HOME/opencode`
+  (default `~/.config/opencode`): the first of `opencode.jsonc`, `opencode.json` and
+  `config.json` that exists (OpenCode loads them all and writes a bare `opencode.jsonc` on its
+  first start), else a new `opencode.json`. The entry is `{"type": "remote", "url": <server>/mcp,
+  "enabled": true, "oauth": false}`: streamable HTTP, with OAuth auto-detection off (a 401 would
+  otherwise start a login flow). With a token, `headers.Authorization` is
+  `Bearer {env:CLAUDE_MEMORY_TOKEN}`, which OpenCode fills in from its environment when it loads
+  the file. A file with comments cannot be rewritten safely and is refused with the entry to add
+  by hand.
+- Hooks: OpenCode has no command hooks (its events reach JavaScript plugins only), so memory
+  reaches it through the MCP tools and the instructions block in its global `AGENTS.md`, which
+  connect writes unless `--no-hooks` is given; sessions arrive with the hourly import (or
+  `claude-memory import --opencode`), not at the end of each turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from server.agents.unit import Agent
+from server.ingest.opencode import OPENCODE
+from server.jobs.agent_files import (
+    read_json_object,
+    render_json,
+    with_json_entry,
+    without_json_entry,
+)
+from server.jobs.connect import (
+    SERVER_NAME,
+    TOKEN_VARIABLE,
+    AgentChange,
+    Connection,
+    Edit,
+    FileAgent,
+    connect_by_files,
+    disconnect_by_files,
+)
+
+NAME = OPENCODE.source
+CONFIG_FILES = ("opencode.jsonc", "opencode.json", "config.json")  # OpenCode's own order
+NEW_CONFIG = "opencode.json"
+
+
+def config_dir(environ: Mapping[str, str], home: Path) -> Path:
+    """`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`."""
+    configured = environ.get("XDG_CONFIG_HOME")
+    return (Path(configured).expanduser() if configured else home / ".config") / "opencode"
+
+
+def config_file(environ: Mapping[str, str], home: Path) -> Path:
+    """The global config file OpenCode would update: the first that exists, else a new one."""
+    folder = config_dir(environ, home)
+    return next(
+        (folder / name for name in CONFIG_FILES if (folder / name).is_file()), folder / NEW_CONFIG
+    )
+
+
+def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
+    """Our `mcp` entry in the global config, added, replaced or removed."""
+    path = config_file(request.environ, request.home)
+    entry: dict[str, Any] = {"type": "remote", "url": request.url, "enabled": True, "oauth": False}
+    if request.use_token:
+        entry["headers"] = {"Authorization": f"Bearer {{env:{TOKEN_VARIABLE}}}"}
+    hint = f"Add this under mcp by hand: {json.dumps({SERVER_NAME: entry})}"
+    old, data = read_json_object(path, hint if request.url else "Remove mcp.claude-memory by hand.")
+    if request.url is None:
+        updated = without_json_entry(data, path, "mcp", SERVER_NAME)
+    else:
+        updated = with_json_entry(data, path, "mcp", SERVER_NAME, entry)
+    return [(path, old, old if updated == data else render_json(updated, old))]
+
+
+FILES = FileAgent(
+    name=NAME,
+    label="OpenCode",
+    program="opencode",
+    edits=_edits,
+    instructions_file=lambda request: config_dir(request.environ, request.home) / "AGENTS.md",
+)
+
+
+def connect(request: Connection) -> AgentChange:
+    return connect_by_files(FILES, request)
+
+
+def disconnect(request: Connection) -> AgentChange:
+    return disconnect_by_files(FILES, request)
+
+
+AGENT = Agent(
+    format=OPENCODE,
+    connect=connect,
+    disconnect=disconnect,
+    connect_example="add claude-memory to ~/.config/opencode/opencode.json and the "
+    "instructions block to its AGENTS.md",
+    instructions_file="AGENTS.md",
+)

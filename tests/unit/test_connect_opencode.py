@@ -1,0 +1,115 @@
+"""connect / disconnect for OpenCode: our `mcp` entry in its global config and only ours, the
+instructions block in its AGENTS.md (it has no command hooks), backups, refusals. OpenCode's own
+CLI reading the result: tests/integration/test_opencode.py."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.agents.opencode import config_file
+from server.agents.registry import connect, disconnect
+from server.jobs.connect import BLOCK_START, ConnectError
+
+URL = "http://127.0.0.1:3333"
+NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+USER_CONFIG = {
+    "$schema": "https://opencode.ai/config.json",
+    "model": "ollama/qwen2.5-coder:7b",
+    "mcp": {"docs": {"type": "local", "command": ["docs-server", "--stdio"]}},
+}
+
+
+def opencode(home: Path, **kwargs: Any) -> Any:
+    options: dict[str, Any] = {"use_token": False, "environ": {}, "now": NOW, **kwargs}
+    return connect("opencode", URL, home=home, **options)
+
+
+def settings(home: Path, name: str = "opencode.json") -> Path:
+    return home / ".config" / "opencode" / name
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_opencode_gets_a_remote_entry_and_keeps_everything_else(tmp_path: Path) -> None:
+    path = write(settings(tmp_path), json.dumps(USER_CONFIG, indent=2) + "\n")
+
+    change = opencode(tmp_path, use_token=True)
+
+    data = json.loads(path.read_text())
+    assert change.changed and change.agent == "opencode" and change.hooks == []
+    assert data["mcp"]["claude-memory"] == {
+        "type": "remote",
+        "url": "http://127.0.0.1:3333/mcp",
+        "enabled": True,
+        "oauth": False,
+        "headers": {"Authorization": "Bearer {env:CLAUDE_MEMORY_TOKEN}"},
+    }
+    del data["mcp"]["claude-memory"]
+    assert data == USER_CONFIG
+    assert any("CLAUDE_MEMORY_TOKEN" in note for note in change.notes)
+    assert [f.backup is not None for f in change.files] == [True, False]  # AGENTS.md was new
+
+
+def test_opencode_without_hooks_gets_the_instructions_block_once(tmp_path: Path) -> None:
+    first = opencode(tmp_path)
+    again = opencode(tmp_path)
+
+    agents_md = tmp_path / ".config" / "opencode" / "AGENTS.md"
+    assert agents_md.read_text().startswith(BLOCK_START)
+    assert any("no command hooks" in note and "AGENTS.md" in note for note in first.notes)
+    assert first.changed and not again.changed
+    assert json.loads(settings(tmp_path).read_text())["mcp"]["claude-memory"]["url"].endswith(
+        "/mcp"
+    )
+
+
+def test_opencode_with_no_hooks_registers_the_server_alone(tmp_path: Path) -> None:
+    change = opencode(tmp_path, hooks=False)
+
+    assert [f.path.name for f in change.files] == ["opencode.json"]
+    assert not (tmp_path / ".config" / "opencode" / "AGENTS.md").exists()
+
+
+def test_opencode_writes_the_file_it_already_reads(tmp_path: Path) -> None:
+    # OpenCode writes a bare opencode.jsonc on its first start; config.json is its oldest name.
+    jsonc = write(settings(tmp_path, "opencode.jsonc"), '{"$schema": "https://opencode.ai/c"}\n')
+    write(settings(tmp_path, "config.json"), "{}\n")
+
+    opencode(tmp_path, hooks=False)
+
+    assert config_file({}, tmp_path) == jsonc
+    assert "claude-memory" in json.loads(jsonc.read_text())["mcp"]
+    assert not settings(tmp_path).exists()
+    assert config_file({"XDG_CONFIG_HOME": "/cfg"}, tmp_path) == Path("/cfg/opencode/opencode.json")
+
+
+def test_opencode_refuses_a_config_with_comments_and_changes_nothing(tmp_path: Path) -> None:
+    text = '{\n  // my model\n  "model": "ollama/qwen2.5-coder:7b"\n}\n'
+    path = write(settings(tmp_path, "opencode.jsonc"), text)
+
+    with pytest.raises(ConnectError, match="mcp by hand"):
+        opencode(tmp_path)
+
+    assert path.read_text() == text
+    assert sorted(p.name for p in path.parent.iterdir()) == ["opencode.jsonc"]
+
+
+def test_opencode_disconnect_removes_our_entry_and_block_and_only_those(tmp_path: Path) -> None:
+    path = write(settings(tmp_path), json.dumps(USER_CONFIG, indent=2) + "\n")
+    agents_md = write(tmp_path / ".config" / "opencode" / "AGENTS.md", "# Mine\n\nUse pnpm.\n")
+    opencode(tmp_path)
+
+    removed = disconnect("opencode", environ={}, home=tmp_path, now=NOW + timedelta(seconds=1))
+
+    assert removed.changed
+    assert json.loads(path.read_text()) == USER_CONFIG
+    assert agents_md.read_text() == "# Mine\n\nUse pnpm.\n"
