@@ -189,10 +189,10 @@ async def measure(service: MemoryService, expected: dict[str, Any]) -> dict[str,
     sessions: dict[str, list[str]] = {}
     errors: list[str] = []
     for part, roots in PARTS.items():
-        known = {counts.session_id for counts in await service.lesson_proposal_queue(rescan=True)}
+        known = {counts.session_id for counts in await service.lesson_proposals.queue(rescan=True)}
         for root in roots:
             errors += (await SessionImporter(service, ImportFilters()).run(root)).errors
-        queue = await service.lesson_proposal_queue(rescan=True)
+        queue = await service.lesson_proposals.queue(rescan=True)
         sessions[part] = [c.session_id for c in queue if c.session_id not in known]
     import_seconds = time.monotonic() - started
 
@@ -200,7 +200,7 @@ async def measure(service: MemoryService, expected: dict[str, Any]) -> dict[str,
     lessons = await service.lessons()
     report: dict[str, Any] = {}
     for part, ids in sessions.items():
-        report[part] = part_figures(lessons, await service.session_journals(ids), expected)
+        report[part] = part_figures(lessons, await service.lesson_proposals.journals(ids), expected)
     report.update(
         {
             "proposed": summary.proposed,

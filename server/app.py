@@ -52,7 +52,7 @@ def create_app(
 
     hook_recall = HookRecall(memory_service, settings)
     session_imports = SessionImports(memory_service)
-    backfill = VectorBackfill(memory_service)
+    backfill = VectorBackfill(memory_service.vectors)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -114,7 +114,7 @@ class BehaviorReader:
         self, *, project: str | None = None, session: str | None = None
     ) -> BehaviorSummary:
         started = time.monotonic()
-        queue = await self.service.behavior_queue(
+        queue = await self.service.learning.behavior_queue(
             project=project, session=session, force=self.force
         )
         self.summary.sessions = len(queue)
@@ -135,14 +135,16 @@ class BehaviorReader:
         async def still_pending() -> bool:
             if self.force:
                 return True
-            return bool(await self.service.behavior_queue(session=pending.session_id))
+            return bool(await self.service.learning.behavior_queue(session=pending.session_id))
 
-        return self.service.leased("behavior", pending.session_id, still_needed=still_pending)
+        return self.service.leases.leased(
+            "behavior", pending.session_id, still_needed=still_pending
+        )
 
     async def _session(self, pending: PendingSession) -> None:
         if self.dry_run:
             return
-        turns = await self.service.session_turns(pending.session_id)
+        turns = await self.service.learning.session_turns(pending.session_id)
         try:
             windows = transcript_windows(
                 [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
@@ -155,7 +157,9 @@ class BehaviorReader:
                 for window in windows
             ]
         except DistillFailed as exc:
-            failures = await self.service.record_behavior_failure(pending.session_id, str(exc))
+            failures = await self.service.learning.record_behavior_failure(
+                pending.session_id, str(exc)
+            )
             self.summary.failed += 1
             self.summary.failures.append(f"{pending.session_id}: {exc} (failure {failures} of 3)")
             return
@@ -170,7 +174,7 @@ class BehaviorReader:
             for item in merge_items(results)
             if (draft := _draft(item, pending, by_id, self.model)) is not None
         ]
-        outcome = await self.service.store_behavior(pending, drafts, force=self.force)
+        outcome = await self.service.learning.store_behavior(pending, drafts, force=self.force)
         self.summary.read += 1
         self.summary.observations += outcome.created
         self.summary.supported += outcome.updated

@@ -123,7 +123,7 @@ class Distiller:
         self, *, project: str | None = None, session: str | None = None
     ) -> DistillSummary:
         started = time.monotonic()
-        queue = await self.service.distill_queue(project=project, session=session)
+        queue = await self.service.learning.distill_queue(project=project, session=session)
         self.summary.sessions = len(queue)
         await run_sessions(
             queue,
@@ -140,9 +140,9 @@ class Distiller:
         """The session's distill lease; the session may have been distilled meanwhile."""
 
         async def still_pending() -> bool:
-            return bool(await self.service.distill_queue(session=pending.session_id))
+            return bool(await self.service.learning.distill_queue(session=pending.session_id))
 
-        return self.service.leased("distill", pending.session_id, still_needed=still_pending)
+        return self.service.leases.leased("distill", pending.session_id, still_needed=still_pending)
 
     async def _session(self, pending: PendingSession) -> None:
         """Distill one session as its owner: their memories are compared with, theirs made."""
@@ -150,7 +150,7 @@ class Distiller:
             await self._distill_session(pending)
 
     async def _distill_session(self, pending: PendingSession) -> None:
-        turns = await self.service.undistilled_turns(pending.session_id)
+        turns = await self.service.learning.undistilled_turns(pending.session_id)
         if not turns:
             return
         journal = await self.service.journal(
@@ -177,7 +177,9 @@ class Distiller:
                 for window in windows
             ]
         except DistillFailed as exc:
-            failures = await self.service.record_distill_failure(pending.session_id, str(exc))
+            failures = await self.service.learning.record_distill_failure(
+                pending.session_id, str(exc)
+            )
             self.summary.failed += 1
             self.summary.failures.append(f"{pending.session_id}: {exc} (failure {failures} of 3)")
             return
@@ -186,7 +188,9 @@ class Distiller:
             return
         items = [_grounded(item, bool(attempts)) for item in merge_items(results)]
         drafts = [_draft(item, pending, turns, self.model) for item in items]
-        outcome = await self.service.store_distilled(pending, drafts, [t.id for t in turns])
+        outcome = await self.service.learning.store_distilled(
+            pending, drafts, [t.id for t in turns]
+        )
         self.summary.distilled += 1
         self.summary.memories_saved += outcome.saved
         self.summary.duplicates += outcome.duplicates
@@ -198,7 +202,7 @@ class Distiller:
         transaction open; a failure leaves the committed memories and rule links as they are."""
         if not stored.memory_ids:
             return
-        pairs = await self.service.link_review_pairs(stored.memory_ids, stored.links)
+        pairs = await self.service.learning.link_review_pairs(stored.memory_ids, stored.links)
         request = review_request(pairs, self.service.settings.distill_context_tokens)
         if not request.pairs:
             return
@@ -215,7 +219,7 @@ class Distiller:
                 exc,
             )
             return
-        applied = await self.service.apply_link_verdicts(verdicts)
+        applied = await self.service.learning.apply_link_verdicts(verdicts)
         self.summary.links_reviewed += len(verdicts)
         self.summary.links_confirmed += applied.confirmed
         self.summary.links_rejected += applied.rejected

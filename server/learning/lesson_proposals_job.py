@@ -57,11 +57,11 @@ async def propose_lessons(
 ) -> ProposalSummary:
     started = time.monotonic()
     summary = ProposalSummary(dry_run=dry_run)
-    queue = await service.lesson_proposal_queue(project, rescan=rescan)
+    queue = await service.lesson_proposals.queue(project, rescan=rescan)
     keys: set[str] = set()
     for start in range(0, len(queue), SESSIONS_PER_BATCH):
         batch = queue[start : start + SESSIONS_PER_BATCH]
-        journals = await service.session_journals([counts.session_id for counts in batch])
+        journals = await service.lesson_proposals.journals([counts.session_id for counts in batch])
         drafts: list[LessonDraft] = []
         for counts in batch:
             for proposal in propose(journals.get(counts.session_id, [])):
@@ -69,11 +69,11 @@ async def propose_lessons(
                     keys.add(proposal.key)
                     drafts.append(proposal.draft)
         if dry_run:
-            known = await service.known_lesson_proposals(drafts)
+            known = await service.lesson_proposals.known(drafts)
             new = [to_json(d) for d, old in zip(drafts, known, strict=True) if not old]
         else:
             new = [
-                to_json(lesson) for lesson in await service.store_lesson_proposals(drafts, batch)
+                to_json(lesson) for lesson in await service.lesson_proposals.store(drafts, batch)
             ]
         summary.sessions += len(batch)
         summary.lessons += new

@@ -65,7 +65,7 @@ async def mine_signals(
     read across sessions, so a second runner would merge the same evidence twice."""
     if dry_run:
         return await _mine(service, project, dry_run=True)
-    async with service.leased("signals", "all") as ours:
+    async with service.leases.leased("signals", "all") as ours:
         if not ours:
             return SignalsSummary(dry_run=False, skipped=True)
         return await _mine(service, project, dry_run=False)
@@ -74,7 +74,7 @@ async def mine_signals(
 async def _mine(service: MemoryService, project: str | None, *, dry_run: bool) -> SignalsSummary:
     started = time.monotonic()
     summary = SignalsSummary(dry_run=dry_run)
-    data = await service.signals_input(project)
+    data = await service.learning.signals_input(project)
     summary.sessions = len(data.session_ids)
     mined = set(data.session_ids)
     turns = [
@@ -93,7 +93,7 @@ async def _mine(service: MemoryService, project: str | None, *, dry_run: bool) -
             drafts.append(_pattern_draft(key, text, name, sessions, now))
             summary.patterns += 1
     if not dry_run and (drafts or data.session_ids):
-        outcome = await service.upsert_signals(drafts, mined_sessions=data.session_ids)
+        outcome = await service.learning.upsert_signals(drafts, mined_sessions=data.session_ids)
         summary.created, summary.updated = outcome.created, outcome.updated
         summary.unchanged = outcome.unchanged
     summary.seconds = time.monotonic() - started

@@ -93,27 +93,6 @@ class ToolJournal:
         async with transaction(self.pool) as conn:
             await journal_store.insert_prompts(conn, [redacted_prompt(p) for p in prompts])
 
-    async def session_journals(self, session_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
-        """Each session's prompts in order, each with the calls that followed it, oldest first.
-
-        A call goes with the prompt it names; one that names none known (a sub-agent's call)
-        with the last prompt before it in time; calls before the first prompt come first, in
-        an entry without a prompt.
-        """
-        async with transaction(self.pool) as conn:
-            prompts = await journal_store.sessions_prompts(conn, session_ids)
-            calls = await journal_store.sessions_calls(conn, session_ids)
-        journals: dict[str, list[JournalEntry]] = {}
-        for prompt in prompts:
-            journals.setdefault(prompt.session_id, []).append(
-                JournalEntry(
-                    prompt.session_id, prompt.project, prompt.prompt_key, prompt.text, prompt.at, []
-                )
-            )
-        for session_id, rows in groupby(calls, key=lambda row: row.session_id):
-            journals[session_id] = _with_calls(journals.get(session_id, []), list(rows))
-        return journals
-
     async def journal(self, where: JournalFilter | None = None, *, limit: int = 50) -> JournalPage:
         """Prompts and the calls that followed them, newest first, at most `limit` of each.
 
@@ -209,3 +188,25 @@ def _entry_time(entry: JournalEntry) -> float:
 def _escaped(text: str) -> str:
     """`text` as a literal inside a LIKE pattern (backslash is the escape character)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+async def session_journals(pool: Pool, session_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
+    """Each session's prompts in order, each with the calls that followed it, oldest first.
+
+    A call goes with the prompt it names; one that names none known (a sub-agent's call)
+    with the last prompt before it in time; calls before the first prompt come first, in
+    an entry without a prompt.
+    """
+    async with transaction(pool) as conn:
+        prompts = await journal_store.sessions_prompts(conn, session_ids)
+        calls = await journal_store.sessions_calls(conn, session_ids)
+    journals: dict[str, list[JournalEntry]] = {}
+    for prompt in prompts:
+        journals.setdefault(prompt.session_id, []).append(
+            JournalEntry(
+                prompt.session_id, prompt.project, prompt.prompt_key, prompt.text, prompt.at, []
+            )
+        )
+    for session_id, rows in groupby(calls, key=lambda row: row.session_id):
+        journals[session_id] = _with_calls(journals.get(session_id, []), list(rows))
+    return journals

@@ -1,9 +1,11 @@
-"""What the learning jobs (distill, signals, behavior) ask of the service.
+"""What the learning jobs (distill, signals, behavior) ask of the service: `service.learning`.
 
-A mixin of MemoryService (server/service/memory.py). The jobs in server/learning/ decide what to
-learn; this module stores it with the same redaction and dedup as every other write, and keeps each
-session's outcome atomic: its new memories, the archiving of the turns they came from and its
-state commit together, or not at all.
+Composed into MemoryService (server/service/memory.py) as `learning`, apart from what the
+adapters call (server/service/face.py), so a job's steps never show on the adapters' surface.
+The jobs in server/learning/ decide what to learn; this module stores it with the same
+redaction and dedup as every other write, and keeps each session's outcome atomic: its new
+memories, the archiving of the turns they came from and its state commit together, or not at
+all.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from server.core.access import check_owner
 from server.core.config import Settings
 from server.core.errors import InvalidInput, NotFound
 from server.core.models.learning import (
@@ -23,10 +24,10 @@ from server.core.models.learning import (
     SignalOutcome,
     SignalsInput,
 )
-from server.core.models.memories import Memory, MemoryDraft, NewMemory
+from server.core.models.memories import MemoryDraft, NewMemory
 from server.core.models.sessions import PendingSession, StoredTurn
 from server.core.redact import redact
-from server.core.validation import blank_to_none, check_id, prepare_draft
+from server.core.validation import blank_to_none, prepare_draft
 from server.domain.supersession_rules import redundant_near_copy
 from server.service.embeddings import Embedder
 from server.service.supersessions import apply_verdicts, link_new_memories, review_pairs
@@ -41,12 +42,13 @@ logger = logging.getLogger(__name__)
 MAX_DISTILL_FAILURES = 3
 
 
-class Learning:
-    """Distill and signal storage, for MemoryService."""
+class LearningSteps:
+    """Distill, signal and behaviour storage over the service's pool and embedder."""
 
-    pool: Pool
-    embedder: Embedder
-    settings: Settings
+    def __init__(self, pool: Pool, embedder: Embedder, settings: Settings) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.settings = settings
 
     async def resolve_session(self, id_or_prefix: str) -> str:
         """The full id of the one imported session starting with `id_or_prefix`."""
@@ -319,25 +321,3 @@ class Learning:
                 conn, session_id, redact(reason).text, MAX_DISTILL_FAILURES
             )
         return failures
-
-    # ----- the user's verdicts ----------------------------------------------------------------
-
-    async def set_locked(self, memory_id: int, locked: bool) -> Memory:
-        """Lock a learned preference (the user confirms it: explicit tier) or unlock it."""
-        check_id(memory_id)
-        async with transaction(self.pool) as conn:
-            memory = await memory_store.get_for_update(conn, memory_id)
-            if memory is None or memory.deleted_at is not None:
-                raise NotFound(f"no live memory with id {memory_id}")
-            check_owner(memory)
-            if memory.kind not in ("preference", "pattern", "behavior"):
-                raise InvalidInput(
-                    f"memory {memory_id} is a {memory.kind}; only preference, pattern and "
-                    "behavior memories can be locked"
-                )
-            metadata = {**memory.metadata, "locked": locked, "confirmed": locked}
-            await learning_store.set_metadata(conn, memory_id, metadata)
-            updated = await memory_store.get(conn, memory_id)
-        if updated is None:
-            raise NotFound(f"memory {memory_id} was purged meanwhile")
-        return updated

@@ -53,10 +53,11 @@ def gone_from_this_host(holder: str) -> bool:
 
 
 class JobLeases:
-    """`leased`, for MemoryService; each service is one runner (`lease_holder`)."""
+    """The jobs' leases over one pool; each service is one runner (`holder`)."""
 
-    pool: Pool
-    lease_holder: str
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.holder = new_holder()
 
     @contextlib.asynccontextmanager
     async def leased(
@@ -69,7 +70,7 @@ class JobLeases:
     ) -> AsyncIterator[bool]:
         """Hold `job`'s lease on `item` for the block; yields False (do nothing) when another
         runner holds it or, once held, `still_needed` says the work is already done."""
-        holder = self.lease_holder
+        holder = self.holder
         async with transaction(self.pool) as conn:
             held = await lease_store.claim(conn, job, item, holder, seconds)
             if not held:

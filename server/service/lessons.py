@@ -1,5 +1,5 @@
 """Lessons: reminders before risky tool calls, written by users and agents or proposed from the
-journal; a MemoryService mixin.
+journal; the adapters' part is a MemoryService mixin, the proposal job's `LessonProposals`.
 
 `lessons_for_call` runs on every PreToolUse hook, so the active lessons are read through the
 read cache (one short state query while nothing changed) and their patterns are compiled once
@@ -23,6 +23,7 @@ import anyio
 
 from server.core.access import current_viewer
 from server.core.errors import NotFound
+from server.core.models.journal import JournalEntry
 from server.core.models.lessons import Lesson, LessonChange, LessonDraft
 from server.core.redact import redact
 from server.core.validation import blank_to_none, check_id, clean_field, redacted_field
@@ -38,6 +39,7 @@ from server.domain.lessons import (
     proposal_key,
 )
 from server.service.cache import ReadCache
+from server.service.journal import session_journals
 from server.store import lessons as lesson_store
 from server.store.lessons import JournalCounts
 from server.store.tx import Pool, transaction
@@ -80,41 +82,6 @@ class Lessons:
         check_lesson_project(current_viewer(), checked.project)
         async with transaction(self.pool) as conn:
             return await lesson_store.insert(conn, checked)
-
-    async def lesson_proposal_queue(
-        self, project: str | None = None, *, rescan: bool = False
-    ) -> list[JournalCounts]:
-        """Sessions whose journal changed since lessons were last proposed from it (all with
-        `rescan`); with a project, only its sessions."""
-        async with transaction(self.pool) as conn:
-            return await lesson_store.changed_sessions(conn, blank_to_none(project), rescan)
-
-    async def known_lesson_proposals(self, drafts: Sequence[LessonDraft]) -> list[bool]:
-        """For each draft, whether storing it as a proposal would add nothing: it was proposed
-        before (and maybe edited or dismissed since), or a lesson says the same already."""
-        keyed = [(_key(checked), checked) for checked in map(_checked, drafts)]
-        async with transaction(self.pool) as conn:
-            known = await lesson_store.known_proposals(conn, keyed)
-        return [key in known for key, _ in keyed]
-
-    async def store_lesson_proposals(
-        self, drafts: Sequence[LessonDraft], read: Sequence[JournalCounts]
-    ) -> list[Lesson]:
-        """Store proposed lessons, inactive, and the sessions read for them, in one transaction.
-
-        A draft proposed before, or one an existing lesson already says (same tool, pattern and
-        project), adds nothing; the lessons added are returned.
-        """
-        checked = [_checked(draft) for draft in drafts]
-        added: list[Lesson] = []
-        async with transaction(self.pool) as conn:
-            await lesson_store.lock_proposals(conn)
-            for draft in checked:
-                lesson = await lesson_store.insert_proposed(conn, draft, _key(draft))
-                if lesson is not None:
-                    added.append(lesson)
-            await lesson_store.record_sessions_read(conn, read)
-        return added
 
     async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson:
         """Edit, disable (active=False) or enable a lesson; NotFound when there is none,
@@ -163,6 +130,53 @@ class Lessons:
 
 
 _unusable_reported: set[tuple[int, str]] = set()
+
+
+class LessonProposals:
+    """The `lessons propose` job's steps (server/learning/lesson_proposals_job.py):
+    `service.lesson_proposals`, apart from what the adapters call."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+
+    async def journals(self, session_ids: Sequence[str]) -> dict[str, list[JournalEntry]]:
+        """Each session's prompts with the calls that followed them (journal.session_journals)."""
+        return await session_journals(self.pool, session_ids)
+
+    async def queue(
+        self, project: str | None = None, *, rescan: bool = False
+    ) -> list[JournalCounts]:
+        """Sessions whose journal changed since lessons were last proposed from it (all with
+        `rescan`); with a project, only its sessions."""
+        async with transaction(self.pool) as conn:
+            return await lesson_store.changed_sessions(conn, blank_to_none(project), rescan)
+
+    async def known(self, drafts: Sequence[LessonDraft]) -> list[bool]:
+        """For each draft, whether storing it as a proposal would add nothing: it was proposed
+        before (and maybe edited or dismissed since), or a lesson says the same already."""
+        keyed = [(_key(checked), checked) for checked in map(_checked, drafts)]
+        async with transaction(self.pool) as conn:
+            known = await lesson_store.known_proposals(conn, keyed)
+        return [key in known for key, _ in keyed]
+
+    async def store(
+        self, drafts: Sequence[LessonDraft], read: Sequence[JournalCounts]
+    ) -> list[Lesson]:
+        """Store proposed lessons, inactive, and the sessions read for them, in one transaction.
+
+        A draft proposed before, or one an existing lesson already says (same tool, pattern and
+        project), adds nothing; the lessons added are returned.
+        """
+        checked = [_checked(draft) for draft in drafts]
+        added: list[Lesson] = []
+        async with transaction(self.pool) as conn:
+            await lesson_store.lock_proposals(conn)
+            for draft in checked:
+                lesson = await lesson_store.insert_proposed(conn, draft, _key(draft))
+                if lesson is not None:
+                    added.append(lesson)
+            await lesson_store.record_sessions_read(conn, read)
+        return added
 
 
 def _report(found: CallMatch, lessons: int) -> None:

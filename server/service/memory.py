@@ -46,9 +46,9 @@ from server.service.cache import ReadCache
 from server.service.cutoffs import cutoffs_for
 from server.service.embeddings import Embedder
 from server.service.journal import ToolJournal
-from server.service.learning import Learning
-from server.service.leases import JobLeases, new_holder
-from server.service.lessons import Lessons
+from server.service.learning import LearningSteps
+from server.service.leases import JobLeases
+from server.service.lessons import LessonProposals, Lessons
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
 from server.service.users import UserDirectory
@@ -68,15 +68,16 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(
-    Writes, BulkWrites, Learning, Views, ToolJournal, Lessons, WaitingVectors, JobLeases
-):
+class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons):
     """The product's verbs over one pool, one embedder and one read cache.
 
-    Single-memory writes live in server/service/writes.py, batch saves in
-    server/service/bulk_writes.py, the learning jobs' writes in server/service/learning.py and the
-    UI's read views in server/service/views.py: mixins sharing this object's pool, embedder,
-    settings and cache.
+    What the adapters call (server/service/face.py) is this class and its mixins: single-memory
+    writes in server/service/writes.py, batch saves and the importers' writes in
+    service/bulk_writes.py, the UI's read views in service/views.py, the journal and lessons,
+    all sharing this object's pool, embedder, settings and cache. The jobs' own steps are
+    composed parts instead, reached by name: `learning` (distill, signals, behaviour),
+    `lesson_proposals`, `leases` (who runs which job item), `vectors` (memories waiting for
+    their vectors) and `users`.
     """
 
     def __init__(self, pool: Pool, embedder: Embedder, settings: Settings) -> None:
@@ -92,8 +93,11 @@ class MemoryService(
             raise StartupError(f"SEARCH_VOCABULARY_FILE: {exc}") from None
         self.searcher = Searcher(pool, embedder, settings.ranking_prior, vocabulary)
         self.cutoffs = cutoffs_for(embedder.name)
-        self.lease_holder = new_holder()
         self.users = UserDirectory(pool, settings.default_visibility)
+        self.learning = LearningSteps(pool, embedder, settings)
+        self.lesson_proposals = LessonProposals(pool)
+        self.leases = JobLeases(pool)
+        self.vectors = WaitingVectors(pool, embedder)
 
     # ----- search -------------------------------------------------------------------------
 
@@ -234,6 +238,14 @@ class MemoryService(
                 return await memory_store.tag_counts(conn)
 
         return await self.cache.get_or_load(("tags",), load)
+
+    async def vectors_waiting(self) -> int:
+        """How many memories have no vector yet (saved while the embedder was down)."""
+        return await self.vectors.count()
+
+    async def reset_distill_failures(self, session: str | None = None) -> int:
+        """Give failed sessions (one, or all) a fresh start; returns how many changed."""
+        return await self.learning.reset_distill_failures(session)
 
     async def stats(self) -> Stats:
         """Counts by project, source and kind; deleted rows; sizes on disk; sessions; cache."""

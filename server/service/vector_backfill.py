@@ -34,12 +34,13 @@ LONGEST_BACKOFF_SECONDS = 60.0
 
 
 class WaitingVectors:
-    """`vectors_waiting` and `embed_waiting`, for MemoryService."""
+    """Memories saved while the embedder was down, waiting for their vectors."""
 
-    pool: Pool
-    embedder: Embedder
+    def __init__(self, pool: Pool, embedder: Embedder) -> None:
+        self.pool = pool
+        self.embedder = embedder
 
-    async def vectors_waiting(self) -> int:
+    async def count(self) -> int:
         """How many memories have no vector yet (saved while the embedder was down)."""
         async with transaction(self.pool) as conn:
             return await model_store.count_missing_vectors(conn)
@@ -78,8 +79,8 @@ class WaitingVectors:
 class VectorBackfill:
     """The server's background task over `embed_waiting`; started and stopped with the app."""
 
-    def __init__(self, service: WaitingVectors, *, idle_seconds: float = IDLE_SECONDS) -> None:
-        self.service = service
+    def __init__(self, waiting: WaitingVectors, *, idle_seconds: float = IDLE_SECONDS) -> None:
+        self.waiting = waiting
         self.idle_seconds = idle_seconds
         self._task: asyncio.Task[None] | None = None
 
@@ -98,7 +99,7 @@ class VectorBackfill:
         wait = self.idle_seconds
         while True:
             try:
-                filled = await self.service.embed_waiting()
+                filled = await self.waiting.embed_waiting()
             except EmbeddingUnavailable as exc:
                 logger.warning("memories still wait for vectors: %s", exc.message)
                 wait = min(wait * 2, LONGEST_BACKOFF_SECONDS)

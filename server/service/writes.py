@@ -51,6 +51,7 @@ from server.domain.trajectories import checked as checked_trajectory
 from server.service.embeddings import Embedder
 from server.service.supersessions import link_new_memories, restore_links, set_link
 from server.service.turn_context import embed_in_context, place_of_new, turn_place
+from server.store import learning as learning_store
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store.tx import Pool, transaction
@@ -346,6 +347,26 @@ class Writes:
                 " or purge it first"
             )
         return similar_memory(other, 1.0)
+
+    async def set_locked(self, memory_id: int, locked: bool) -> Memory:
+        """Lock a learned preference (the user confirms it: explicit tier) or unlock it."""
+        check_id(memory_id)
+        async with transaction(self.pool) as conn:
+            memory = await memory_store.get_for_update(conn, memory_id)
+            if memory is None or memory.deleted_at is not None:
+                raise NotFound(f"no live memory with id {memory_id}")
+            check_owner(memory)
+            if memory.kind not in ("preference", "pattern", "behavior"):
+                raise InvalidInput(
+                    f"memory {memory_id} is a {memory.kind}; only preference, pattern and "
+                    "behavior memories can be locked"
+                )
+            metadata = {**memory.metadata, "locked": locked, "confirmed": locked}
+            await learning_store.set_metadata(conn, memory_id, metadata)
+            updated = await memory_store.get(conn, memory_id)
+        if updated is None:
+            raise NotFound(f"memory {memory_id} was purged meanwhile")
+        return updated
 
     async def restore_links(self, links: Sequence[tuple[str, str, str]]) -> int:
         """Supersession links read from an export, as (newer, older) content hashes and reason;

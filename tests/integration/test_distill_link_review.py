@@ -255,12 +255,12 @@ async def test_a_verdict_on_a_rule_link_changed_by_hand_meanwhile_is_skipped(
 ) -> None:
     old = await save_before_s1(service, NODE_18)
     new = await service.save(NODE_20, project=PROJECT)
-    [pair] = await service.link_review_pairs([new.id], [(new.id, old, NODE_REASON)])
+    [pair] = await service.learning.link_review_pairs([new.id], [(new.id, old, NODE_REASON)])
     assert (pair.older_id, pair.rule_reason) == (old, NODE_REASON)
     await service.update(new.id, supersedes=0)  # the user unlinks, then links it again by hand
     await service.update(new.id, supersedes=old)
 
-    outcome = await service.apply_link_verdicts([LinkVerdict(pair, False)])
+    outcome = await service.learning.apply_link_verdicts([LinkVerdict(pair, False)])
 
     assert outcome == LinkReviewOutcome(skipped=1)
     kept = await service.get(new.id)
@@ -273,7 +273,7 @@ async def test_a_proposed_link_that_no_longer_fits_is_skipped(
 ) -> None:
     older = await save_before_s1(service, JENKINS)
     newer = await service.save(ACTIONS, project=PROJECT)
-    [pair] = await service.link_review_pairs([newer.id], [])
+    [pair] = await service.learning.link_review_pairs([newer.id], [])
     assert (pair.older_id, pair.rule_reason) == (older, None)
     if change == "older-superseded":
         other = await service.save(
@@ -283,7 +283,7 @@ async def test_a_proposed_link_that_no_longer_fits_is_skipped(
     else:
         await service.update(older, supersedes=newer.id)
 
-    outcome = await service.apply_link_verdicts([LinkVerdict(pair, True)])
+    outcome = await service.learning.apply_link_verdicts([LinkVerdict(pair, True)])
 
     assert outcome == LinkReviewOutcome(skipped=1)
     assert (await service.get(newer.id)).supersedes is None

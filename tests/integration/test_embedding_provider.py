@@ -186,7 +186,7 @@ async def test_an_outage_mid_import_loses_nothing_and_the_waiting_memories_get_v
         saved = await service.save("The staging database is reset every Sunday night.")
 
         endpoint.recover()
-        backfill = VectorBackfill(service, idle_seconds=0.1)
+        backfill = VectorBackfill(service.vectors, idle_seconds=0.1)
         backfill.start()
         try:
             async with asyncio.timeout(60):
@@ -289,10 +289,10 @@ async def test_an_edit_while_the_endpoint_is_down_waits_and_no_other_process_fil
         await asyncio.sleep(0.3)  # past the client's quiet time
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("UPDATE embedding_model SET state = 'reembedding'")
-        skipped = await service.embed_waiting()
+        skipped = await service.vectors.embed_waiting()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute("UPDATE embedding_model SET state = 'ready'")
-        filled = await service.embed_waiting()
+        filled = await service.vectors.embed_waiting()
         found = await service.search_semantic("when does the backup run?", limit=1)
 
     assert (skipped, filled) == (0, 1), "a reembed under way elsewhere owns the empty vectors"

@@ -35,7 +35,7 @@ async def test_two_runners_at_once_distill_each_session_once(
     service: MemoryService, imported: Path
 ) -> None:
     other = MemoryService(service.pool, service.embedder, service.settings)
-    queue = await service.distill_queue()
+    queue = await service.learning.distill_queue()
     # Each answer takes a while, so both runners are at work at the same time.
     slow = Reply.delay(0.4, Reply.json({"memories": [FACT]}))
     with ScriptedLLM(default=slow) as llm:
@@ -46,7 +46,7 @@ async def test_two_runners_at_once_distill_each_session_once(
     assert first.distilled + second.distilled == 4, "every session once, by one runner"
     assert first.distilled and second.distilled, "the runners shared the work"
     assert asked == first.windows + second.windows
-    assert await service.distill_queue() == []
+    assert await service.learning.distill_queue() == []
     stored = await service.list_memories(MemoryFilter(source="distill"))
     assert [m.content for m in stored.memories] == [FACT["content"]]
 
@@ -54,7 +54,7 @@ async def test_two_runners_at_once_distill_each_session_once(
 async def test_a_live_lease_is_left_alone_and_an_expired_one_is_taken_over(
     service: MemoryService, imported: Path, pg_url: str
 ) -> None:
-    [busy, crashed, *_] = [p.session_id for p in await service.distill_queue()]
+    [busy, crashed, *_] = [p.session_id for p in await service.learning.distill_queue()]
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(
             "INSERT INTO job_leases (job, item, holder, expires_at) VALUES"
@@ -64,7 +64,7 @@ async def test_a_live_lease_is_left_alone_and_an_expired_one_is_taken_over(
         )
     with ScriptedLLM(default=Reply.json({"memories": []})) as llm:
         summary = await distill(service, llm)
-    left = [p.session_id for p in await service.distill_queue()]
+    left = [p.session_id for p in await service.learning.distill_queue()]
     with psycopg.connect(pg_url) as conn:
         leases = conn.execute("SELECT item, holder FROM job_leases ORDER BY item").fetchall()
 
@@ -81,7 +81,7 @@ async def test_a_runner_of_this_machine_that_died_leaves_its_sessions_at_once(
     child = subprocess.Popen(["true"])  # a process of this machine that has ended
     child.wait()
     dead_pid = child.pid
-    [session, *_] = [p.session_id for p in await service.distill_queue()]
+    [session, *_] = [p.session_id for p in await service.learning.distill_queue()]
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(
             "INSERT INTO job_leases (job, item, holder, expires_at) VALUES"
@@ -92,7 +92,7 @@ async def test_a_runner_of_this_machine_that_died_leaves_its_sessions_at_once(
         summary = await distill(service, llm)
 
     assert summary.distilled == 4
-    assert await service.distill_queue() == []
+    assert await service.learning.distill_queue() == []
 
 
 def test_distill_started_twice_as_processes_runs_each_session_once(

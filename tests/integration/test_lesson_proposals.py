@@ -181,7 +181,7 @@ async def test_a_session_journal_files_each_call_under_the_prompt_it_followed(
 ) -> None:
     await import_sessions(service)
 
-    journal = (await service.session_journals([S1]))[S1]
+    journal = (await service.lesson_proposals.journals([S1]))[S1]
 
     assert [entry.prompt[:20] for entry in journal if entry.prompt] == [
         "Add cursor-based pag",

@@ -246,8 +246,8 @@ async def test_a_teammates_hooks_in_your_session_stay_out_of_what_the_proposer_r
 
     # The lesson proposer reads whole sessions acting for nobody (lessons propose), and picks
     # them by their counts: alice's session has one prompt of hers, too few to read.
-    journal = (await service.session_journals([SESSION]))[SESSION]
-    queued = {counts.session_id for counts in await service.lesson_proposal_queue(rescan=True)}
+    journal = (await service.lesson_proposals.journals([SESSION]))[SESSION]
+    queued = {counts.session_id for counts in await service.lesson_proposals.queue(rescan=True)}
 
     assert ran.status_code == 202 and forged.status_code == 202
     assert [entry.prompt for entry in journal] == [ALICE_PROMPT]

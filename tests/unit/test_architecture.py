@@ -184,3 +184,18 @@ def test_the_hook_client_answers_the_events_each_agent_installs() -> None:
     }
     answered = {name: set(events) for name, events in hooks.AGENTS.items()}
     assert answered == installed
+
+
+def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> None:
+    """The jobs' own steps are composed parts (`service.learning`, `.leases`, ...), not methods."""
+    import inspect
+
+    from server.service.face import MemoryApi
+    from server.service.memory import MemoryService
+
+    def public(cls: type) -> set[str]:
+        return {n for n, v in inspect.getmembers(cls) if not n.startswith("_") and callable(v)}
+
+    importers = {"import_files", "import_state", "stored_record_uuids", "restore_links"}
+    assert public(MemoryService) - public(MemoryApi) == importers
+    assert public(MemoryApi) <= public(MemoryService)
