@@ -10,10 +10,15 @@ global configuration, as read from what opencode-ai 1.18.33 loads.
   `Bearer {env:CLAUDE_MEMORY_TOKEN}`, which OpenCode fills in from its environment when it loads
   the file. A file with comments cannot be rewritten safely and is refused with the entry to add
   by hand.
-- Hooks: OpenCode has no command hooks (its events reach JavaScript plugins only), so memory
-  reaches it through the MCP tools and the instructions block in its global `AGENTS.md`, which
-  connect writes unless `--no-hooks` is given; sessions arrive with the hourly import (or
-  `claude-memory import --opencode`), not at the end of each turn.
+- Hooks: OpenCode has no command hooks; its events reach JavaScript plugins, loaded from
+  `plugins/*.js` in the same folder. connect writes ours there, `plugins/claude-memory.js`
+  (opencode_plugin.js with the server's URL; marked as ours on its first line, which is how
+  disconnect and a later connect know it): startup context and prompt recall added to the newest
+  prompt before each model call (`experimental.chat.messages.transform`, in the request only),
+  lessons before a tool call (`tool.execute.before`; a strict one stops the call) appended to its
+  result (`tool.execute.after`), and the session imported when it goes idle (`session.idle`).
+  Its tool calls reach the journal with that import. `--no-hooks` leaves the plugin out (and
+  removes ours).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from server.agents.unit import Agent
 from server.ingest.opencode import OPENCODE
 from server.jobs.agent_files import (
+    AgentFileError,
     read_json_object,
     render_json,
     with_json_entry,
@@ -38,13 +44,27 @@ from server.jobs.connect import (
     Connection,
     Edit,
     FileAgent,
+    HookSupport,
     connect_by_files,
     disconnect_by_files,
+    read_text,
 )
 
 NAME = OPENCODE.source
 CONFIG_FILES = ("opencode.jsonc", "opencode.json", "config.json")  # OpenCode's own order
 NEW_CONFIG = "opencode.json"
+PLUGIN = Path(__file__).with_name("opencode_plugin.js")
+PLUGIN_FILE = Path("plugins") / "claude-memory.js"
+PLUGIN_MARKER = "// claude-memory: added by `claude-memory connect opencode`"
+URL_SLOT = '"__CLAUDE_MEMORY_URL__"'  # the template's string, replaced by a JSON string
+# The plugin events ours answers (checked against 1.18.33; plugins came with 1.x's config).
+PLUGIN_EVENTS = [
+    "experimental.chat.messages.transform",
+    "tool.execute.before",
+    "tool.execute.after",
+    "session.idle",
+]
+PLUGINS_SINCE = (1, 0, 0)
 
 
 def config_dir(environ: Mapping[str, str], home: Path) -> Path:
@@ -73,7 +93,23 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
         updated = without_json_entry(data, path, "mcp", SERVER_NAME)
     else:
         updated = with_json_entry(data, path, "mcp", SERVER_NAME, entry)
-    return [(path, old, old if updated == data else render_json(updated, old))]
+    return [
+        (path, old, old if updated == data else render_json(updated, old)),
+        _plugin_edit(config_dir(request.environ, request.home) / PLUGIN_FILE, hook_url),
+    ]
+
+
+def _plugin_edit(path: Path, hook_url: str | None) -> Edit:
+    """Our plugin file for `hook_url`, or none; a file there that is not ours is refused."""
+    old = read_text(path)
+    if old and not old.startswith(PLUGIN_MARKER):
+        raise AgentFileError(
+            f"{path} is not ours (its first line is not our marker); move it aside, nothing was "
+            "changed"
+        )
+    if hook_url is None:
+        return path, old, ""
+    return path, old, PLUGIN.read_text(encoding="utf-8").replace(URL_SLOT, json.dumps(hook_url))
 
 
 FILES = FileAgent(
@@ -82,6 +118,7 @@ FILES = FileAgent(
     program="opencode",
     edits=_edits,
     instructions_file=lambda request: config_dir(request.environ, request.home) / "AGENTS.md",
+    hooks=HookSupport(PLUGIN_EVENTS, PLUGINS_SINCE),
 )
 
 
@@ -97,7 +134,7 @@ AGENT = Agent(
     format=OPENCODE,
     connect=connect,
     disconnect=disconnect,
-    connect_example="add claude-memory to ~/.config/opencode/opencode.json and the "
-    "instructions block to its AGENTS.md",
+    connect_example="add claude-memory to ~/.config/opencode/opencode.json and our plugin to "
+    "~/.config/opencode/plugins/",
     instructions_file="AGENTS.md",
 )

@@ -4,7 +4,9 @@ Its sessions are written by the CLI itself (`opencode import` of the fixtures' e
 same rows a live session writes; tests/fixtures/opencode/README.md), then imported with the one
 importer: with their agent as source, once, and found by search. `claude-memory connect
 opencode` registers the server where OpenCode's own `mcp list` connects to it, with the token
-from its environment.
+from its environment, and installs our plugin: in a real `opencode run` (against
+tests/chat_stream_stub.py) the model gets the memory relevant to the prompt, a strict lesson
+stops a tool call, and the session is imported when it goes idle.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import pytest
 
 from server.app import create_app
 from server.core.config import Secret, Settings
+from server.core.models.lessons import LessonDraft
 from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.opencode import OPENCODE, discover_opencode_sessions, read_opencode_session
 from server.service.memory import MemoryService
+from tests.chat_stream_stub import MODEL, ScriptedChat
 from tests.integration.conftest import serving
 from tests.integration.processes import cli_command
 from tests.opencode_sessions import EXPORTS, MAIN_SESSION, load_exports
@@ -58,6 +62,8 @@ def claude_memory(*args: str, env: dict[str, str]) -> dict[str, object]:
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path | None) -> str:
+    if cwd is not None:
+        env = {**env, "PWD": str(cwd)}  # OpenCode takes its folder from PWD, as a shell sets it
     done = subprocess.run(
         command,
         env=env,
@@ -160,3 +166,60 @@ async def test_connect_opencode_is_listed_connected_by_opencode_itself(
     removed = claude_memory("disconnect", "opencode", env=env)
     assert removed["changed"] and json.loads(config.read_text()) == mine
     assert "claude-memory" not in await asyncio.to_thread(opencode, "mcp", "list", env=env)
+
+
+DECISION = (
+    "Decision: POST /invoices is rate limited per API key, 30 requests a minute; calls "
+    "without a key fall back to a per-IP bucket."
+)
+LESSON = "acme-api installs packages with pnpm: run pnpm add, never npm install"
+
+
+async def test_our_plugin_brings_memory_and_lessons_into_a_real_opencode_run(
+    guarded_url: str, service: MemoryService, agent_clis: Path, tmp_path: Path
+) -> None:
+    env = {**opencode_env(agent_clis, tmp_path), "CLAUDE_MEMORY_TOKEN": TOKEN}
+    project = tmp_path / "acme-api"
+    project.mkdir()
+    await service.save(DECISION, project="acme-api", project_path=str(project), kind="distilled")
+    await service.add_lesson(
+        LessonDraft(pattern="npm install", message=LESSON, tool="Bash", strictness="ask")
+    )
+    prompt = "Add the per API key rate limit to POST /invoices, 30 requests a minute."
+    npm = ("bash", {"command": "npm install express-rate-limit", "description": "Install it"})
+    with ScriptedChat([npm], reply="Stopped: this repo uses pnpm.") as model:
+        config = tmp_path / "config" / "opencode" / "opencode.json"
+        config.parent.mkdir(parents=True)
+        provider = {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Stub",
+            "options": {"baseURL": model.base_url, "apiKey": "unused"},
+            "models": {MODEL: {"name": MODEL, "tool_call": True}},
+        }
+        config.write_text(json.dumps({"provider": {"stub": provider}, "model": f"stub/{MODEL}"}))
+        connected = claude_memory("connect", "opencode", "--url", guarded_url, env=env)
+        await asyncio.to_thread(opencode, "run", prompt, env=env, cwd=project)
+        requests = list(model.requests)
+
+    assert connected["hooks"] == [
+        "experimental.chat.messages.transform",
+        "tool.execute.before",
+        "tool.execute.after",
+        "session.idle",
+    ]
+    with_tools = [r for r in requests if r.get("tools")]
+    assert len(with_tools) == 2, "the call, then the answer after its result"
+    first_prompt = json.dumps([m for m in with_tools[0]["messages"] if m["role"] == "user"])
+    assert prompt in first_prompt and "per API key, 30 requests a minute" in first_prompt
+    [result] = [m for m in with_tools[1]["messages"] if m["role"] == "tool"]
+    assert LESSON in json.dumps(result) and "strict lesson from claude-memory" in json.dumps(result)
+
+    # The session goes idle at the end of the run: the plugin has it imported at once.
+    for _ in range(100):
+        turns = await service.list_memories(MemoryFilter(kind="raw", source="opencode"), limit=10)
+        if turns.total:
+            break
+        await asyncio.sleep(0.2)
+    # (`opencode run` stores a message given on its command line in quotes)
+    assert any(prompt in m.content for m in turns.memories)
+    assert {m.project for m in turns.memories} == {"acme-api"}
