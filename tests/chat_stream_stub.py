@@ -16,46 +16,24 @@ gave the model.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.scripted_model import ScriptedModel
 
 MODEL = "stub-coder"
 
 
-class ScriptedChat:
+class ScriptedChat(ScriptedModel):
     def __init__(self, calls: list[tuple[str, dict[str, Any]]], reply: str = "Done.") -> None:
         self.calls = calls
         self.reply = reply
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> ScriptedChat:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        super().__init__()
 
     def chunks(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The stream's chunks answering one request."""
-        with self._lock:
-            self.requests.append(body)
+        number = self.record(body)
         done = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
         if body.get("tools") and done < len(self.calls):
             name, arguments = self.calls[done]
@@ -71,7 +49,7 @@ class ScriptedChat:
         created = int(time.time())
         return [
             {
-                "id": f"chatcmpl-{len(self.requests)}",
+                "id": f"chatcmpl-{number}",
                 "object": "chat.completion.chunk",
                 "created": created,
                 "model": MODEL,
@@ -80,7 +58,7 @@ class ScriptedChat:
             for delta, finish in deltas
         ]
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         chat = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -19,46 +19,23 @@ The SSE events are the three Codex needs for one item (`response.created`,
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.scripted_model import ScriptedModel
 
 SHELL_TOOLS = ("exec_command", "shell_command", "shell")
 
 
-class ScriptedShell:
+class ScriptedShell(ScriptedModel):
     def __init__(self, commands: list[str], reply: str = "Done.") -> None:
         self.commands = commands
         self.reply = reply
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> ScriptedShell:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        super().__init__()
 
     def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The SSE events answering one request."""
-        with self._lock:
-            self.requests.append(body)
-            number = len(self.requests)
+        number = self.record(body)
         items = [item for item in body.get("input", []) if isinstance(item, dict)]
         done = sum(1 for item in items if item.get("type") == "function_call_output")
         if done < len(self.commands):
@@ -91,7 +68,7 @@ class ScriptedShell:
             {"type": "response.completed", "response": {"id": response, "usage": usage}},
         ]
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):

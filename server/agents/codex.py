@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from server.agents.unit import Agent
+from server.agents.unit import configured_by_files
 from server.ingest.codex import CODEX
 from server.jobs.agent_files import (
     read_json_object,
@@ -33,13 +33,10 @@ from server.jobs.agent_hooks import Version, shown, with_hooks
 from server.jobs.connect import (
     SERVER_NAME,
     TOKEN_VARIABLE,
-    AgentChange,
     Connection,
     Edit,
     FileAgent,
     HookSupport,
-    connect_by_files,
-    disconnect_by_files,
     read_text,
 )
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
@@ -127,19 +124,10 @@ FILES = FileAgent(
 )
 
 
-def connect(request: Connection) -> AgentChange:
-    return connect_by_files(FILES, request)
-
-
-def disconnect(request: Connection) -> AgentChange:
-    return disconnect_by_files(FILES, request)
-
-
-AGENT = Agent(
-    format=CODEX,
-    connect=connect,
-    disconnect=disconnect,
-    connect_example="add claude-memory to ~/.codex/config.toml and our hooks to "
+AGENT = configured_by_files(
+    CODEX,
+    FILES,
+    "add claude-memory to ~/.codex/config.toml and our hooks to "
     "~/.codex/hooks.json (trust them in /hooks)",
     hook_events=tuple(event for _, event, _ in HOOK_EVENTS),
     instructions_file="AGENTS.md",

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from server.agents.unit import Agent
+from server.agents.unit import configured_by_files
 from server.ingest.gemini import GEMINI
 from server.jobs.agent_files import (
     read_json_object,
@@ -31,13 +31,10 @@ from server.jobs.agent_hooks import Version, with_hooks
 from server.jobs.connect import (
     BEARER_HEADER,
     SERVER_NAME,
-    AgentChange,
     Connection,
     Edit,
     FileAgent,
     HookSupport,
-    connect_by_files,
-    disconnect_by_files,
 )
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
@@ -104,19 +101,10 @@ FILES = FileAgent(
 )
 
 
-def connect(request: Connection) -> AgentChange:
-    return connect_by_files(FILES, request)
-
-
-def disconnect(request: Connection) -> AgentChange:
-    return disconnect_by_files(FILES, request)
-
-
-AGENT = Agent(
-    format=GEMINI,
-    connect=connect,
-    disconnect=disconnect,
-    connect_example="add claude-memory and our hooks to ~/.gemini/settings.json",
+AGENT = configured_by_files(
+    GEMINI,
+    FILES,
+    "add claude-memory and our hooks to ~/.gemini/settings.json",
     hook_events=tuple(event for _, event, _ in HOOK_EVENTS),
     instructions_file="GEMINI.md",
 )

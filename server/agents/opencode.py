@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from server.agents.unit import Agent
+from server.agents.unit import configured_by_files
 from server.ingest.opencode import OPENCODE
 from server.jobs.agent_files import (
     AgentFileError,
@@ -40,13 +40,10 @@ from server.jobs.agent_files import (
 from server.jobs.connect import (
     SERVER_NAME,
     TOKEN_VARIABLE,
-    AgentChange,
     Connection,
     Edit,
     FileAgent,
     HookSupport,
-    connect_by_files,
-    disconnect_by_files,
     read_text,
 )
 
@@ -122,19 +119,10 @@ FILES = FileAgent(
 )
 
 
-def connect(request: Connection) -> AgentChange:
-    return connect_by_files(FILES, request)
-
-
-def disconnect(request: Connection) -> AgentChange:
-    return disconnect_by_files(FILES, request)
-
-
-AGENT = Agent(
-    format=OPENCODE,
-    connect=connect,
-    disconnect=disconnect,
-    connect_example="add claude-memory to ~/.config/opencode/opencode.json and our plugin to "
+AGENT = configured_by_files(
+    OPENCODE,
+    FILES,
+    "add claude-memory to ~/.config/opencode/opencode.json and our plugin to "
     "~/.config/opencode/plugins/",
     instructions_file="AGENTS.md",
 )

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from server.ingest.agent_format import AgentFormat
-from server.jobs.connect import AgentChange, Connection
+from server.jobs.connect import (
+    AgentChange,
+    Connection,
+    FileAgent,
+    connect_by_files,
+    disconnect_by_files,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,3 +33,22 @@ class Agent:
     def name(self) -> str:
         """The name on the command line, in hooks and on every row it brings: its source."""
         return self.format.source
+
+
+def configured_by_files(
+    format: AgentFormat,
+    files: FileAgent,
+    connect_example: str,
+    *,
+    hook_events: tuple[str, ...] = (),
+    instructions_file: str | None = None,
+) -> Agent:
+    """An agent that connect reaches through its own files (jobs/connect.connect_by_files)."""
+    return Agent(
+        format=format,
+        connect=partial(connect_by_files, files),
+        disconnect=partial(disconnect_by_files, files),
+        connect_example=connect_example,
+        hook_events=hook_events,
+        instructions_file=instructions_file,
+    )
