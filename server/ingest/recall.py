@@ -7,7 +7,10 @@
   most RECALL_MAX_HITS of them, cut to fit RECALL_MAX_CHARS; nothing relevant gives an empty
   answer, so the hook stays silent. Each fact is shown in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
-  when the change is recent. Raw turns of the same session are skipped (the
+  when the change is recent. When the server shares the machine (single-user mode), the
+  memories picked are checked against the session's working tree first
+  (server/ingest/recall_check.py): orphaned ones are left out, drifted ones go last and say
+  what changed. Raw turns of the same session are skipped (the
   model still has them in context), and a memory reaches a session at most once: the ids
   already injected are kept per user and session in an in-memory map (`InjectedMemories`, 24 h
   per session), so a teammate who sends another user's session id neither holds back that
@@ -23,7 +26,7 @@ contains it, so a session started in a sub-folder of a repository still finds it
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +40,7 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
+from server.ingest.recall_check import WorkingTrees
 from server.ingest.tool_calls import call_from_hook
 from server.service.face import MemoryApi
 
@@ -86,6 +90,7 @@ class HookRecall:
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
         self.injected = InjectedMemories()
+        self.trees = WorkingTrees()
 
     async def session_start(self, session_id: str, cwd: str, source: str) -> StartupContext:
         """The startup context for the project of `cwd` (general context when unknown)."""
@@ -117,7 +122,8 @@ class HookRecall:
             if hit.id not in seen
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
-        text, shown = recall_markdown(relevant[: self.max_hits], self.max_chars)
+        checked, drift = await self.trees.checked(cwd, relevant[: self.max_hits])
+        text, shown = recall_markdown(checked, self.max_chars, drift)
         if session_id and shown:
             self.injected.add(session_id, shown)
         logger.info(
@@ -198,12 +204,16 @@ def current_versions(hits: Sequence[SearchHit], threshold: float) -> list[Search
     ]
 
 
-def recall_markdown(hits: Sequence[SearchHit], max_chars: int) -> tuple[str, list[int]]:
+def recall_markdown(
+    hits: Sequence[SearchHit], max_chars: int, drift: Mapping[int, str] | None = None
+) -> tuple[str, list[int]]:
     """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
 
     Each hit gets an equal share of the budget and is cut to it, so the first long one cannot
-    crowd out the rest.
+    crowd out the rest. A hit the working tree no longer agrees with carries its `drift` note
+    ("drifted: go is now 1.23 (was 1.22)") before its text.
     """
+    drift = drift or {}
     if not hits:
         return "", []
     head = f"{RECALL_TITLE}\n\n_{HEADER}_\n"
@@ -218,7 +228,10 @@ def recall_markdown(hits: Sequence[SearchHit], max_chars: int) -> tuple[str, lis
         room = share - len(label) - 1
         if room < 40:
             break
-        text = changed_note(hit.supersedes, hit.created_at) + " ".join(hit.content.split())
+        checked = f"({drift[hit.id]}) " if hit.id in drift else ""
+        text = (
+            checked + changed_note(hit.supersedes, hit.created_at) + " ".join(hit.content.split())
+        )
         if len(text) > room:
             text = text[: room - 1].rstrip() + "…"
         lines.append(label + text)

@@ -447,7 +447,7 @@ async def test_a_reset_failures_prefix_of_percent_matches_no_session(
     http: httpx.AsyncClient, module_service: MemoryService, corpus: Corpus
 ) -> None:
     """Session ids are matched by prefix; `%` is a character, not a LIKE wildcard."""
-    failures = await module_service.record_distill_failure(SESSION, "scripted failure")
+    failures = await module_service.learning.record_distill_failure(SESSION, "scripted failure")
 
     response = await http.post("/api/sessions/reset-failures", json={"session": "%"})
 

@@ -1,0 +1,105 @@
+"""Prompt recall checked against the code (issue #37's first step), through the hook route on a
+real git repository made in the test (tests/git_history.py): drifted memories say what changed
+and come last, the orphaned one is left out, untouched facts are told as before; without the
+tree, or on a team's server, nothing is checked and nothing is lost."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.app import create_app
+from server.core.access import Viewer, acting_as
+from server.core.config import Settings
+from server.ingest.recall_check import WorkingTrees
+from server.service.memory import MemoryService
+from tests.db_fixtures import serving
+from tests.git_history import MEMORIES_WRITTEN, acme_repository
+
+FACTS = {
+    "go": "The Go toolchain is pinned to go 1.22 in `go.mod`.",
+    "timeout": "`HTTP_TIMEOUT=30s` in `.env.example` bounds every outgoing call.",
+    "jwt": "Tokens are verified by VerifyToken() in internal/auth/jwt.go.",
+    "runbook": "The on-call steps are written down in docs/runbook.md.",
+    "errors": "Call `sendProblem()` from src/errors.ts for every error response.",
+}
+PROMPT = (
+    "Remind me about the Go toolchain pin in go.mod, HTTP_TIMEOUT in .env.example, token "
+    "verification in internal/auth/jwt.go, the on-call runbook and sendProblem() errors."
+)
+
+
+@pytest.fixture
+async def repo(service: MemoryService, tmp_path: Path) -> Path:
+    repo = acme_repository(tmp_path / "acme-api")
+    for fact in FACTS.values():
+        await service.save(
+            fact,
+            project="acme-api",
+            project_path=str(repo),
+            kind="distilled",
+            created_at=MEMORIES_WRITTEN,
+        )
+    return repo
+
+
+@pytest.fixture
+async def recall_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
+    wide = replace(settings, recall_threshold=0.05, recall_max_hits=8, recall_max_chars=6_000)
+    async with serving(create_app(wide, service)) as url:
+        yield url
+
+
+async def recall(url: str, cwd: Path, session: str) -> str:
+    async with httpx.AsyncClient(base_url=url) as http:
+        answer = await http.post(
+            "/api/hooks/prompt", json={"session_id": session, "cwd": str(cwd), "prompt": PROMPT}
+        )
+    assert answer.status_code == 200
+    context: str = answer.json()["additionalContext"]
+    return context
+
+
+def line_of(context: str, fact: str) -> str | None:
+    return next((line for line in context.splitlines() if fact in line), None)
+
+
+async def test_recall_marks_drift_leaves_out_the_orphaned_and_keeps_the_rest(
+    repo: Path, recall_url: str
+) -> None:
+    context = await recall(recall_url, repo / "internal", "s-checked")
+
+    go, timeout, jwt = (line_of(context, FACTS[k]) for k in ("go", "timeout", "jwt"))
+    errors = line_of(context, FACTS["errors"])
+    assert go is not None and "(drifted: go is now 1.23 (was 1.22))" in go
+    assert timeout is not None and "HTTP_TIMEOUT is now 45s (was 30s)" in timeout
+    assert jwt is not None and "internal/auth/jwt.go was renamed to internal/auth/tokens.go" in jwt
+    assert errors is not None and "drifted" not in errors
+    assert line_of(context, FACTS["runbook"]) is None, "its only file is gone"
+    lines = context.splitlines()
+    assert lines.index(errors) < min(lines.index(go), lines.index(timeout), lines.index(jwt))
+
+
+async def test_without_the_tree_everything_is_told_unchecked(
+    repo: Path, recall_url: str, tmp_path: Path
+) -> None:
+    context = await recall(recall_url, tmp_path / "elsewhere", "s-unchecked")
+
+    assert all(line_of(context, fact) for fact in FACTS.values())
+    assert "drifted" not in context
+
+
+async def test_a_teams_server_does_not_read_its_own_disk_for_a_hook(
+    repo: Path, service: MemoryService
+) -> None:
+    found = await service.search_hybrid(PROMPT, limit=10)
+    teammate = Viewer(user_id=7, name="mallory", projects=None)
+
+    with acting_as(teammate):
+        hits, drift = await WorkingTrees().checked(str(repo), found.hits)
+
+    assert [h.id for h in hits] == [h.id for h in found.hits] and drift == {}
