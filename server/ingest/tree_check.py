@@ -7,8 +7,9 @@ anchor is checked:
 - a **path** holds when it exists under the tree. A missing one was deleted or renamed if git
   says so since the memory was written (one `git log`, for all the memories of a check);
   otherwise it is left unchecked: a file named without its folder may live anywhere.
-- a **symbol** holds when it still occurs in a file the same memory names; without such a
-  file it is left unchecked (the tree is not searched).
+- a **symbol** holds when it still occurs in a file the same memory names, and drifted when
+  none of them has it any more; without such a file it is left unchecked (the tree is not
+  searched).
 - a **setting** holds when a file the memory names still gives the key that value; another
   value is the news (drifted, with the value now); a key no longer there is left unchecked.
 - a **version** holds when the project's manifests (go.mod, package.json, pyproject.toml,
@@ -77,6 +78,8 @@ class MemoryCheck:
             if f.kind == "path":
                 moved = f"renamed to {f.now}" if f.now else "deleted"
                 said.append(f"{f.name} was {moved}" + (f" in {f.commit}" if f.commit else ""))
+            elif f.kind == "symbol":
+                said.append(f"{f.name} is no longer in the files it names")
             else:
                 said.append(f"{f.name} is now {f.now} (was {f.stated})")
         return f"{self.verdict}: " + "; ".join(said) if said else self.verdict
@@ -131,6 +134,8 @@ class TreeChecker:
             elif kind == "symbol" and texts:
                 if any(re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", t) for t in texts):
                     held += 1
+                else:
+                    findings.append(Finding("symbol", name, None, None))
             elif kind == "setting" and texts and value is not None:
                 now = _setting_value(name, texts)
                 if now == value:
@@ -144,7 +149,7 @@ class TreeChecker:
                 else:
                     findings.append(Finding("version", name, value, now))
         checked = held + len(findings)
-        if any(f.kind != "path" or f.now for f in findings):
+        if any(f.kind != "path" or f.now for f in findings):  # something changed, not gone
             return MemoryCheck("drifted", checked, findings)
         if gone and not held:
             return MemoryCheck("orphaned", checked, findings)

@@ -53,6 +53,13 @@ def test_a_memory_about_a_deleted_file_is_orphaned(repo: Path) -> None:
     assert checked.verdict == "orphaned" and "docs/runbook.md was deleted" in checked.note()
 
 
+def test_a_symbol_gone_from_the_file_it_names_is_drift(repo: Path) -> None:
+    checked = verdict(repo, "Call `sendError()` from src/errors.ts for every error response.")
+
+    assert checked.verdict == "drifted"
+    assert checked.note() == "drifted: sendError is no longer in the files it names"
+
+
 def test_untouched_facts_are_fresh(repo: Path) -> None:
     assert verdict(repo, "Call `sendProblem()` from src/errors.ts for every error.").verdict == (
         "fresh"
