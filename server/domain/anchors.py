@@ -60,7 +60,7 @@ _KNOWN_FILES = frozenset((
     "Tiltfile",
 ))  # fmt: skip
 _PATH_TOKEN = re.compile(r"(?<![\w@:/.~-])(?:~/|\.{1,2}/|/)?[\w.@+-]+(?:/[\w.@+-]*)*")
-_DOTFILE = re.compile(r"^\.[A-Za-z][\w-]*(?:\.[\w-]+)*$")
+_DOTFILE = re.compile(r"^\.[a-z][\w-]*(?:\.[\w-]+)*$")  # .env, .npmrc; `.Seen` is a field
 # Product names written like files ("Node.js", "Vue.js") are not paths in prose; in backticks
 # a capitalised file (`App.tsx`) is one.
 _PRODUCT = re.compile(r"^[A-Z][A-Za-z]*\.(?:js|ts)$")
@@ -191,6 +191,7 @@ def _looks_like_host(token: str) -> bool:
 
 
 def _unquoted(value: str) -> str:
+    """A stated value without its quotes, or without the sentence's punctuation after it."""
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return value[1:-1]
-    return value
+    return value.rstrip(".,;:!?)")

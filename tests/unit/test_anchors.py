@@ -42,6 +42,7 @@ def kinds(text: str) -> list[tuple[str, str, str | None]]:
         ]),
         ("run it with `pytest --maxfail=1 -q`", [("setting", "--maxfail", "1")]),
         ("the `InvoiceService.create` method", [("symbol", "InvoiceService.create", None)]),
+        ("We set GOMEMLIMIT=900MiB. It held.", [("setting", "GOMEMLIMIT", "900MiB")]),
         ("Build with the Dockerfile, then Makefile targets", [
             ("path", "Dockerfile", None), ("path", "Makefile", None)
         ]),
@@ -61,6 +62,7 @@ def test_what_a_memory_names_about_the_code(text: str, expected: list[object]) -
         "Use Node.js and Vue.js, e.g. for the admin UI.",
         "Ask api.example.com; it answers within seconds.",
         "`pnpm install --frozen-lockfile`",
+        "dedup keeps a `.Seen` map and a .Seen field",
         "a plain sentence about nothing in particular",
     ],
 )
