@@ -45,6 +45,7 @@ from server.core.models.memories import (
 from server.core.models.search import SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import RecentContext, StartupContext
+from server.ingest.recall_check import WORKING_TREES
 from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter
 from server.schemas.learning import (
     FindDuplicates,
@@ -206,7 +207,7 @@ def build_mcp() -> FastMCP:
     async def semantic_search(args: SemanticSearch) -> SearchResult:
         """Find memories close in meaning to a question, even in other words."""
         with tool_errors():
-            return await service().search_semantic(
+            result = await service().search_semantic(
                 args.query,
                 limit=args.limit,
                 min_similarity=args.min_similarity,
@@ -218,13 +219,14 @@ def build_mcp() -> FastMCP:
                     with_general=not args.project_only,
                 ),
             )
+            return await WORKING_TREES.with_verdicts(result, args.cwd)
 
     @mcp.tool(annotations=READ_ONLY)
     @arguments(KeywordSearch)
     async def search_memories(args: KeywordSearch) -> SearchResult:
         """Keyword search: exact words and identifiers (ERR_POOL_TIMEOUT, --frozen-lockfile)."""
         with tool_errors():
-            return await service().search_keyword(
+            result = await service().search_keyword(
                 args.query,
                 limit=args.limit,
                 where=await _filter(
@@ -235,6 +237,7 @@ def build_mcp() -> FastMCP:
                     with_general=not args.project_only,
                 ),
             )
+            return await WORKING_TREES.with_verdicts(result, args.cwd)
 
     @mcp.tool(annotations=READ_ONLY)
     @arguments(HybridSearch)
@@ -248,13 +251,14 @@ def build_mcp() -> FastMCP:
                 source=args.source,
                 with_general=not args.project_only,
             )
-            return await service().search_hybrid(
+            result = await service().search_hybrid(
                 args.query,
                 limit=args.limit,
                 keyword_weight=args.keyword_weight,
                 semantic_weight=args.semantic_weight,
                 where=replace(where, include_archived=args.include_archived),
             )
+            return await WORKING_TREES.with_verdicts(result, args.cwd)
 
     @mcp.tool(annotations=READ_ONLY)
     @arguments(MemoryListPage)

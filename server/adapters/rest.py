@@ -23,6 +23,7 @@ from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.core.models.search import SearchResult
+from server.ingest.recall_check import WORKING_TREES
 from server.schemas import learning, memories, search, sessions
 from server.service.face import MemoryApi
 
@@ -208,7 +209,7 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
                 min_similarity=body.min_similarity or 0.0,
                 where=where,
             )
-        return JSONResponse(search_body(result))
+        return JSONResponse(search_body(await WORKING_TREES.with_verdicts(result, body.cwd)))
 
     async def export(query: memories.ExportQuery) -> Response:
         chunks = await service.export(await resolved(query.memory_filter()), query.format)

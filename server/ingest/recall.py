@@ -40,7 +40,7 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
-from server.ingest.recall_check import WorkingTrees
+from server.ingest.recall_check import WORKING_TREES
 from server.ingest.tool_calls import call_from_hook
 from server.service.face import MemoryApi
 
@@ -90,7 +90,7 @@ class HookRecall:
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
         self.injected = InjectedMemories()
-        self.trees = WorkingTrees()
+        self.trees = WORKING_TREES
 
     async def session_start(self, session_id: str, cwd: str, source: str) -> StartupContext:
         """The startup context for the project of `cwd` (general context when unknown)."""

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
 from cachetools import LRUCache
 
 from server.core.access import current_viewer
-from server.core.models.search import SearchHit
+from server.core.models.search import SearchHit, SearchResult
 from server.core.redact import redact
 from server.domain.anchors import anchors_of
 from server.ingest.tree_check import MemoryCheck, TreeChecker
@@ -33,18 +34,19 @@ MAX_TREES = 32  # checkers kept (each remembers the files it read, by modificati
 
 
 class WorkingTrees:
-    """Checks recalled memories against the tree of a hook's `cwd`; one per app."""
+    """Checks memories against the tree of a `cwd`; the checkers it keeps remember the files
+    they read (by path and mtime), so one per process (WORKING_TREES) serves the hooks, REST
+    and MCP."""
 
     def __init__(self) -> None:
         self._checkers: LRUCache[Path, TreeChecker] = LRUCache(MAX_TREES)
 
-    async def checked(
-        self, cwd: str, hits: Sequence[SearchHit]
-    ) -> tuple[list[SearchHit], dict[int, str]]:
-        """`hits` without the orphaned ones, drifted ones last; and a note per drifted id."""
+    async def verdicts(self, cwd: str, hits: Sequence[SearchHit]) -> list[MemoryCheck] | None:
+        """Each hit's check against the tree of `cwd`; None when nothing could be checked
+        (a team's server, no such folder here, or the budget ran out)."""
         root = _tree_root(cwd) if current_viewer() is None else None
         if root is None or not hits:
-            return list(hits), {}
+            return None
         checker = self._checkers.get(root)
         if checker is None:
             checker = self._checkers[root] = TreeChecker(root)
@@ -56,24 +58,54 @@ class WorkingTrees:
         with anyio.move_on_after(CHECK_BUDGET_SECONDS):
             checks = await anyio.to_thread.run_sync(checker.check, memories, abandon_on_cancel=True)
         if checks is None:
-            logger.info("recall check of %s ran out of time; memories go out unchecked", root)
+            logger.info("the check of %s ran out of time; memories go out unchecked", root)
+        return checks
+
+    async def with_verdicts(self, result: SearchResult, cwd: str | None) -> SearchResult:
+        """A search's hits, in the same order, each with its verdict against `cwd`'s tree."""
+        if cwd is None:
+            return result
+        checks = await self.verdicts(cwd, result.hits)
+        if checks is None:
+            return replace(result, hits=[replace(h, verdict="unchecked") for h in result.hits])
+        hits = [
+            replace(hit, verdict=check.verdict, verdict_note=_note(check))
+            for hit, check in zip(result.hits, checks, strict=True)
+        ]
+        return replace(result, hits=hits)
+
+    async def checked(
+        self, cwd: str, hits: Sequence[SearchHit]
+    ) -> tuple[list[SearchHit], dict[int, str]]:
+        """`hits` without the orphaned ones, drifted ones last; and a note per drifted id."""
+        checks = await self.verdicts(cwd, hits)
+        if checks is None:
             return list(hits), {}
-        kept = [(hit, check) for hit, check in zip(hits, checks, strict=True)]
+        kept = list(zip(hits, checks, strict=True))
         fresh = [hit for hit, check in kept if check.verdict in ("fresh", "unchecked")]
         drifted = [hit for hit, check in kept if check.verdict == "drifted"]
-        notes = {
-            hit.id: redact(check.note()).text for hit, check in kept if check.verdict == "drifted"
-        }
+        notes = {hit.id: note for hit, check in kept if (note := _note(check))}
         return fresh + drifted, notes
+
+
+WORKING_TREES = WorkingTrees()
+
+
+def _note(check: MemoryCheck) -> str | None:
+    """What changed, redacted like anything else shown (a value read from a file)."""
+    return redact(check.note()).text if check.verdict in ("drifted", "orphaned") else None
 
 
 def _tree_root(cwd: str) -> Path | None:
     """The repository's top folder holding `cwd` (or `cwd` itself outside one); None if no such
     folder is on this machine."""
     folder = Path(cwd.strip()) if cwd.strip() else None
-    if folder is None or not folder.is_absolute() or not folder.is_dir():
+    try:
+        if folder is None or not folder.is_absolute() or not folder.is_dir():
+            return None
+        for candidate in (folder, *folder.parents):
+            if (candidate / ".git").exists():
+                return candidate
+    except (OSError, ValueError):  # a name too long for the system, a NUL byte
         return None
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
     return folder

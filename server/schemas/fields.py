@@ -68,8 +68,8 @@ SourceFilter = Annotated[
     str | None,
     BeforeValidator(_blank_to_none),
     Field(
-        description="Only memories from this source: an agent (claude-code, codex, gemini; with"
-        " what was distilled from its sessions) or a way in (api, distill, ...)."
+        description="Only memories from this source: an agent (claude-code, codex, gemini,"
+        " opencode; with what was distilled from its sessions) or a way in (api, distill, ...)."
     ),
 ]
 
@@ -79,6 +79,24 @@ Time = Annotated[
     datetime | None,
     BeforeValidator(_time),
     WithJsonSchema({"type": "string", "description": f"{TIME_TEXT}."}),
+]
+def _folder(value: object) -> object:
+    value = _blank_to_none(value)
+    if isinstance(value, str) and len(value) > MAX_FOLDER_CHARS:
+        raise ValueError(f"at most {MAX_FOLDER_CHARS} characters")
+    return value
+
+
+MAX_FOLDER_CHARS = 4096
+WorkingTree = Annotated[
+    str | None,
+    BeforeValidator(_folder),
+    Field(
+        description="The working folder of the code these memories are about (the session's"
+        " cwd), on the server's machine: each hit then says whether the code still agrees with"
+        " it (verdict: fresh, drifted, orphaned or unchecked, and what changed). Checked on a"
+        " single-user server only; a team's server answers unchecked.",
+    ),
 ]
 Since = Annotated[
     datetime | None,

@@ -24,6 +24,7 @@ from server.schemas.fields import (
     SourceFilter,
     TagFilter,
     Unit,
+    WorkingTree,
 )
 
 SearchMode = Literal["hybrid", "semantic", "keyword"]
@@ -43,6 +44,7 @@ class KeywordSearch(Shape):
     source: SourceFilter = None
     since: Since = None
     before: Before = None
+    cwd: WorkingTree = None
 
 
 class SemanticSearch(KeywordSearch):

@@ -1,7 +1,8 @@
-"""Prompt recall checked against the code (issue #37's first step), through the hook route on a
-real git repository made in the test (tests/git_history.py): drifted memories say what changed
-and come last, the orphaned one is left out, untouched facts are told as before; without the
-tree, or on a team's server, nothing is checked and nothing is lost."""
+"""Memories checked against the code (issue #37), on a real git repository made in the test
+(tests/git_history.py). Through the prompt hook: drifted memories say what changed and come
+last, the orphaned one is left out, untouched facts are told as before; without the tree, or
+on a team's server, nothing is checked and nothing is lost. Through REST and MCP searches given
+a `cwd`: every hit carries its verdict, the same over both."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastmcp import Client
 
 from server.app import create_app
 from server.core.access import Viewer, acting_as
@@ -103,3 +105,35 @@ async def test_a_teams_server_does_not_read_its_own_disk_for_a_hook(
         hits, drift = await WorkingTrees().checked(str(repo), found.hits)
 
     assert [h.id for h in hits] == [h.id for h in found.hits] and drift == {}
+
+
+async def test_searches_given_a_cwd_carry_each_hits_verdict_over_rest_and_mcp(
+    repo: Path, recall_url: str
+) -> None:
+    question = {"query": PROMPT, "limit": 10, "project": "acme-api"}
+    async with httpx.AsyncClient(base_url=recall_url) as http:
+        plain = (await http.post("/api/search", json=question)).json()["hits"]
+        checked = (await http.post("/api/search", json={**question, "cwd": str(repo)})).json()
+    async with Client(f"{recall_url}/mcp") as mcp:
+        tool = await mcp.call_tool("hybrid_search", {**question, "cwd": str(repo)})
+    over_mcp = tool.structured_content["hits"]  # type: ignore[index]
+
+    verdicts = {hit["content"]: hit["verdict"] for hit in checked["hits"]}
+    assert verdicts == {
+        FACTS["go"]: "drifted",
+        FACTS["timeout"]: "drifted",
+        FACTS["jwt"]: "drifted",
+        FACTS["runbook"]: "orphaned",
+        FACTS["errors"]: "fresh",
+    }
+    notes = {hit["content"]: hit["verdict_note"] for hit in checked["hits"]}
+    assert (
+        notes[FACTS["runbook"]]
+        == "orphaned: docs/runbook.md was deleted in " + notes[FACTS["runbook"]].rsplit(" ", 1)[-1]
+    )
+    assert notes[FACTS["errors"]] is None
+    assert [h["id"] for h in checked["hits"]] == [h["id"] for h in plain], "the order stays"
+    assert {h["verdict"] for h in plain} == {None}
+    assert {(h["id"], h["verdict"]) for h in over_mcp} == {
+        (h["id"], h["verdict"]) for h in checked["hits"]
+    }

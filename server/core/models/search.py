@@ -26,6 +26,9 @@ class SearchHit:
     `supersedes` / `superseded_by`: the older and newer versions of the hit's fact, and
     `version_note` why the ranking moved this version (server/domain/versions.py); `time_note` that
     it is from the period the question names (server/domain/query_dates.py).
+    `verdict` / `verdict_note`: whether the working tree a search named (`cwd`) still agrees
+    with what the hit says about the code (fresh, drifted, orphaned, unchecked) and, when it
+    drifted or is orphaned, what changed (server/ingest/recall_check.py); None without a `cwd`.
     """
 
     id: int
@@ -47,6 +50,8 @@ class SearchHit:
     time_note: str | None = None
     owner: str | None = None  # who saved it, on a team's server (Memory.owner)
     visibility: str = "shared"
+    verdict: str | None = None
+    verdict_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
