@@ -31,7 +31,6 @@ import argparse
 import asyncio
 import json
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +50,7 @@ from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.ingest.tree_check import TreeChecker  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
+from tests.git_history import git  # noqa: E402
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 CALL_SIZE = 10  # memories per prompt-recall call, as the hook checks them
@@ -120,21 +120,6 @@ def write_tree(repo: Path, tree: Tree) -> None:
             path.unlink()
     for doc in tree.docs:
         (repo / "docs" / f"{doc}.md").write_text(f"# {doc.title()}\n")
-
-
-def git(repo: Path, *args: str, when: datetime) -> None:
-    stamp = when.isoformat()
-    env = {
-        "GIT_AUTHOR_DATE": stamp,
-        "GIT_COMMITTER_DATE": stamp,
-        "GIT_AUTHOR_NAME": "Dev",
-        "GIT_AUTHOR_EMAIL": "dev@example.com",
-        "GIT_COMMITTER_NAME": "Dev",
-        "GIT_COMMITTER_EMAIL": "dev@example.com",
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo),
-    }
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
 
 
 def bump(version: str, rng: random.Random) -> str:

@@ -16,10 +16,12 @@ from pathlib import Path
 MEMORIES_WRITTEN = datetime(2026, 3, 1, tzinfo=UTC)
 
 
-def git(repo: Path, *args: str, when: str = "2026-03-02T10:00:00+00:00") -> None:
+def git(repo: Path, *args: str, when: str | datetime = "2026-03-02T10:00:00+00:00") -> None:
+    """Run git in `repo` as a fixed author, at `when`, with nothing of the user's config."""
+    stamp = when.isoformat() if isinstance(when, datetime) else when
     env = {
-        "GIT_AUTHOR_DATE": when,
-        "GIT_COMMITTER_DATE": when,
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_DATE": stamp,
         "GIT_AUTHOR_NAME": "Dev",
         "GIT_AUTHOR_EMAIL": "dev@example.com",
         "GIT_COMMITTER_NAME": "Dev",

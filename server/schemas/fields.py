@@ -80,6 +80,8 @@ Time = Annotated[
     BeforeValidator(_time),
     WithJsonSchema({"type": "string", "description": f"{TIME_TEXT}."}),
 ]
+
+
 def _folder(value: object) -> object:
     value = _blank_to_none(value)
     if isinstance(value, str) and len(value) > MAX_FOLDER_CHARS:
