@@ -90,9 +90,10 @@ export const ClaudeMemory = async ({ directory }) => {
       }
       for (const message of prompts) {
         const text = memory.get(message.info.id);
-        if (!text) continue;
+        const id = `${message.info.id}-claude-memory`;
+        if (!text || message.parts.some((part) => part.id === id)) continue;
         message.parts.push({
-          id: `${message.info.id}-claude-memory`,
+          id,
           sessionID: message.info.sessionID,
           messageID: message.info.id,
           type: "text",

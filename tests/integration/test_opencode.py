@@ -211,6 +211,11 @@ async def test_our_plugin_brings_memory_and_lessons_into_a_real_opencode_run(
     assert len(with_tools) == 2, "the call, then the answer after its result"
     first_prompt = json.dumps([m for m in with_tools[0]["messages"] if m["role"] == "user"])
     assert prompt in first_prompt and "per API key, 30 requests a minute" in first_prompt
+    told = [  # what memory added goes with its prompt on every model call, and only once
+        json.dumps([m for m in r["messages"] if m["role"] == "user"]).count(DECISION[-40:])
+        for r in with_tools
+    ]
+    assert told[0] >= 1 and told == [told[0]] * len(told)
     [result] = [m for m in with_tools[1]["messages"] if m["role"] == "tool"]
     assert LESSON in json.dumps(result) and "strict lesson from claude-memory" in json.dumps(result)
 
