@@ -49,13 +49,12 @@ from server.core.errors import InvalidInput
 from server.core.models.journal import ERROR_CHARS, OUTPUT_PREVIEW_CHARS
 from server.ingest.agent_format import AgentFormat
 from server.ingest.discovery import TranscriptFile
+from server.ingest.hook_sessions import absolute_path
 from server.ingest.opencode_db import (
     SessionRecords,
     SessionRow,
-    child_sessions,
     session_records,
     session_rows,
-    session_size,
 )
 from server.ingest.prose import clean
 from server.ingest.tool_calls import output_excerpt, tool_target
@@ -115,9 +114,9 @@ def _file(
 
 def checked_opencode_session(raw: str) -> Path:
     """A session a hook names: `<data folder>/opencode*.db/<session id>`, the file existing."""
-    path = Path(raw)
+    path = absolute_path(raw)
     db = path.parent
-    if not (path.is_absolute() and db.match(DB_PATTERN) and path.name.startswith("ses_")):
+    if not (db.match(DB_PATTERN) and path.name.startswith("ses_")):
         raise InvalidInput(
             "transcript_path must name an OpenCode session: <data folder>/opencode.db/ses_…"
         )
@@ -127,15 +126,14 @@ def checked_opencode_session(raw: str) -> Path:
 
 
 def opencode_session_files(path: Path, session_id: str) -> list[TranscriptFile]:
-    """A session and its sub-agents' sessions, each with its size now."""
+    """A session and its sub-agents' sessions, each with its size now (one read of the
+    database's session list)."""
     db, own_id = path.parent, path.name
-    files = []
-    for child in [own_id, *child_sessions(db, own_id)]:
-        size = session_size(db, child)
-        if size is not None:
-            parent = None if child == own_id else own_id
-            files.append(_file(db, child, parent, "", size))
-    return files
+    return [
+        _file(db, row.id, row.parent_id, row.directory, row.size)
+        for row in session_rows(db)
+        if row.id == own_id or row.parent_id == own_id
+    ]
 
 
 def read_opencode_session(path: Path, start_offset: int = 0) -> TranscriptChunk:

@@ -33,7 +33,6 @@ _MESSAGES = """
 SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id
 """
 _PARTS = "SELECT message_id, id, data FROM part WHERE session_id = ? ORDER BY message_id, id"
-_CHILDREN = "SELECT id FROM session WHERE parent_id = ? ORDER BY time_created, id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,17 +79,6 @@ def session_rows(db: Path) -> list[SessionRow]:
     with _opened(db) as connection:
         rows = connection.execute(_SIZES).fetchall()
     return [SessionRow(str(i), p, str(d or ""), int(size or 0)) for i, p, d, size in rows]
-
-
-def session_size(db: Path, session_id: str) -> int | None:
-    """One session's size, or None when `db` has no such session."""
-    return next((row.size for row in session_rows(db) if row.id == session_id), None)
-
-
-def child_sessions(db: Path, session_id: str) -> list[str]:
-    """The sessions a session's sub-agents (its task tool) ran in."""
-    with _opened(db) as connection:
-        return [str(row[0]) for row in connection.execute(_CHILDREN, (session_id,))]
 
 
 def session_records(db: Path, session_id: str) -> SessionRecords | None:

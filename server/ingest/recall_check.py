@@ -47,13 +47,15 @@ class WorkingTrees:
         root = _tree_root(cwd) if current_viewer() is None else None
         if root is None or not hits:
             return None
-        checker = self._checkers.get(root)
-        if checker is None:
-            checker = self._checkers[root] = TreeChecker(root)
         memories = [
             ([(a.kind, a.name, a.value) for a in anchors_of(hit.content)], hit.created_at)
             for hit in hits
         ]
+        if not any(anchors for anchors, _ in memories):
+            return [MemoryCheck("unchecked", 0) for _ in hits]  # nothing to read: no thread
+        checker = self._checkers.get(root)
+        if checker is None:
+            checker = self._checkers[root] = TreeChecker(root)
         checks: list[MemoryCheck] | None = None
         with anyio.move_on_after(CHECK_BUDGET_SECONDS):
             checks = await anyio.to_thread.run_sync(checker.check, memories, abandon_on_cancel=True)
