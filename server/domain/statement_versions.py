@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from server.core.models.search import SearchHit
+from server.domain.statements import statement_spans
 from server.domain.supersession_rules import Statement, read_statement, replacement_reason, stem
 from server.domain.versions import lift_newer
 
@@ -35,8 +36,6 @@ OLDER_PLACES = 3
 # read as if it passed every gate, and the caller checks the real similarity afterwards.
 UNGATED = 1.0
 
-_LINE = re.compile(r"\n+")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*-])")
 _PIECE = re.compile(r"[a-z0-9]+")
 _COMMON_WORDS = (
     "the and for with from that this what which when where how our your are was were does "
@@ -63,18 +62,10 @@ CACHED_TEXTS = 4096
 @lru_cache(maxsize=CACHED_TEXTS)
 def statements(text: str) -> tuple[str, ...]:
     """The text's lines and sentences, each cut to MAX_STATEMENT_CHARS; headings dropped."""
-    found: list[str] = []
-    for line in _LINE.split(text):
-        line = line.strip(" \t-*|#>")
-        if not line:
-            continue
-        for sentence in _SENTENCE.split(line):
-            sentence = sentence.strip()
-            if len(sentence) >= 8:
-                found.append(sentence[:MAX_STATEMENT_CHARS])
-            if len(found) >= MAX_STATEMENTS:
-                return tuple(found)
-    return tuple(found)
+    return tuple(
+        text[span.start : span.end][:MAX_STATEMENT_CHARS]
+        for span in statement_spans(text)[:MAX_STATEMENTS]
+    )
 
 
 @lru_cache(maxsize=CACHED_TEXTS * 4)

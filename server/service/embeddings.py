@@ -19,6 +19,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -27,6 +28,7 @@ import numpy as np
 from server.core.config import DEFAULT_EMBEDDING_MODEL
 from server.core.errors import EmbeddingUnavailable, StartupError
 from server.core.models.vectors import WAITING_FOR_VECTOR, DocumentVectors, Window
+from server.domain.statements import unit_spans
 from server.service.embedding_profiles import PLAIN, EmbeddingProfile
 
 logger = logging.getLogger(__name__)
@@ -195,8 +197,15 @@ class Embedder(ABC):
         """`encode_queries` in a worker thread."""
         return await anyio.to_thread.run_sync(self.encode_queries, list(texts))
 
-    def embed_documents(self, texts: Sequence[str]) -> list[DocumentVectors]:
-        """Vectors for texts of any length, long ones split into windows; one encode call."""
+    def embed_documents(
+        self, texts: Sequence[str], *, context_from: int | None = None
+    ) -> list[DocumentVectors]:
+        """Vectors for texts of any length: long ones split into windows, and a text stating
+        several things given one vector per statement besides (`embed_statements`).
+
+        Texts from `context_from` on are read only for their own vector (the turns before a
+        batch of turns, as context): they get no statement vectors.
+        """
         spans = [self.windows(text) for text in texts]
         pieces = [
             text[w.start : w.end] if len(windows) > 1 else text
@@ -204,30 +213,57 @@ class Embedder(ABC):
             for w in windows
         ]
         vectors = self.encode(pieces)
+        units = self.embed_statements(texts[:context_from])
         documents = []
         position = 0
-        for windows in spans:
+        for index, windows in enumerate(spans):
             block = vectors[position : position + len(windows)]
             position += len(windows)
+            statements = units[index] if index < len(units) else []
             if len(windows) == 1:
-                documents.append(DocumentVectors(block[0], []))
+                documents.append(DocumentVectors(block[0], [], statements))
                 continue
             mean = block.mean(axis=0)
             mean /= max(float(np.linalg.norm(mean)), 1e-12)
-            documents.append(
-                DocumentVectors(mean.astype(np.float32), list(zip(windows, block, strict=True)))
-            )
+            windowed = list(zip(windows, block, strict=True))
+            documents.append(DocumentVectors(mean.astype(np.float32), windowed, statements))
         return documents
 
-    async def embed_documents_async(self, texts: Sequence[str]) -> list[DocumentVectors]:
-        """`embed_documents` in a worker thread."""
-        return await anyio.to_thread.run_sync(self.embed_documents, list(texts))
+    def embed_statements(self, texts: Sequence[str]) -> list[list[tuple[Window, np.ndarray]]]:
+        """One vector per statement of each text that states several things (none for the
+        others: their own vector is their statement's), in one encode call."""
+        spans = [unit_spans(text) for text in texts]
+        vectors = self.encode(
+            [text[s.start : s.end] for text, found in zip(texts, spans, strict=True) for s in found]
+        )
+        result = []
+        position = 0
+        for found in spans:
+            result.append(list(zip(found, vectors[position : position + len(found)], strict=True)))
+            position += len(found)
+        return result
 
-    async def documents_or_waiting(self, texts: Sequence[str]) -> list[DocumentVectors]:
+    async def embed_statements_async(
+        self, texts: Sequence[str]
+    ) -> list[list[tuple[Window, np.ndarray]]]:
+        """`embed_statements` in a worker thread."""
+        return await anyio.to_thread.run_sync(self.embed_statements, list(texts))
+
+    async def embed_documents_async(
+        self, texts: Sequence[str], *, context_from: int | None = None
+    ) -> list[DocumentVectors]:
+        """`embed_documents` in a worker thread."""
+        return await anyio.to_thread.run_sync(
+            partial(self.embed_documents, list(texts), context_from=context_from)
+        )
+
+    async def documents_or_waiting(
+        self, texts: Sequence[str], *, context_from: int | None = None
+    ) -> list[DocumentVectors]:
         """`embed_documents_async` for a write: when the endpoint is down the memories are
         stored without vectors (WAITING_FOR_VECTOR) and embedded later, never refused."""
         try:
-            return await self.embed_documents_async(texts)
+            return await self.embed_documents_async(texts, context_from=context_from)
         except EmbeddingUnavailable as exc:
             logger.warning("%d memories wait for their vectors: %s", len(texts), exc.message)
             return [WAITING_FOR_VECTOR] * len(texts)

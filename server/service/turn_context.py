@@ -110,11 +110,11 @@ async def embed_in_context(
             stored_before = await memory_store.turns_before(conn, firsts, len(TURN_CONTEXT_WEIGHTS))
     everything = [*texts, *(text for earlier in stored_before for text in earlier)]
     if wait_if_down:
-        encoded = await embedder.documents_or_waiting(everything)
+        encoded = await embedder.documents_or_waiting(everything, context_from=len(texts))
         if encoded and encoded[0].vector is None:
             return encoded[: len(texts)]
     else:
-        encoded = await embedder.embed_documents_async(everything)
+        encoded = await embedder.embed_documents_async(everything, context_from=len(texts))
     result = encoded[: len(texts)]
     earlier_vectors = iter(_present(document.vector) for document in encoded[len(texts) :])
     for members, earlier in zip(sessions.values(), stored_before, strict=True):

@@ -5,8 +5,11 @@ A write never fails because the embedder is unreachable: the memory is stored wi
 one. `WaitingVectors.embed_waiting` fills one batch, the way `reembed` fills every row, and
 then gives the new vectors the supersession check a save would have given them.
 `VectorBackfill` runs it in the server's background: every few seconds while nothing waits,
-back-to-back while something does, backing off while the endpoint stays down. The hourly
-pipeline runs it too, for users without a running server.
+back-to-back while something does, backing off while the endpoint stays down.
+
+The same task gives memories stored before statements had vectors of their own (migration
+020, server/domain/statements.py) those vectors, a batch at a time once no memory waits for
+its own vector: until then such a memory is found by its passages alone, as before.
 
 Only rows still without a vector and with the content that was embedded are filled, so a
 memory edited meanwhile is not given its old text's vector; a row whose model record is not
@@ -25,7 +28,7 @@ from server.service.supersessions import link_new_memories
 from server.service.turn_context import embed_in_context, place_of_stored
 from server.store import embedding_model as model_store
 from server.store import memories as memory_store
-from server.store.tx import Pool, transaction
+from server.store.tx import Conn, Pool, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -45,19 +48,24 @@ class WaitingVectors:
         async with transaction(self.pool) as conn:
             return await model_store.count_missing_vectors(conn)
 
+    async def _embedder_is_recorded(self, conn: Conn) -> bool:
+        """Whether the stored vectors are this embedder's (not a `reembed` under way in
+        another process, which fills every row itself)."""
+        record = await model_store.get_record(conn)
+        mine = (self.embedder.provider, self.embedder.name, self.embedder.dimension)
+        return (
+            record is not None
+            and record.state == "ready"
+            and (record.provider, record.model, record.dimension) == mine
+        )
+
     async def embed_waiting(self, batch_size: int = 64) -> int:
         """Embed up to `batch_size` waiting memories; how many got a vector.
 
         Raises EmbeddingUnavailable while the endpoint is still down.
         """
         async with transaction(self.pool) as conn:
-            record = await model_store.get_record(conn)
-            mine = (self.embedder.provider, self.embedder.name, self.embedder.dimension)
-            if (
-                record is None
-                or record.state != "ready"
-                or ((record.provider, record.model, record.dimension) != mine)
-            ):
+            if not await self._embedder_is_recorded(conn):
                 return 0
             batch = await model_store.memories_missing_vectors(conn, batch_size)
         if not batch:
@@ -74,6 +82,30 @@ class WaitingVectors:
             await link_new_memories(conn, live)
         logger.info("embedded %d memories that waited for their vectors", len(filled))
         return len(filled)
+
+    async def index_statements(self, batch_size: int = 64) -> int:
+        """Give up to `batch_size` memories stored before statements had vectors (migration
+        020) their statement vectors; how many were indexed.
+
+        Raises EmbeddingUnavailable while the endpoint is down.
+        """
+        async with transaction(self.pool) as conn:
+            if not await self._embedder_is_recorded(conn):
+                return 0
+            batch = await model_store.memories_without_statement_vectors(conn, batch_size)
+        if not batch:
+            return 0
+        statements = await self.embedder.embed_statements_async([m.content for m in batch])
+        async with transaction(self.pool) as conn:
+            marked = await model_store.add_statement_vectors(conn, batch, statements)
+        logger.info(
+            "indexed the statements of %d memories stored before they had vectors", len(marked)
+        )
+        return len(marked)
+
+    async def fill_next(self) -> int:
+        """One batch of whatever waits: memories' own vectors first, then statements."""
+        return await self.embed_waiting() or await self.index_statements()
 
 
 class VectorBackfill:
@@ -99,7 +131,7 @@ class VectorBackfill:
         wait = self.idle_seconds
         while True:
             try:
-                filled = await self.waiting.embed_waiting()
+                filled = await self.waiting.fill_next()
             except EmbeddingUnavailable as exc:
                 logger.warning("memories still wait for vectors: %s", exc.message)
                 wait = min(wait * 2, LONGEST_BACKOFF_SECONDS)

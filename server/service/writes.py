@@ -211,7 +211,8 @@ class Writes:
                 target_preview=preview(existing.content),
                 reason=reason,
             )
-        [vectors] = await self.embedder.embed_documents_async([prepared.content])
+        # Only the memory's own vector is compared: no statement vectors.
+        [vectors] = await self.embedder.embed_documents_async([prepared.content], context_from=0)
         async with transaction(self.pool) as conn:
             nearest = await search_store.nearest_live(conn, vectors.vector)
         if nearest is None:

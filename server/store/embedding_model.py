@@ -7,11 +7,14 @@ the configured model, which migrations cannot know.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 from psycopg import sql
 from psycopg.rows import class_row
 
 from server.core.models.memories import Memory
-from server.core.models.vectors import EmbeddingModelRecord
+from server.core.models.vectors import EmbeddingModelRecord, Window
 from server.store.memories import COLUMNS
 from server.store.tx import Conn
 
@@ -63,7 +66,9 @@ async def drop_vector_indexes(conn: Conn) -> None:
 
 async def clear_vectors_and_set_dimension(conn: Conn, dimension: int) -> None:
     """Empty every vector and retype the columns; vectors of another size cannot stay."""
-    await conn.execute("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
+    await conn.execute(
+        "UPDATE memories SET embedding = NULL, units_indexed = false WHERE embedding IS NOT NULL"
+    )
     await conn.execute("DELETE FROM memory_chunks")
     for table, _ in VECTOR_TABLES:
         await set_dimension(conn, table, dimension)
@@ -107,3 +112,72 @@ async def memories_missing_vectors(conn: Conn, limit: int) -> list[Memory]:
             {"limit": limit},
         )
         return await cur.fetchall()
+
+
+async def memories_without_statement_vectors(conn: Conn, limit: int) -> list[Memory]:
+    """A batch of memories stored before statements had vectors (migration 020), lowest ids
+    first; memories still waiting for their own vector are left to that backfill."""
+    async with conn.cursor(row_factory=class_row(Memory)) as cur:
+        await cur.execute(
+            f"SELECT {COLUMNS} FROM memories WHERE NOT units_indexed AND embedding IS NOT NULL"
+            " ORDER BY id LIMIT %(limit)s",
+            {"limit": limit},
+        )
+        return await cur.fetchall()
+
+
+async def add_statement_vectors(
+    conn: Conn,
+    memories: Sequence[Memory],
+    statements: Sequence[Sequence[tuple[Window, np.ndarray]]],
+) -> set[int]:
+    """Store each memory's statement vectors beside its passages; the ids marked indexed.
+
+    A row indexed meanwhile, or with other content (edited since it was read: the edit
+    stored its own), is left.
+    """
+    if not memories:
+        return set()
+    marked: set[int] = set()
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "UPDATE memories SET units_indexed = true WHERE id = %(id)s AND NOT units_indexed"
+            " AND embedding IS NOT NULL AND content_hash = %(hash)s RETURNING id",
+            [{"id": m.id, "hash": m.content_hash} for m in memories],
+            returning=True,
+        )
+        while True:
+            row = await cur.fetchone()
+            if row is not None:
+                marked.add(int(row[0]))
+            if not cur.nextset():
+                break
+    rows = [
+        (memory.id, window, vector)
+        for memory, found in zip(memories, statements, strict=True)
+        if memory.id in marked
+        for window, vector in found
+    ]
+    if not rows:
+        return marked
+    cur = await conn.execute(
+        "SELECT memory_id, coalesce(max(chunk_index) + 1, 0) FROM memory_chunks"
+        " WHERE memory_id = ANY(%(ids)s) GROUP BY memory_id",
+        {"ids": sorted({memory_id for memory_id, _, _ in rows})},
+    )
+    next_index = {int(memory_id): int(index) for memory_id, index in await cur.fetchall()}
+    params = []
+    for memory_id, window, vector in rows:
+        index = next_index.get(memory_id, 0)
+        next_index[memory_id] = index + 1
+        params.append(
+            {"id": memory_id, "index": index, "start": window.start, "end": window.end, "v": vector}
+        )
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO memory_chunks"
+            " (memory_id, chunk_index, unit, start_char, end_char, embedding)"
+            " VALUES (%(id)s, %(index)s, 'statement', %(start)s, %(end)s, %(v)s)",
+            params,
+        )
+    return marked

@@ -77,9 +77,10 @@ _SAME_OWNER = "coalesce(owner_id, 0) = coalesce(current_viewer(), 0)"
 # One row from `_insert_params`; an existing content hash of the same owner inserts nothing.
 _INSERT_SQL = (
     "INSERT INTO memories (content, content_hash, kind, tags, source, project, project_path,"
-    " session_id, role, embedding, created_at, updated_at, metadata, supersedes, visibility)"
+    " session_id, role, embedding, units_indexed, created_at, updated_at, metadata, supersedes,"
+    " visibility)"
     " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
-    " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s,"
+    " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s, %(units_indexed)s,"
     " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s,"
     " new_memory_visibility(%(visibility)s, %(project)s))"
     " ON CONFLICT (content_hash, coalesce(owner_id, 0)) DO NOTHING"
@@ -112,7 +113,7 @@ async def insert(conn: Conn, memory: NewMemory, vectors: DocumentVectors) -> Mem
             _insert_params(memory, vectors),
         )
         inserted = await cur.fetchone()
-    if inserted is not None and vectors.windows:
+    if inserted is not None and vectors.searched:
         await replace_chunks(conn, inserted.id, vectors)
     return inserted
 
@@ -151,6 +152,7 @@ def _insert_params(memory: NewMemory, vectors: DocumentVectors) -> dict[str, Any
         "session_id": memory.session_id,
         "role": memory.role,
         "embedding": vectors.vector,
+        "units_indexed": vectors.vector is not None,
         "created_at": memory.created_at,
         "metadata": Jsonb(memory.metadata),
         "supersedes": memory.supersedes,
@@ -161,30 +163,35 @@ def _insert_params(memory: NewMemory, vectors: DocumentVectors) -> dict[str, Any
 async def _store_passages(
     conn: Conn, ids: Sequence[int | None], documents: Sequence[DocumentVectors]
 ) -> None:
-    """Passage vectors for the long memories of a batch (None ids were not inserted)."""
+    """Passage and statement vectors for the memories of a batch that have them (None ids
+    were not inserted)."""
     for memory_id, document in zip(ids, documents, strict=True):
-        if memory_id is not None and document.windows:
+        if memory_id is not None and document.searched:
             await replace_chunks(conn, memory_id, document)
 
 
 async def replace_chunks(conn: Conn, memory_id: int, vectors: DocumentVectors) -> None:
-    """Store a memory's passage vectors in place of any it had (none for short memories)."""
+    """Store a memory's passage and statement vectors in place of any it had (a short memory
+    stating one thing has none)."""
     await conn.execute("DELETE FROM memory_chunks WHERE memory_id = %(id)s", {"id": memory_id})
-    if not vectors.windows:
+    rows = vectors.searched
+    if not rows:
         return
     async with conn.cursor() as cur:
         await cur.executemany(
-            "INSERT INTO memory_chunks (memory_id, chunk_index, start_char, end_char, embedding)"
-            " VALUES (%(id)s, %(index)s, %(start)s, %(end)s, %(embedding)s)",
+            "INSERT INTO memory_chunks"
+            " (memory_id, chunk_index, unit, start_char, end_char, embedding)"
+            " VALUES (%(id)s, %(index)s, %(unit)s, %(start)s, %(end)s, %(embedding)s)",
             [
                 {
                     "id": memory_id,
                     "index": index,
+                    "unit": unit,
                     "start": window.start,
                     "end": window.end,
                     "embedding": vector,
                 }
-                for index, (window, vector) in enumerate(vectors.windows)
+                for index, (unit, window, vector) in enumerate(rows)
             ],
         )
 
@@ -274,13 +281,14 @@ async def update_content(
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
             "UPDATE memories SET content = %(content)s, content_hash = %(hash)s,"
-            " embedding = %(embedding)s, updated_at = now()"
+            " embedding = %(embedding)s, units_indexed = %(units_indexed)s, updated_at = now()"
             f" WHERE id = %(id)s AND deleted_at IS NULL AND {OWNED_SQL} RETURNING {COLUMNS}",
             {
                 "id": memory_id,
                 "content": content,
                 "hash": content_hash,
                 "embedding": vectors.vector,
+                "units_indexed": vectors.vector is not None,
             },
         )
         updated = await cur.fetchone()
@@ -433,7 +441,7 @@ async def set_embeddings(
     """Store a batch of re-computed vectors (reembed), passages included."""
     async with conn.cursor() as cur:
         await cur.executemany(
-            "UPDATE memories SET embedding = %(embedding)s WHERE id = %(id)s",
+            "UPDATE memories SET embedding = %(embedding)s, units_indexed = true WHERE id = %(id)s",
             [
                 {"id": memory_id, "embedding": document.vector}
                 for memory_id, document in zip(ids, documents, strict=True)
@@ -454,7 +462,7 @@ async def fill_missing_vectors(
     filled: set[int] = set()
     async with conn.cursor() as cur:
         await cur.executemany(
-            "UPDATE memories SET embedding = %(embedding)s WHERE id = %(id)s"
+            "UPDATE memories SET embedding = %(embedding)s, units_indexed = true WHERE id = %(id)s"
             " AND embedding IS NULL AND content_hash = %(hash)s RETURNING id",
             [
                 {"id": m.id, "embedding": document.vector, "hash": m.content_hash}

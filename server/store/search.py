@@ -18,8 +18,9 @@ from server.core.models.vectors import TURN_CONTEXT_WEIGHTS
 from server.store.memories import FILTER_SQL, VISIBLE_SQL, filter_params, visible
 from server.store.tx import Conn
 
-# Best distance per memory over its own vector and its passages'. Both look-ups use their
-# HNSW index; MATERIALIZED keeps the planner from merging them into one unindexed scan.
+# Best distance per memory over its own vector and its chunks' (passages and statements, see
+# migrations/020_statement_units.sql). Both look-ups use their HNSW index; MATERIALIZED keeps
+# the planner from merging them into one unindexed scan.
 _NEAREST_SQL = (
     "WITH own AS MATERIALIZED ("
     "  SELECT id, embedding <=> %(vec)s AS distance FROM memories"
@@ -29,13 +30,18 @@ _NEAREST_SQL = (
     "  SELECT c.memory_id AS id, c.embedding <=> %(vec)s AS distance"
     "  FROM memory_chunks c JOIN memories ON memories.id = c.memory_id"
     f"  WHERE {FILTER_SQL}"
-    "  ORDER BY c.embedding <=> %(vec)s LIMIT %(k)s"
+    "  ORDER BY c.embedding <=> %(vec)s LIMIT %(k)s * %(rows_per_memory)s"
     ")"
     " SELECT id, 1 - min(distance) AS similarity"
     " FROM (SELECT id, distance FROM own UNION ALL SELECT id, distance FROM passages) AS both_"
     " GROUP BY id HAVING 1 - min(distance) >= %(min_similarity)s"
     " ORDER BY min(distance), id LIMIT %(k)s"
 )
+
+# A memory has several chunk rows (passages, statements), and the nearest rows of a look-up
+# often belong to a few memories: read this many rows per memory wanted, so k rows still
+# name about k memories.
+CHUNK_ROWS_PER_MEMORY = 4
 
 
 async def prefer_indexes(conn: Conn) -> None:
@@ -70,6 +76,7 @@ async def semantic_candidates(
         **filter_params(where),
         "vec": embedding,
         "k": limit,
+        "rows_per_memory": CHUNK_ROWS_PER_MEMORY,
         "min_similarity": min_similarity,
     }
     if within_period:

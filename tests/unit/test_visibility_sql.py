@@ -45,6 +45,8 @@ EXEMPT: dict[str, str] = {
     "embedding_model.clear_vectors_and_set_dimension": "reembed: a whole-store maintenance job",
     "embedding_model.count_missing_vectors": STATS,
     "embedding_model.memories_missing_vectors": JOB,
+    "embedding_model.memories_without_statement_vectors": JOB,
+    "embedding_model.add_statement_vectors": WRITE,
     "journal.insert_calls": IMPORT,
     "journal.insert_prompts": IMPORT,
     "journal.journal_owners": "whose each session is (owner ids), for the statements that use it",

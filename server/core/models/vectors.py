@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
@@ -64,6 +64,16 @@ class DocumentVectors:
 
     vector: np.ndarray | None
     windows: list[tuple[Window, np.ndarray]]
+    # One vector per statement of a text stating several things (server/domain/statements.py),
+    # searched beside the windows but not part of `vector`.
+    units: list[tuple[Window, np.ndarray]] = field(default_factory=list)
+
+    @property
+    def searched(self) -> list[tuple[str, Window, np.ndarray]]:
+        """The rows memory_chunks holds for the text: its passages, then its statements."""
+        return [("passage", w, v) for w, v in self.windows] + [
+            ("statement", w, v) for w, v in self.units
+        ]
 
 
 WAITING_FOR_VECTOR = DocumentVectors(None, [])
