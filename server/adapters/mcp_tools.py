@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_type_hints
 
@@ -46,7 +47,7 @@ from server.core.models.search import SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import RecentContext, StartupContext
 from server.ingest.recall_check import WORKING_TREES
-from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter
+from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter, StartupTree
 from server.schemas.learning import (
     FindDuplicates,
     LessonList,
@@ -157,12 +158,15 @@ def build_mcp() -> FastMCP:
 
     @mcp.tool(annotations=READ_ONLY)
     async def startup_context(
-        project: ProjectFilter = None, source: SourceFilter = None
+        project: ProjectFilter = None, source: SourceFilter = None, cwd: StartupTree = None
     ) -> StartupContext:
         """Call at session start: learned preferences, patterns, recent work and counts.
-        Recent work comes from every agent unless `source` names one."""
+        Recent work comes from every agent unless `source` names one. Given `cwd` (the
+        project is then the one of that folder unless `project` names one), what the code
+        there no longer agrees with is marked or left out."""
         with tool_errors():
-            return await service().startup_context(project, source=source)
+            vet = partial(WORKING_TREES.checked, cwd) if cwd else None
+            return await service().startup_context(project or cwd, source=source, vet=vet)
 
     @mcp.tool(annotations=WRITES)
     @arguments(SaveMemory)

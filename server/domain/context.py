@@ -7,7 +7,7 @@ said, never as the user's current request.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from server.core.models.memories import Memory
@@ -30,8 +30,15 @@ def changed_note(supersedes: int | None, changed_at: datetime, now: datetime | N
     return f"(updated {changed_at.date().isoformat()}, replaces #{supersedes}) "
 
 
-def _line(memory: Memory, with_date: bool, confidence: float | None = None) -> str:
-    text = changed_note(memory.supersedes, memory.created_at) + " ".join(memory.content.split())
+def _line(
+    memory: Memory, with_date: bool, confidence: float | None = None, drift: str | None = None
+) -> str:
+    checked = f"({drift}) " if drift else ""
+    text = (
+        checked
+        + changed_note(memory.supersedes, memory.created_at)
+        + " ".join(memory.content.split())
+    )
     if len(text) > MAX_ITEM_CHARS:
         text = text[: MAX_ITEM_CHARS - 1].rstrip() + "…"
     prefix = f"{memory.created_at.date().isoformat()} " if with_date else ""
@@ -39,9 +46,13 @@ def _line(memory: Memory, with_date: bool, confidence: float | None = None) -> s
     return f"- {prefix}[{memory.kind} #{memory.id}{score}] {text}"
 
 
-def _preference_lines(preferences: Sequence[Preference]) -> list[str]:
+def _preference_lines(preferences: Sequence[Preference], drift: Mapping[int, str]) -> list[str]:
     """Live preferences only: one a newer preference replaced is not worth the space."""
-    return [_line(p.memory, False, p.confidence) for p in preferences if p.superseded_by is None]
+    return [
+        _line(p.memory, False, p.confidence, drift.get(p.memory.id))
+        for p in preferences
+        if p.superseded_by is None
+    ]
 
 
 def startup_markdown(
@@ -52,11 +63,14 @@ def startup_markdown(
     total_count: int,
     note: str | None = None,
     limit: int = MAX_CONTEXT_CHARS,
+    drift: Mapping[int, str] | None = None,
 ) -> str:
     """Sections in priority order; lines that would pass `limit` characters are left out.
 
-    `note` (e.g. that the requested project has no memories yet) opens the text.
+    `note` (e.g. that the requested project has no memories yet) opens the text; a memory
+    the working tree no longer agrees with carries its `drift` note before its text.
     """
+    drift = drift or {}
     title = f"# Memory context: {project}" if project else "# Memory context"
     counts = (
         f"{project_count} memories in {project}, {total_count} in all."
@@ -64,10 +78,13 @@ def startup_markdown(
         else f"{total_count} memories in all."
     )
     sections = [
-        ("## Preferences (stated)", _preference_lines(tiers.explicit)),
-        ("## Learned from corrections and habits", _preference_lines(tiers.signals)),
-        ("## Inferred working style", _preference_lines(tiers.inferred)),
-        ("## Recent work", [_line(m, True) for m in recent if m.superseded_by is None]),
+        ("## Preferences (stated)", _preference_lines(tiers.explicit, drift)),
+        ("## Learned from corrections and habits", _preference_lines(tiers.signals, drift)),
+        ("## Inferred working style", _preference_lines(tiers.inferred, drift)),
+        (
+            "## Recent work",
+            [_line(m, True, None, drift.get(m.id)) for m in recent if m.superseded_by is None],
+        ),
     ]
     parts = [*([note] if note else []), title, f"_{HEADER}_", counts]
     used = sum(len(p) + 2 for p in parts)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from cachetools import TTLCache
@@ -98,7 +99,9 @@ class HookRecall:
             # The context that held earlier recalls is gone: they may be recalled again.
             self.injected.forget(session_id)
         project = await self.project_for(cwd)
-        return await self.service.startup_context(project or cwd or None)
+        return await self.service.startup_context(
+            project or cwd or None, vet=partial(self.trees.checked, cwd)
+        )
 
     async def prompt(self, session_id: str, cwd: str, prompt: str) -> tuple[str, list[int]]:
         """Context for one prompt, and the ids of the memories in it; ("", []) if none fit."""

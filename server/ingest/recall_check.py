@@ -1,7 +1,8 @@
 """Prompt recall checked against the code before the agent sees it (issue #37, first step).
 
 When the server shares the machine with its user (single-user mode: no users, so the hook is
-the owner's own), the memories prompt recall picked are checked against the working tree the
+the owner's own), the memories prompt recall picked (and those the session-start context
+shows) are checked against the working tree the
 hook names (its `cwd`, up to the repository's top folder) with server/ingest/tree_check.py:
 an **orphaned** memory (the files it is about are gone) is left out, a **drifted** one goes
 after the others and says what changed ("drifted: go is now 1.23 (was 1.22)"); fresh and
@@ -16,18 +17,36 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 import anyio
 from cachetools import LRUCache
 
 from server.core.access import current_viewer
-from server.core.models.search import SearchHit, SearchResult
+from server.core.models.search import SearchResult
 from server.core.redact import redact
 from server.domain.anchors import anchors_of
 from server.ingest.tree_check import MemoryCheck, TreeChecker
 
 logger = logging.getLogger(__name__)
+
+
+class Recalled(Protocol):
+    """What the check reads of a memory: a search hit and a stored memory both have it."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+
+R = TypeVar("R", bound=Recalled)
 
 CHECK_BUDGET_SECONDS = 0.25
 MAX_TREES = 32  # checkers kept (each remembers the files it read, by modification time)
@@ -41,8 +60,8 @@ class WorkingTrees:
     def __init__(self) -> None:
         self._checkers: LRUCache[Path, TreeChecker] = LRUCache(MAX_TREES)
 
-    async def verdicts(self, cwd: str, hits: Sequence[SearchHit]) -> list[MemoryCheck] | None:
-        """Each hit's check against the tree of `cwd`; None when nothing could be checked
+    async def verdicts(self, cwd: str, hits: Sequence[Recalled]) -> list[MemoryCheck] | None:
+        """Each memory's check against the tree of `cwd`; None when nothing could be checked
         (a team's server, no such folder here, or the budget ran out)."""
         root = _tree_root(cwd) if current_viewer() is None else None
         if root is None or not hits:
@@ -76,10 +95,9 @@ class WorkingTrees:
         ]
         return replace(result, hits=hits)
 
-    async def checked(
-        self, cwd: str, hits: Sequence[SearchHit]
-    ) -> tuple[list[SearchHit], dict[int, str]]:
-        """`hits` without the orphaned ones, drifted ones last; and a note per drifted id."""
+    async def checked(self, cwd: str, hits: Sequence[R]) -> tuple[list[R], dict[int, str]]:
+        """`hits` (search hits or memories) without the orphaned ones, drifted ones last; and
+        a note per drifted id."""
         checks = await self.verdicts(cwd, hits)
         if checks is None:
             return list(hits), {}

@@ -100,6 +100,15 @@ WorkingTree = Annotated[
         " single-user server only; a team's server answers unchecked.",
     ),
 ]
+StartupTree = Annotated[
+    str | None,
+    BeforeValidator(_folder),
+    Field(
+        description="The session's working folder, on the server's machine: memories the code"
+        " there no longer agrees with are marked drifted (with what changed) and shown last,"
+        " and those whose files are gone are left out. Checked on a single-user server only.",
+    ),
+]
 Since = Annotated[
     datetime | None,
     BeforeValidator(_time),

@@ -40,7 +40,13 @@ if TYPE_CHECKING:
     from server.core.models.search import SearchResult
     from server.core.models.sessions import SessionPage
     from server.core.models.stats import Stats
-    from server.core.models.views import PreferenceTiers, RecentContext, StartupContext, Timeline
+    from server.core.models.views import (
+        MemoryCheck,
+        PreferenceTiers,
+        RecentContext,
+        StartupContext,
+        Timeline,
+    )
     from server.domain.trajectories import Trajectory
     from server.service.cutoffs import SimilarityCutoffs
     from server.service.embeddings import Embedder
@@ -184,7 +190,11 @@ class MemoryApi(Protocol):
     async def preferences(self, project: str | None = None) -> PreferenceTiers: ...
 
     async def startup_context(
-        self, project: str | None = None, *, source: str | None = None
+        self,
+        project: str | None = None,
+        *,
+        source: str | None = None,
+        vet: MemoryCheck | None = None,
     ) -> StartupContext: ...
 
     async def recent_context(

@@ -11,7 +11,8 @@ process or any other.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from server.core.access import current_viewer
@@ -20,6 +21,7 @@ from server.core.errors import EmbeddingUnavailable, InvalidInput, NotFound, Sta
 from server.core.models.memories import (
     EXPORT_FORMATS,
     DuplicatePair,
+    Memory,
     MemoryFilter,
     MemoryPage,
     MemoryVersion,
@@ -29,7 +31,13 @@ from server.core.models.memories import (
 )
 from server.core.models.search import SearchResult
 from server.core.models.stats import Stats
-from server.core.models.views import RecentContext, StartupContext
+from server.core.models.views import (
+    MemoryCheck,
+    Preference,
+    PreferenceTiers,
+    RecentContext,
+    StartupContext,
+)
 from server.core.validation import (
     MAX_PAGE,
     blank_to_none,
@@ -369,13 +377,19 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons):
         return RecentContext("recent", resolved, recent.memories)
 
     async def startup_context(
-        self, project: str | None = None, *, source: str | None = None
+        self,
+        project: str | None = None,
+        *,
+        source: str | None = None,
+        vet: MemoryCheck | None = None,
     ) -> StartupContext:
         """What an agent should know at session start, as Markdown of at most 4,000 chars.
 
         A project with no memories yet (a first session in a new repository) gets the
         general context, with a line saying so, rather than an error. Recent work comes from
         every agent; `source` narrows it to one (preferences are the user's, from anywhere).
+        `vet` checks what would be shown against the working tree (the session-start hook's
+        folder): a memory it leaves out is not shown, one it notes carries the note.
         """
         try:
             resolved = await self.resolve_project(project)
@@ -396,7 +410,13 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons):
         if blank_to_none(source):
             notes.append(f"Recent work from {source} only.")
         note = " ".join(notes) or None
-        markdown = startup_markdown(resolved, tiers, recent.memories, in_project, total, note=note)
+        recent_memories = list(recent.memories)
+        drift: dict[int, str] = {}
+        if vet is not None:
+            tiers, recent_memories, drift = await _vetted(vet, tiers, recent_memories)
+        markdown = startup_markdown(
+            resolved, tiers, recent_memories, in_project, total, note=note, drift=drift
+        )
         shown = [
             p for p in (*tiers.explicit, *tiers.signals, *tiers.inferred) if p.superseded_by is None
         ]
@@ -405,7 +425,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons):
             markdown=markdown,
             preferences=len(shown),
             patterns=sum(1 for p in shown if p.memory.kind == "pattern"),
-            recent=len(recent.memories),
+            recent=len(recent_memories),
             project_memories=in_project,
             total_memories=total,
         )
@@ -426,3 +446,25 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons):
 
 def _fields(stats: Stats) -> dict[str, Any]:
     return {name: getattr(stats, name) for name in stats.__dataclass_fields__}
+
+
+async def _vetted(
+    vet: MemoryCheck, tiers: PreferenceTiers, recent: list[Memory]
+) -> tuple[PreferenceTiers, list[Memory], dict[int, str]]:
+    """The startup context's preferences and recent work as `vet` leaves them, in one check."""
+    preferences = [p.memory for p in (*tiers.explicit, *tiers.signals, *tiers.inferred)]
+    kept, drift = await vet([*preferences, *recent])
+    kept_ids = {m.id for m in kept}
+    order = {m.id: place for place, m in enumerate(kept)}
+
+    def keep(tier: Sequence[Preference]) -> list[Preference]:
+        return [p for p in tier if p.memory.id in kept_ids]
+
+    vetted = replace(
+        tiers,
+        explicit=keep(tiers.explicit),
+        signals=keep(tiers.signals),
+        inferred=keep(tiers.inferred),
+    )
+    recent_kept = sorted((m for m in recent if m.id in kept_ids), key=lambda m: order[m.id])
+    return vetted, recent_kept, drift

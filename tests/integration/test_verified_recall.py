@@ -1,6 +1,6 @@
 """Memories checked against the code (issue #37), on a real git repository made in the test
-(tests/git_history.py). Through the prompt hook: drifted memories say what changed and come
-last, the orphaned one is left out, untouched facts are told as before; without the tree, or
+(tests/git_history.py). Through the prompt and session-start hooks: drifted memories say what
+changed and come last, the orphaned one is left out, untouched facts are told as before; without the tree, or
 on a team's server, nothing is checked and nothing is lost. Through REST and MCP searches given
 a `cwd`: every hit carries its verdict, the same over both."""
 
@@ -84,6 +84,31 @@ async def test_recall_marks_drift_leaves_out_the_orphaned_and_keeps_the_rest(
     assert line_of(context, FACTS["runbook"]) is None, "its only file is gone"
     lines = context.splitlines()
     assert lines.index(errors) < min(lines.index(go), lines.index(timeout), lines.index(jwt))
+
+
+async def test_session_start_marks_drift_and_leaves_out_the_orphaned_over_the_hook_and_mcp(
+    repo: Path, recall_url: str, tmp_path: Path
+) -> None:
+    async with httpx.AsyncClient(base_url=recall_url) as http:
+        start = {"session_id": "s-start", "source": "startup"}
+        checked = await http.post("/api/hooks/session-start", json={**start, "cwd": str(repo)})
+        elsewhere = await http.post(
+            "/api/hooks/session-start", json={**start, "cwd": str(tmp_path / "elsewhere")}
+        )
+    async with Client(f"{recall_url}/mcp") as mcp:
+        tool = await mcp.call_tool("startup_context", {"cwd": str(repo)})
+    context = checked.json()["additionalContext"]
+    assert tool.structured_content["markdown"] == context  # type: ignore[index]
+
+    go, errors = line_of(context, FACTS["go"]), line_of(context, FACTS["errors"])
+    assert go is not None and "(drifted: go is now 1.23 (was 1.22))" in go
+    assert errors is not None and "drifted" not in errors
+    assert line_of(context, FACTS["runbook"]) is None, "its only file is gone"
+    lines = context.splitlines()
+    assert lines.index(errors) < lines.index(go), "drifted memories come after fresh ones"
+    unchecked = elsewhere.json()["additionalContext"]
+    assert all(line_of(unchecked, fact) for fact in FACTS.values())
+    assert "drifted" not in unchecked
 
 
 async def test_without_the_tree_everything_is_told_unchecked(

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
 from server.core.models.memories import Memory
+
+# Checks memories against a working tree: those to show (orphaned ones left out, drifted ones
+# last) and a note per drifted id (server/ingest/recall_check.py's WorkingTrees.checked).
+MemoryCheck = Callable[[Sequence[Memory]], Awaitable[tuple[list[Memory], dict[int, str]]]]
 
 
 @dataclass(frozen=True, slots=True)
