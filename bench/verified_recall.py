@@ -19,6 +19,9 @@ Reported, as JSON:
 - no_anchor: the share of facts with no anchor at all (the team facts, by design, and any
   code fact the rules miss);
 - latency per memory and per call of ten (p50 / p95, ms), files read from a warm page cache;
+- the prompt-recall hook's server side (search, check, format) for 40 prompts, each asked
+  with the session's folder in the tree and in a folder not on this machine: p50 / p95 of
+  both and `added_p95`, what the check adds (target <= 15 ms for ten memories);
 - the shared fixtures and the outside corpus imported too, checked against a folder that is
   not their tree: every memory must come out unchecked (`outside_unchecked` = 1.0).
 
@@ -34,7 +37,7 @@ import random
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,12 +51,14 @@ from server.core.models.memories import MemoryFilter  # noqa: E402
 from server.domain.anchors import anchors_of  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
+from server.ingest.recall import HookRecall  # noqa: E402
 from server.ingest.tree_check import TreeChecker  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from tests.git_history import git  # noqa: E402
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 CALL_SIZE = 10  # memories per prompt-recall call, as the hook checks them
+HOOK_PROMPTS = 40
 PACKAGES = {"express": "4.19.2", "zod": "3.22.4", "pino": "8.19.0", "vitest": "1.3.1"}
 SETTINGS = {
     "HTTP_TIMEOUT": "30s",
@@ -304,6 +309,7 @@ async def run(home: Path, commits: int, seed: int, files: int) -> dict[str, Any]
             per_call.append(took)
             per_memory += [took / len(batch)] * len(batch)
             verdicts.update({m.id: c.verdict for m, c in zip(batch, checks, strict=True)})
+        hook = await hook_latency(service, settings, repo, home, memories, seed)
         outside = await outside_verdicts(service, home)
     stale = [
         m for m in memories if by_text[m.content].anchored and not by_text[m.content].holds(final)
@@ -333,8 +339,48 @@ async def run(home: Path, commits: int, seed: int, files: int) -> dict[str, Any]
             "p50": percentile(per_call, 0.5),
             "p95": percentile(per_call, 0.95),
         },
+        "prompt_hook_ms": hook,
         "outside_memories": outside[0],
         "outside_unchecked": outside[1],
+    }
+
+
+async def hook_latency(
+    service: Any, settings: Settings, repo: Path, home: Path, memories: list[Any], seed: int
+) -> dict[str, Any]:
+    """The prompt-recall hook's server side (HookRecall.prompt: search, check, format) with the
+    session's folder in the tree and, for the same prompt, in a folder that is not on this
+    machine (nothing checked): the difference is what the check adds to the hook. Each prompt
+    is a stored fact's text, so about ten memories with anchors come back to be checked."""
+    recall = HookRecall(
+        service,
+        replace(
+            settings, recall_threshold=0.05, recall_max_hits=CALL_SIZE, recall_max_chars=20_000
+        ),
+    )
+    rng = random.Random(seed)
+    prompts = [m.content for m in rng.sample(memories, min(HOOK_PROMPTS, len(memories)))]
+    nowhere = str(home / "not-on-this-machine")
+    timings: dict[str, list[float]] = {"checked": [], "unchecked": []}
+    checked_memories = 0
+    for round_, prompt in enumerate([prompts[0], *prompts]):  # the first one warms up
+        for name, cwd in (("checked", str(repo)), ("unchecked", nowhere)):
+            began = time.perf_counter()
+            _, shown = await recall.prompt(f"bench-{round_}-{name}", cwd, prompt)
+            took = (time.perf_counter() - began) * 1000
+            if round_:
+                timings[name].append(took)
+                checked_memories += len(shown) if name == "checked" else 0
+    figures = {
+        name: {"p50": percentile(values, 0.5), "p95": percentile(values, 0.95)}
+        for name, values in timings.items()
+    }
+    return {
+        "prompts": len(prompts),
+        "memories_per_prompt": round(checked_memories / max(len(prompts), 1), 1),
+        **figures,
+        "added_p95": round(figures["checked"]["p95"] - figures["unchecked"]["p95"], 2),
+        "target_added_p95": "<= 15",
     }
 
 

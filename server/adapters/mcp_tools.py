@@ -46,6 +46,7 @@ from server.core.models.memories import (
 from server.core.models.search import SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import RecentContext, StartupContext
+from server.ingest.current_value import record_current_value
 from server.ingest.recall_check import WORKING_TREES
 from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter, StartupTree
 from server.schemas.learning import (
@@ -291,8 +292,11 @@ def build_mcp() -> FastMCP:
     @mcp.tool(annotations={**WRITES, "idempotentHint": True})
     @arguments(UpdateMemoryArguments)
     async def update_memory(args: UpdateMemoryArguments) -> UpdateOutcome:
-        """Correct or extend a memory instead of saving a near copy."""
+        """Correct or extend a memory instead of saving a near copy. Given `current_from`
+        (alone), record what the code says now for a drifted memory, as a new version."""
         with tool_errors():
+            if args.current_from is not None:
+                return await record_current_value(service(), args.memory_id, args.current_from)
             return await service().update(
                 args.memory_id,
                 content=args.content,

@@ -23,6 +23,7 @@ from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.core.models.search import SearchResult
+from server.ingest.current_value import record_current_value
 from server.ingest.recall_check import WORKING_TREES
 from server.schemas import learning, memories, search, sessions
 from server.service.face import MemoryApi
@@ -132,6 +133,9 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
         return JSONResponse(to_json(await service.get(memory_id)))
 
     async def update_memory(memory_id: int, body: memories.UpdateMemory) -> JSONResponse:
+        if body.current_from is not None:
+            recorded = await record_current_value(service, memory_id, body.current_from)
+            return JSONResponse(to_json(recorded))
         # supersedes: an id sets the link; 0, or null sent on purpose, clears it; absent keeps it.
         cleared = "supersedes" in body.model_fields_set and body.supersedes is None
         outcome = await service.update(

@@ -109,6 +109,17 @@ StartupTree = Annotated[
         " and those whose files are gone are left out. Checked on a single-user server only.",
     ),
 ]
+CurrentFrom = Annotated[
+    str | None,
+    BeforeValidator(_folder),
+    Field(
+        description="Record the current value: the working folder of the code this memory is"
+        " about, on the server's machine. For a drifted memory, what the code there says now"
+        " (a setting's value, a version, a renamed file's path) is saved as a new memory that"
+        " supersedes this one (status `recorded`; `memory` is the new one). Send it alone."
+        " Single-user server only.",
+    ),
+]
 Since = Annotated[
     datetime | None,
     BeforeValidator(_time),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.config import JsonDict
 
 from server.core.models.memories import (
@@ -23,6 +23,7 @@ from server.core.models.memories import (
 from server.domain.trajectories import Trajectory
 from server.schemas.fields import (
     Before,
+    CurrentFrom,
     Filter,
     KindName,
     MemoryId,
@@ -141,6 +142,18 @@ class ChangeMemory(Shape):
         " ranked below this one); 0 removes the link, and so does null over REST; omit to keep.",
     )
     force: bool = Field(False, description="Accept content that nearly duplicates another memory.")
+    current_from: CurrentFrom = None
+
+    @model_validator(mode="after")
+    def _current_from_alone(self) -> ChangeMemory:
+        """Recording the code's value makes a new memory: other changes would be lost."""
+        others = self.model_fields_set - {"current_from", "force", "memory_id"}
+        if self.current_from is not None and others:
+            raise ValueError(
+                "current_from records the code's current value as a new memory; send it"
+                f" without other changes (got {', '.join(sorted(others))})"
+            )
+        return self
 
 
 class UpdateMemory(ChangeMemory):

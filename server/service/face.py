@@ -113,6 +113,7 @@ class MemoryApi(Protocol):
         metadata: dict[str, Any] | None = None,
         force: bool = False,
         visibility: str | None = None,
+        supersedes: int | None = None,
     ) -> SaveOutcome: ...
 
     async def save_many(

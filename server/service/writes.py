@@ -83,13 +83,17 @@ class Writes:
         metadata: dict[str, Any] | None = None,
         force: bool = False,
         visibility: str | None = None,
+        supersedes: int | None = None,
     ) -> SaveOutcome:
         """Store a memory unless it is already there.
 
         An exact copy (same content after redaction) is reported as `duplicate`, or restored
         and reported as `restored` if it had been soft-deleted. A near copy (cosine similarity
-        at or above GUARD_NOOP_THRESHOLD) is a `noop` unless `force` is set.
+        at or above GUARD_NOOP_THRESHOLD) is a `noop` unless `force` is set. `supersedes`
+        links the new memory to the older one whose fact it replaces, in the same transaction.
         """
+        if supersedes is not None:
+            check_id(supersedes)
         new, redacted = prepare_draft(
             MemoryDraft(
                 content=content,
@@ -133,7 +137,10 @@ class Writes:
                             redacted=redacted,
                         )
             inserted = await memory_store.insert(conn, new, vectors)
-            if inserted is not None and await link_new_memories(conn, [inserted.id]):
+            if inserted is not None and supersedes is not None:
+                await set_link(conn, inserted.id, supersedes)
+                inserted = await memory_store.get(conn, inserted.id) or inserted
+            elif inserted is not None and await link_new_memories(conn, [inserted.id]):
                 inserted = await memory_store.get(conn, inserted.id) or inserted
         if inserted is None:
             # Another writer stored the same content between our check and our insert.

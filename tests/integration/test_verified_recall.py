@@ -1,8 +1,9 @@
 """Memories checked against the code (issue #37), on a real git repository made in the test
 (tests/git_history.py). Through the prompt and session-start hooks: drifted memories say what
-changed and come last, the orphaned one is left out, untouched facts are told as before; without the tree, or
-on a team's server, nothing is checked and nothing is lost. Through REST and MCP searches given
-a `cwd`: every hit carries its verdict, the same over both."""
+changed and come last, the orphaned one is left out, untouched facts are told as before;
+without the tree, or on a team's server, nothing is checked and nothing is lost. Through REST
+and MCP searches given a `cwd`: every hit carries its verdict, the same over both. A drifted
+memory is superseded in one step by the code's current value, over REST and MCP."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from fastmcp import Client
 from server.app import create_app
 from server.core.access import Viewer, acting_as
 from server.core.config import Settings
+from server.core.models.memories import MemoryFilter
 from server.ingest.recall_check import WorkingTrees
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
@@ -162,3 +164,55 @@ async def test_searches_given_a_cwd_carry_each_hits_verdict_over_rest_and_mcp(
     assert {(h["id"], h["verdict"]) for h in over_mcp} == {
         (h["id"], h["verdict"]) for h in checked["hits"]
     }
+
+
+async def _ids_by_content(service: MemoryService) -> dict[str, int]:
+    page = await service.list_memories(MemoryFilter(project="acme-api"), limit=50)
+    return {memory.content: memory.id for memory in page.memories}
+
+
+async def test_a_drifted_memory_is_superseded_by_the_current_value_over_rest_and_mcp(
+    repo: Path, recall_url: str, service: MemoryService
+) -> None:
+    ids = await _ids_by_content(service)
+    async with httpx.AsyncClient(base_url=recall_url) as http:
+        go = await http.patch(f"/api/memories/{ids[FACTS['go']]}", json={"current_from": str(repo)})
+        refused = {
+            name: await http.patch(f"/api/memories/{ids[FACTS[name]]}", json=body)
+            for name, body in (
+                ("errors", {"current_from": str(repo)}),
+                ("runbook", {"current_from": str(repo)}),
+                ("jwt", {"current_from": str(repo), "content": "edited as well"}),
+            )
+        }
+    async with Client(f"{recall_url}/mcp") as mcp:
+        timeout = await mcp.call_tool(
+            "update_memory", {"memory_id": ids[FACTS["timeout"]], "current_from": str(repo)}
+        )
+        jwt = await mcp.call_tool(
+            "update_memory", {"memory_id": ids[FACTS["jwt"]], "current_from": str(repo)}
+        )
+
+    assert go.status_code == 200, go.text
+    recorded = go.json()
+    assert recorded["status"] == "recorded"
+    assert recorded["memory"]["content"] == "The Go toolchain is pinned to go 1.23 in `go.mod`."
+    assert recorded["memory"]["supersedes"] == ids[FACTS["go"]]
+    timeout_memory = timeout.structured_content["memory"]  # type: ignore[index]
+    assert timeout_memory["content"] == FACTS["timeout"].replace("30s", "45s")
+    jwt_memory = jwt.structured_content["memory"]  # type: ignore[index]
+    assert jwt_memory["content"] == FACTS["jwt"].replace("jwt.go", "tokens.go")
+    assert refused["errors"].status_code == 400
+    assert "still agrees" in refused["errors"].json()["error"]["message"]
+    assert refused["runbook"].status_code == 400
+    assert "docs/runbook.md" in refused["runbook"].json()["error"]["message"]
+    assert refused["jwt"].status_code == 400
+    assert "without other changes" in refused["jwt"].text
+
+    checked = await WorkingTrees().verdicts(
+        str(repo),
+        [await service.get(recorded["memory"]["id"]), await service.get(jwt_memory["id"])],
+    )
+    assert checked is not None and [c.verdict for c in checked] == ["fresh", "fresh"]
+    versions = await service.versions(ids[FACTS["go"]])
+    assert [v.id for v in versions] == [ids[FACTS["go"]], recorded["memory"]["id"]]  # oldest first

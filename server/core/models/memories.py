@@ -19,7 +19,9 @@ MEMORY_KINDS: tuple[str, ...] = get_args(MemoryKind)
 SaveStatus = Literal["saved", "noop", "duplicate", "restored"]
 
 
-UpdateStatus = Literal["updated", "unchanged", "noop", "duplicate"]
+# "recorded": the code's current value was saved as a new memory superseding this one, which
+# `memory` then is (server/ingest/current_value.py).
+UpdateStatus = Literal["updated", "unchanged", "noop", "duplicate", "recorded"]
 
 
 CheckAction = Literal["ADD", "UPDATE", "NOOP"]

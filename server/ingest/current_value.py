@@ -1,0 +1,97 @@
+"""Record the current value: a drifted memory superseded in one step by what the code says now.
+
+A memory that says "the Go toolchain is pinned to go 1.22 in `go.mod`" drifts when go.mod moves
+to 1.23. The check (server/ingest/recall_check.py) already knows the new value, so the user or
+the agent should not have to retype the fact: the memory's text is rewritten with each changed
+value (a setting's value, a version, a renamed file's new path) put where the old one was, and
+saved as a new memory that supersedes the old one (which stays searchable, ranked below it).
+
+Only what the check read is written: a memory whose symbol or file is gone has no current
+value to state, and is refused with what to do instead. Everything goes through `save`, so the
+new text is redacted, embedded and deduplicated like any other memory.
+"""
+
+from __future__ import annotations
+
+from server.core.errors import InvalidInput
+from server.core.models.memories import Memory, UpdateOutcome
+from server.ingest.recall_check import WORKING_TREES, WorkingTrees
+from server.ingest.tree_check import Finding, MemoryCheck
+from server.service.face import MemoryApi
+
+# How far after an anchor's name its stated value may stand ("`HTTP_TIMEOUT` is set to 30s").
+VALUE_REACH_CHARS = 80
+
+
+def rewritten(content: str, check: MemoryCheck) -> str:
+    """`content` with every changed value replaced by the current one; InvalidInput when the
+    check found nothing to record or something without a current value."""
+    if check.verdict != "drifted":
+        raise InvalidInput(_why_not(check))
+    gone = [f.name for f in check.findings if f.now is None]
+    if gone:
+        raise InvalidInput(
+            f"{', '.join(gone)} no longer exist{'s' if len(gone) == 1 else ''} in the code, so"
+            " there is no current value to record; edit the memory or delete it"
+        )
+    text = content
+    for finding in check.findings:
+        text = _replaced(text, finding)
+    if text == content:
+        raise InvalidInput(f"could not find the old values in the memory's text ({check.note()})")
+    return text
+
+
+async def record_current_value(
+    service: MemoryApi, memory_id: int, cwd: str, trees: WorkingTrees = WORKING_TREES
+) -> UpdateOutcome:
+    """Save what the code in `cwd` says now as a new memory superseding `memory_id`."""
+    memory = await service.get(memory_id)
+    if memory.deleted_at is not None:
+        raise InvalidInput(f"memory {memory_id} is deleted; restore it first")
+    checks = await trees.verdicts(cwd, [memory])
+    if checks is None:
+        raise InvalidInput(
+            f"could not check memory {memory_id} against {cwd!r}: the folder must be on this"
+            " machine, the server single-user, and the check within its time budget"
+        )
+    [check] = checks
+    saved = await service.save(
+        rewritten(memory.content, check),
+        tags=memory.tags,
+        source=memory.source,
+        project=memory.project,
+        project_path=memory.project_path,
+        kind=_kind_of_new_version(memory),
+        metadata={"recorded_from": "working tree", "was": check.note()},
+        supersedes=memory.id,
+        force=True,
+    )
+    return UpdateOutcome("recorded", saved.memory, None, saved.redacted)
+
+
+def _replaced(text: str, finding: Finding) -> str:
+    """`text` with the finding's old value replaced by its current one where it is stated."""
+    if finding.kind == "path" or finding.stated is None or finding.now is None:
+        return text.replace(finding.name, finding.now or finding.name)
+    named = text.find(finding.name)
+    start = named + len(finding.name) if named >= 0 else 0
+    at = text.find(finding.stated, start, start + VALUE_REACH_CHARS + len(finding.stated))
+    if at < 0:
+        at = text.find(finding.stated)
+    if at < 0:
+        return text
+    return text[:at] + finding.now + text[at + len(finding.stated) :]
+
+
+def _kind_of_new_version(memory: Memory) -> str:
+    """A raw conversation turn rewritten is no longer what was said: it becomes a note."""
+    return "manual" if memory.kind == "raw" else memory.kind
+
+
+def _why_not(check: MemoryCheck) -> str:
+    if check.verdict == "fresh":
+        return "the code still agrees with this memory: nothing to record"
+    if check.verdict == "orphaned":
+        return f"{check.note()}; the memory is about files that are gone: delete it or edit it"
+    return "the memory names nothing the check can read (no file, setting or version)"
