@@ -8,8 +8,9 @@ then gives the new vectors the supersession check a save would have given them.
 back-to-back while something does, backing off while the endpoint stays down.
 
 The same task gives memories stored before statements had vectors of their own (migration
-020, server/domain/statements.py) those vectors, a batch at a time once no memory waits for
-its own vector: until then such a memory is found by its passages alone, as before.
+020, server/domain/statements.py) those vectors, a batch at a time with a pause between
+batches, once no memory waits for its own vector: until then such a memory is found by its
+passages alone, as before.
 
 Only rows still without a vector and with the content that was embedded are filled, so a
 memory edited meanwhile is not given its old text's vector; a row whose model record is not
@@ -34,6 +35,10 @@ logger = logging.getLogger(__name__)
 
 IDLE_SECONDS = 10.0
 LONGEST_BACKOFF_SECONDS = 60.0
+# Between two batches of statement vectors for memories stored before migration 020: a batch
+# of 64 turns takes a few seconds of both cores, so this keeps the catch-up to about two
+# thirds of the machine while the user works.
+STATEMENT_PAUSE_SECONDS = 2.0
 
 
 class WaitingVectors:
@@ -103,17 +108,20 @@ class WaitingVectors:
         )
         return len(marked)
 
-    async def fill_next(self) -> int:
-        """One batch of whatever waits: memories' own vectors first, then statements."""
-        return await self.embed_waiting() or await self.index_statements()
-
 
 class VectorBackfill:
     """The server's background task over `embed_waiting`; started and stopped with the app."""
 
-    def __init__(self, waiting: WaitingVectors, *, idle_seconds: float = IDLE_SECONDS) -> None:
+    def __init__(
+        self,
+        waiting: WaitingVectors,
+        *,
+        idle_seconds: float = IDLE_SECONDS,
+        statement_pause_seconds: float = STATEMENT_PAUSE_SECONDS,
+    ) -> None:
         self.waiting = waiting
         self.idle_seconds = idle_seconds
+        self.statement_pause_seconds = statement_pause_seconds
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -131,7 +139,11 @@ class VectorBackfill:
         wait = self.idle_seconds
         while True:
             try:
-                filled = await self.waiting.fill_next()
+                filled = await self.waiting.embed_waiting()
+                if not filled and await self.waiting.index_statements():
+                    # Catching up after an upgrade is not urgent: leave the machine room.
+                    await asyncio.sleep(self.statement_pause_seconds)
+                    continue
             except EmbeddingUnavailable as exc:
                 logger.warning("memories still wait for vectors: %s", exc.message)
                 wait = min(wait * 2, LONGEST_BACKOFF_SECONDS)

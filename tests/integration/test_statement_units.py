@@ -4,9 +4,11 @@ made meanwhile keeps its own."""
 
 from __future__ import annotations
 
+import anyio
 import numpy as np
 
 from server.service.memory import MemoryService
+from server.service.vector_backfill import VectorBackfill
 from server.store import embedding_model as model_store
 from server.store.tx import transaction
 
@@ -87,8 +89,9 @@ async def test_memories_stored_before_statement_vectors_get_them_in_batches(
     assert await _similarity(service, first.id) < indexed_similarity - 0.05
 
     assert await service.vectors.index_statements(batch_size=1) == 1
-    assert await service.vectors.fill_next() == 1
-    assert await service.vectors.fill_next() == 0
+    assert await service.vectors.embed_waiting() == 0, "no memory waits for its own vector"
+    assert await service.vectors.index_statements() == 1
+    assert await service.vectors.index_statements() == 0
 
     for memory_id in (first.id, second.id):
         units = [unit for unit, _ in await _chunk_rows(service, memory_id)]
@@ -125,3 +128,20 @@ async def test_an_edit_to_one_statement_drops_the_statement_vectors(
     await service.update(saved.id, content=ANSWER, force=True)
 
     assert await _chunk_rows(service, saved.id) == []
+
+
+async def test_the_servers_background_task_catches_up(service: MemoryService) -> None:
+    saved = await service.save(HANDBOOK)
+    await _forget_statement_vectors(service, saved.id)
+    backfill = VectorBackfill(service.vectors, idle_seconds=0.05, statement_pause_seconds=0.0)
+
+    backfill.start()
+    try:
+        with anyio.fail_after(60):
+            while not [u for u, _ in await _chunk_rows(service, saved.id) if u == "statement"]:
+                await anyio.sleep(0.05)
+    finally:
+        await backfill.close()
+
+    units = [unit for unit, _ in await _chunk_rows(service, saved.id)]
+    assert units.count("statement") == 6
