@@ -46,7 +46,7 @@ from server.core.models.memories import (
 from server.core.models.search import SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import RecentContext, StartupContext
-from server.ingest.current_value import record_current_value
+from server.ingest.memory_check import record_current_value
 from server.ingest.recall_check import WORKING_TREES
 from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter, StartupTree
 from server.schemas.learning import (

@@ -18,6 +18,7 @@ from server.core.models.lessons import Lesson
 from server.core.models.memories import (
     BulkDeleteResult,
     BulkSaveResult,
+    CodeCheck,
     Memory,
     MemoryPage,
     MemoryVersion,
@@ -294,6 +295,15 @@ OPERATIONS: tuple[Operation, ...] = (
         "Nearest neighbours of a memory",
         (Reply(200, list[RelatedMemory], links=memory_links("/0/id", "getMemory")),),
         query=memories.RelatedQuery,
+    ),
+    Operation(
+        "GET",
+        f"{MEMORY}/check",
+        "checkMemory",
+        "A memory checked against the code: what it names and whether the code still agrees"
+        " (single-user server; the folder defaults to the memory's project path)",
+        (Reply(200, CodeCheck, links=memory_links("/memory_id", "getMemory", "updateMemory")),),
+        query=memories.CodeCheckQuery,
     ),
     Operation(
         "GET",

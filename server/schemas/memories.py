@@ -257,6 +257,16 @@ class RelatedQuery(Shape):
     limit: int = Field(3, ge=1, le=100)
 
 
+class CodeCheckQuery(Shape):
+    """GET /api/memories/{memory_id}/check."""
+
+    cwd: str | None = Field(
+        None,
+        max_length=4096,
+        description="The working folder to check against (default: the memory's project path).",
+    )
+
+
 class LockRequest(Shape):
     """POST /api/memories/{memory_id}/lock."""
 

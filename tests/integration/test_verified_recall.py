@@ -216,3 +216,26 @@ async def test_a_drifted_memory_is_superseded_by_the_current_value_over_rest_and
     assert checked is not None and [c.verdict for c in checked] == ["fresh", "fresh"]
     versions = await service.versions(ids[FACTS["go"]])
     assert [v.id for v in versions] == [ids[FACTS["go"]], recorded["memory"]["id"]]  # oldest first
+
+
+async def test_one_memory_is_checked_against_its_projects_folder_for_the_ui(
+    repo: Path, recall_url: str, service: MemoryService, tmp_path: Path
+) -> None:
+    ids = await _ids_by_content(service)
+    async with httpx.AsyncClient(base_url=recall_url) as http:
+        checks = {
+            name: (await http.get(f"/api/memories/{ids[FACTS[name]]}/check")).json()
+            for name in ("go", "runbook", "errors")
+        }
+        elsewhere = await http.get(
+            f"/api/memories/{ids[FACTS['go']]}/check", params={"cwd": str(tmp_path / "gone")}
+        )
+
+    go = checks["go"]
+    assert (go["verdict"], go["cwd"], go["can_record"]) == ("drifted", str(repo), True)
+    assert go["note"] == "drifted: go is now 1.23 (was 1.22)"
+    assert {"kind": "version", "name": "go", "value": "1.22"} in go["anchors"]
+    assert (checks["runbook"]["verdict"], checks["runbook"]["can_record"]) == ("orphaned", False)
+    assert (checks["errors"]["verdict"], checks["errors"]["note"]) == ("fresh", None)
+    assert elsewhere.json()["verdict"] == "unchecked"
+    assert "could not be checked here" in elsewhere.json()["note"]

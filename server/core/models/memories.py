@@ -20,7 +20,7 @@ SaveStatus = Literal["saved", "noop", "duplicate", "restored"]
 
 
 # "recorded": the code's current value was saved as a new memory superseding this one, which
-# `memory` then is (server/ingest/current_value.py).
+# `memory` then is (server/ingest/memory_check.py).
 UpdateStatus = Literal["updated", "unchanged", "noop", "duplicate", "recorded"]
 
 
@@ -282,3 +282,29 @@ class BulkSaveResult:
     skipped: int
     invalid: int
     items: list[BulkItemOutcome]
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorView:
+    """One thing a memory names that the code can confirm (server/domain/anchors.py)."""
+
+    kind: str  # path, symbol, setting, version
+    name: str
+    value: str | None  # the setting's value or the version the memory states
+
+
+@dataclass(frozen=True, slots=True)
+class CodeCheck:
+    """One memory checked against a working tree (server/ingest/memory_check.py).
+
+    `verdict`: fresh, drifted, orphaned or unchecked; `note` says what changed (or why nothing
+    was checked); `can_record`: the code states a current value for everything that changed,
+    so `update_memory(current_from=cwd)` can record it.
+    """
+
+    memory_id: int
+    cwd: str | None
+    verdict: str
+    note: str | None
+    anchors: list[AnchorView]
+    can_record: bool

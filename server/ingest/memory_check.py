@@ -1,4 +1,10 @@
-"""Record the current value: a drifted memory superseded in one step by what the code says now.
+"""One memory against the code: its verdict for the UI, and recording the current value.
+
+`check_memory` is what the web UI shows beside a memory: what it names (its anchors), and
+whether the code in its project's folder still agrees (fresh, drifted with what changed,
+orphaned, unchecked with why).
+
+Recording the current value supersedes a drifted memory in one step by what the code says now.
 
 A memory that says "the Go toolchain is pinned to go 1.22 in `go.mod`" drifts when go.mod moves
 to 1.23. The check (server/ingest/recall_check.py) already knows the new value, so the user or
@@ -14,13 +20,38 @@ new text is redacted, embedded and deduplicated like any other memory.
 from __future__ import annotations
 
 from server.core.errors import InvalidInput
-from server.core.models.memories import Memory, UpdateOutcome
+from server.core.models.memories import AnchorView, CodeCheck, Memory, UpdateOutcome
+from server.core.redact import redact
+from server.domain.anchors import anchors_of
 from server.ingest.recall_check import WORKING_TREES, WorkingTrees
 from server.ingest.tree_check import Finding, MemoryCheck
 from server.service.face import MemoryApi
 
+UNCHECKABLE = (
+    "the folder must be on this machine, the server single-user, and the check within its"
+    " time budget"
+)
 # How far after an anchor's name its stated value may stand ("`HTTP_TIMEOUT` is set to 30s").
 VALUE_REACH_CHARS = 80
+
+
+async def check_memory(
+    service: MemoryApi, memory_id: int, cwd: str | None, trees: WorkingTrees = WORKING_TREES
+) -> CodeCheck:
+    """`memory_id` checked against `cwd`, or its project's folder when no `cwd` is given."""
+    memory = await service.get(memory_id)
+    folder = cwd or memory.project_path or None
+    anchors = [AnchorView(a.kind, a.name, a.value) for a in anchors_of(memory.content)]
+    if folder is None:
+        return CodeCheck(memory_id, None, "unchecked", "no working folder known", anchors, False)
+    checks = await trees.verdicts(folder, [memory])
+    if checks is None:
+        why = f"{folder} could not be checked here ({UNCHECKABLE})"
+        return CodeCheck(memory_id, folder, "unchecked", why, anchors, False)
+    [check] = checks
+    note = redact(check.note()).text if check.verdict in ("drifted", "orphaned") else None
+    can_record = check.verdict == "drifted" and all(f.now for f in check.findings)
+    return CodeCheck(memory_id, folder, check.verdict, note, anchors, can_record)
 
 
 def rewritten(content: str, check: MemoryCheck) -> str:
@@ -51,10 +82,7 @@ async def record_current_value(
         raise InvalidInput(f"memory {memory_id} is deleted; restore it first")
     checks = await trees.verdicts(cwd, [memory])
     if checks is None:
-        raise InvalidInput(
-            f"could not check memory {memory_id} against {cwd!r}: the folder must be on this"
-            " machine, the server single-user, and the check within its time budget"
-        )
+        raise InvalidInput(f"could not check memory {memory_id} against {cwd!r} ({UNCHECKABLE})")
     [check] = checks
     saved = await service.save(
         rewritten(memory.content, check),
