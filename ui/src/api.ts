@@ -7,6 +7,7 @@
 
 import type {
   BulkDeleteResult,
+  CodeCheck,
   Health,
   JournalPage,
   Lesson,
@@ -221,6 +222,8 @@ export type MemoryChanges = {
   tags?: string[];
   supersedes?: number;
   force?: boolean;
+  /** A working folder: record what the code there says now, as a new memory (sent alone). */
+  current_from?: string;
 };
 
 export const updateMemory = (id: number, changes: MemoryChanges) =>
@@ -235,6 +238,9 @@ export const restoreMemory = (id: number) => request<Memory>("POST", `/api/memor
 
 export const getRelated = (id: number, limit: number, signal?: AbortSignal) =>
   request<RelatedMemory[]>("GET", `/api/memories/${id}/related`, { query: { limit }, signal });
+
+export const checkMemory = (id: number, signal?: AbortSignal) =>
+  request<CodeCheck>("GET", `/api/memories/${id}/check`, { signal });
 
 export const getVersions = (id: number, signal?: AbortSignal) =>
   request<MemoryVersion[]>("GET", `/api/memories/${id}/versions`, { signal });

@@ -75,7 +75,8 @@ export type SimilarMemory = {
 };
 
 export type UpdateOutcome = {
-  status: "updated" | "unchanged" | "noop" | "duplicate";
+  /** "recorded": the code's current value was saved as a new memory, which `memory` is. */
+  status: "updated" | "unchanged" | "noop" | "duplicate" | "recorded";
   memory: Memory;
   similar: SimilarMemory | null;
   redacted: number;
@@ -306,4 +307,21 @@ export type NewLesson = {
   project?: string;
   strictness?: LessonStrictness;
   origin?: string;
+};
+
+/** One thing a memory names that the code can confirm. */
+export type Anchor = {
+  kind: "path" | "symbol" | "setting" | "version";
+  name: string;
+  value: string | null;
+};
+
+/** A memory checked against the code in `cwd` (its project's folder by default). */
+export type CodeCheck = {
+  memory_id: number;
+  cwd: string | null;
+  verdict: "fresh" | "drifted" | "orphaned" | "unchecked";
+  note: string | null;
+  anchors: Anchor[];
+  can_record: boolean;
 };

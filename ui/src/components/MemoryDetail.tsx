@@ -3,6 +3,7 @@ import { deleteMemory, errorMessage, getMemory, restoreMemory, updateMemory } fr
 import { bumpData } from "../lib/dataVersion";
 import { describeUpdate, type Outcome } from "../lib/outcomes";
 import { useApi } from "../lib/useApi";
+import { CodeCheckSection } from "./CodeCheckSection";
 import { CopyButton } from "./CopyButton";
 import { ErrorNotice } from "./ErrorNotice";
 import { LoadingNotice } from "./LoadingNotice";
@@ -176,6 +177,7 @@ export function MemoryDetail({ id, onNavigate }: MemoryDetailProps) {
       )}
 
       <MemoryMeta memory={current} onNavigate={onNavigate} />
+      <CodeCheckSection memory={current} onNavigate={onNavigate} />
       <MemoryVersions memory={current} busy={busy} onNavigate={onNavigate} onLink={link} />
       <RelatedMemories id={id} onNavigate={onNavigate} />
       {reading && (

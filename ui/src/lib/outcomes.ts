@@ -29,5 +29,11 @@ export function describeUpdate(outcome: UpdateOutcome): Outcome {
           : "Not saved: it says the same as another memory.",
         canForce: true,
       };
+    case "recorded":
+      return {
+        tone: "ok",
+        text: `Recorded the code's current value as memory #${outcome.memory.id}.${redacted}`,
+        canForce: false,
+      };
   }
 }

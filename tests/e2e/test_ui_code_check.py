@@ -1,0 +1,54 @@
+"""A memory checked against the code in the web UI (#37): what it names, whether the code still
+agrees, and the button that records the code's current value as a new version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import expect
+
+from tests.e2e.conftest import Seeded, Ui
+from tests.git_history import MEMORIES_WRITTEN, acme_repository
+
+pytestmark = pytest.mark.e2e
+
+GO_PIN = "The Go toolchain is pinned to go 1.22 in `go.mod`."
+ERRORS = "Call `sendProblem()` from src/errors.ts for every error response."
+
+
+async def test_a_drifted_memory_says_what_changed_and_records_the_current_value(
+    ui: Ui, api: httpx.AsyncClient, seeded: Seeded, tmp_path: Path
+) -> None:
+    repo = acme_repository(tmp_path / "acme-api")
+    saved = {
+        fact: await seeded.service.save(
+            fact,
+            project="acme-api",
+            project_path=str(repo),
+            kind="distilled",
+            created_at=MEMORIES_WRITTEN,
+        )
+        for fact in (GO_PIN, ERRORS)
+    }
+
+    await ui.open(f"/ui/memories/{saved[ERRORS].id}")
+    section = ui.page.locator(".code-check")
+    await expect(section.locator(".verdict")).to_contain_text("fresh")
+    await expect(section.get_by_role("button", name="Record the current value")).to_have_count(0)
+
+    await ui.open(f"/ui/memories/{saved[GO_PIN].id}")
+    await expect(section.locator(".verdict")).to_have_text("drifted go is now 1.23 (was 1.22)")
+    await expect(section.get_by_role("list", name="What it names")).to_contain_text("go.mod")
+    await ui.screenshot("code-check-drifted")
+    await section.get_by_role("button", name="Record the current value").click()
+
+    current = "The Go toolchain is pinned to go 1.23 in `go.mod`."
+    await expect(ui.page.locator(".memory-content")).to_have_text(current)
+    new_id = int(ui.page.url.rsplit("/", 1)[-1])
+    assert new_id != saved[GO_PIN].id
+    stored = (await api.get(f"/api/memories/{new_id}")).json()
+    assert (stored["content"], stored["supersedes"]) == (current, saved[GO_PIN].id)
+    await expect(section.locator(".verdict")).to_contain_text("fresh")
+    assert ui.errors == []
