@@ -23,7 +23,7 @@ from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.core.models.search import SearchResult
-from server.ingest.memory_check import check_memory, record_current_value
+from server.ingest.memory_check import check_memory, drifted_memories, record_current_value
 from server.ingest.recall_check import WORKING_TREES
 from server.schemas import learning, memories, search, sessions
 from server.service.face import MemoryApi
@@ -164,6 +164,9 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
     async def check(memory_id: int, query: memories.CodeCheckQuery) -> JSONResponse:
         return JSONResponse(to_json(await check_memory(service, memory_id, query.cwd)))
 
+    async def drifted(query: memories.DriftedQuery) -> JSONResponse:
+        return JSONResponse(to_json(await drifted_memories(service, query.project, query.cwd)))
+
     async def versions(memory_id: int) -> JSONResponse:
         return JSONResponse(to_json(await service.versions(memory_id)))
 
@@ -293,6 +296,7 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
         "relatedMemories": related,
         "memoryVersions": versions,
         "checkMemory": check,
+        "driftedMemories": drifted,
         "recall": recall,
         "search": search_memories,
         "export": export,

@@ -19,6 +19,7 @@ from server.core.models.memories import (
     BulkDeleteResult,
     BulkSaveResult,
     CodeCheck,
+    DriftedList,
     Memory,
     MemoryPage,
     MemoryVersion,
@@ -304,6 +305,15 @@ OPERATIONS: tuple[Operation, ...] = (
         " (single-user server; the folder defaults to the memory's project path)",
         (Reply(200, CodeCheck, links=memory_links("/memory_id", "getMemory", "updateMemory")),),
         query=memories.CodeCheckQuery,
+    ),
+    Operation(
+        "GET",
+        "/api/drifted",
+        "driftedMemories",
+        "A project's memories checked against its folder: those the code no longer agrees"
+        " with, newest first, with what changed (single-user server)",
+        (Reply(200, DriftedList),),
+        query=memories.DriftedQuery,
     ),
     Operation(
         "GET",

@@ -2,7 +2,8 @@
 
 `check_memory` is what the web UI shows beside a memory: what it names (its anchors), and
 whether the code in its project's folder still agrees (fresh, drifted with what changed,
-orphaned, unchecked with why).
+orphaned, unchecked with why). `drifted_memories` is a project's list of those the code no
+longer agrees with, for the user to fix or retire.
 
 Recording the current value supersedes a drifted memory in one step by what the code says now.
 
@@ -20,8 +21,17 @@ new text is redacted, embedded and deduplicated like any other memory.
 from __future__ import annotations
 
 from server.core.errors import InvalidInput
-from server.core.models.memories import AnchorView, CodeCheck, Memory, UpdateOutcome
+from server.core.models.memories import (
+    AnchorView,
+    CodeCheck,
+    DriftedList,
+    DriftedMemory,
+    Memory,
+    MemoryFilter,
+    UpdateOutcome,
+)
 from server.core.redact import redact
+from server.core.validation import MAX_PAGE
 from server.domain.anchors import anchors_of
 from server.ingest.recall_check import WORKING_TREES, WorkingTrees
 from server.ingest.tree_check import Finding, MemoryCheck
@@ -31,6 +41,10 @@ UNCHECKABLE = (
     "the folder must be on this machine, the server single-user, and the check within its"
     " time budget"
 )
+# The drifted list reads a project's newest memories up to this many, and checks them within
+# DRIFT_BUDGET_SECONDS (a page the user asked for, not a hook on every prompt).
+MAX_DRIFT_CHECKED = 5_000
+DRIFT_BUDGET_SECONDS = 10.0
 # How far after an anchor's name its stated value may stand ("`HTTP_TIMEOUT` is set to 30s").
 VALUE_REACH_CHARS = 80
 
@@ -52,6 +66,46 @@ async def check_memory(
     note = redact(check.note()).text if check.verdict in ("drifted", "orphaned") else None
     can_record = check.verdict == "drifted" and all(f.now for f in check.findings)
     return CodeCheck(memory_id, folder, check.verdict, note, anchors, can_record)
+
+
+async def drifted_memories(
+    service: MemoryApi, project: str, cwd: str | None, trees: WorkingTrees = WORKING_TREES
+) -> DriftedList:
+    """The live, current memories of `project` that the code in `cwd` (default: the project's
+    folder) no longer agrees with, newest first; the newest MAX_DRIFT_CHECKED are read."""
+    resolved = await service.resolve_project(project)
+    if resolved is None:
+        raise InvalidInput("name a project: its memories are checked against its folder")
+    memories: list[Memory] = []
+    offset, total = 0, None
+    while offset < MAX_DRIFT_CHECKED and (total is None or offset < total):
+        page = await service.list_memories(
+            MemoryFilter(project=resolved), limit=MAX_PAGE, offset=offset
+        )
+        total, offset = page.total, offset + len(page.memories)
+        memories += [m for m in page.memories if m.superseded_by is None and anchors_of(m.content)]
+        if not page.memories:
+            break
+    folder = cwd or next((m.project_path for m in memories if m.project_path), None)
+    complete = total is None or offset >= total
+    if folder is None or not memories:
+        return DriftedList(resolved, folder, len(memories), complete, [])
+    checks = await trees.verdicts(folder, memories, budget=DRIFT_BUDGET_SECONDS)
+    if checks is None:
+        raise InvalidInput(
+            f"could not check the memories of {resolved} against {folder!r} ({UNCHECKABLE})"
+        )
+    drifted = [
+        DriftedMemory(
+            memory,
+            check.verdict,
+            redact(check.note()).text,
+            check.verdict == "drifted" and all(f.now for f in check.findings),
+        )
+        for memory, check in zip(memories, checks, strict=True)
+        if check.verdict in ("drifted", "orphaned")
+    ]
+    return DriftedList(resolved, folder, len(memories), complete, drifted)
 
 
 def rewritten(content: str, check: MemoryCheck) -> str:

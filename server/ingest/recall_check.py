@@ -60,9 +60,11 @@ class WorkingTrees:
     def __init__(self) -> None:
         self._checkers: LRUCache[Path, TreeChecker] = LRUCache(MAX_TREES)
 
-    async def verdicts(self, cwd: str, hits: Sequence[Recalled]) -> list[MemoryCheck] | None:
+    async def verdicts(
+        self, cwd: str, hits: Sequence[Recalled], budget: float = CHECK_BUDGET_SECONDS
+    ) -> list[MemoryCheck] | None:
         """Each memory's check against the tree of `cwd`; None when nothing could be checked
-        (a team's server, no such folder here, or the budget ran out)."""
+        (a team's server, no such folder here, or the `budget` in seconds ran out)."""
         root = _tree_root(cwd) if current_viewer() is None else None
         if root is None or not hits:
             return None
@@ -76,7 +78,7 @@ class WorkingTrees:
         if checker is None:
             checker = self._checkers[root] = TreeChecker(root)
         checks: list[MemoryCheck] | None = None
-        with anyio.move_on_after(CHECK_BUDGET_SECONDS):
+        with anyio.move_on_after(budget):
             checks = await anyio.to_thread.run_sync(checker.check, memories, abandon_on_cancel=True)
         if checks is None:
             logger.info("the check of %s ran out of time; memories go out unchecked", root)

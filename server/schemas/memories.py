@@ -267,6 +267,17 @@ class CodeCheckQuery(Shape):
     )
 
 
+class DriftedQuery(Shape):
+    """GET /api/drifted."""
+
+    project: str = Field(min_length=1, max_length=4096, description="The project (name or folder).")
+    cwd: str | None = Field(
+        None,
+        max_length=4096,
+        description="The working folder to check against (default: the project's path).",
+    )
+
+
 class LockRequest(Shape):
     """POST /api/memories/{memory_id}/lock."""
 

@@ -239,3 +239,25 @@ async def test_one_memory_is_checked_against_its_projects_folder_for_the_ui(
     assert (checks["errors"]["verdict"], checks["errors"]["note"]) == ("fresh", None)
     assert elsewhere.json()["verdict"] == "unchecked"
     assert "could not be checked here" in elsewhere.json()["note"]
+
+
+async def test_a_projects_drifted_list_holds_what_the_code_no_longer_agrees_with(
+    repo: Path, recall_url: str
+) -> None:
+    async with httpx.AsyncClient(base_url=recall_url) as http:
+        listed = (await http.get("/api/drifted", params={"project": "ACME-API"})).json()
+        unnamed = await http.get("/api/drifted")
+
+    found = {item["memory"]["content"]: item for item in listed["memories"]}
+    assert (listed["project"], listed["cwd"], listed["checked"]) == ("acme-api", str(repo), 5)
+    assert listed["complete"] is True
+    assert {content: item["verdict"] for content, item in found.items()} == {
+        FACTS["go"]: "drifted",
+        FACTS["timeout"]: "drifted",
+        FACTS["jwt"]: "drifted",
+        FACTS["runbook"]: "orphaned",
+    }
+    assert found[FACTS["timeout"]]["note"] == "drifted: HTTP_TIMEOUT is now 45s (was 30s)"
+    assert found[FACTS["go"]]["can_record"] is True
+    assert found[FACTS["runbook"]]["can_record"] is False
+    assert unnamed.status_code == 400

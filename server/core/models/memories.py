@@ -308,3 +308,29 @@ class CodeCheck:
     note: str | None
     anchors: list[AnchorView]
     can_record: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DriftedMemory:
+    """A memory of a project the code no longer agrees with."""
+
+    memory: Memory
+    verdict: str  # drifted or orphaned
+    note: str
+    can_record: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DriftedList:
+    """A project's memories checked against its folder: those the code no longer agrees with.
+
+    `checked`: memories that name something the code can confirm (the rest cannot drift);
+    `complete`: every such memory of the project was checked (false past the newest
+    MAX_DRIFT_CHECKED, server/ingest/memory_check.py).
+    """
+
+    project: str
+    cwd: str | None
+    checked: int
+    complete: bool
+    memories: list[DriftedMemory]
