@@ -71,41 +71,49 @@ async def check_memory(
 async def drifted_memories(
     service: MemoryApi, project: str, cwd: str | None, trees: WorkingTrees = WORKING_TREES
 ) -> DriftedList:
-    """The live, current memories of `project` that the code in `cwd` (default: the project's
-    folder) no longer agrees with, newest first; the newest MAX_DRIFT_CHECKED are read."""
+    """The live, current memories of `project` that the code no longer agrees with, newest
+    first: each checked against `cwd`, or against its own project path (a project's sessions
+    may come from several clones); the newest MAX_DRIFT_CHECKED memories are read."""
     resolved = await service.resolve_project(project)
     if resolved is None:
         raise InvalidInput("name a project: its memories are checked against its folder")
-    memories: list[Memory] = []
-    offset, total = 0, None
-    while offset < MAX_DRIFT_CHECKED and (total is None or offset < total):
+    anchored, complete = await _anchored_memories(service, resolved)
+    by_folder: dict[str, list[Memory]] = {}
+    for memory in anchored:
+        folder = cwd or memory.project_path
+        if folder:
+            by_folder.setdefault(folder, []).append(memory)
+    found: dict[int, DriftedMemory] = {}
+    folders: list[str] = []
+    for folder, memories in by_folder.items():
+        checks = await trees.verdicts(folder, memories, budget=DRIFT_BUDGET_SECONDS)
+        if checks is None:
+            continue  # not on this machine (or a team's server): left unchecked
+        folders.append(folder)
+        for memory, check in zip(memories, checks, strict=True):
+            if check.verdict in ("drifted", "orphaned"):
+                can_record = check.verdict == "drifted" and all(f.now for f in check.findings)
+                note = redact(check.note()).text
+                found[memory.id] = DriftedMemory(memory, folder, check.verdict, note, can_record)
+    checked = sum(len(by_folder[folder]) for folder in folders)
+    drifted = [found[m.id] for m in anchored if m.id in found]  # newest first, as listed
+    return DriftedList(resolved, folders, checked, len(anchored) - checked, complete, drifted)
+
+
+async def _anchored_memories(service: MemoryApi, project: str) -> tuple[list[Memory], bool]:
+    """The project's live, current memories that name code, newest first; and whether every
+    memory of the project was read."""
+    anchored: list[Memory] = []
+    offset = 0
+    while offset < MAX_DRIFT_CHECKED:
         page = await service.list_memories(
-            MemoryFilter(project=resolved), limit=MAX_PAGE, offset=offset
+            MemoryFilter(project=project), limit=MAX_PAGE, offset=offset
         )
-        total, offset = page.total, offset + len(page.memories)
-        memories += [m for m in page.memories if m.superseded_by is None and anchors_of(m.content)]
-        if not page.memories:
-            break
-    folder = cwd or next((m.project_path for m in memories if m.project_path), None)
-    complete = total is None or offset >= total
-    if folder is None or not memories:
-        return DriftedList(resolved, folder, len(memories), complete, [])
-    checks = await trees.verdicts(folder, memories, budget=DRIFT_BUDGET_SECONDS)
-    if checks is None:
-        raise InvalidInput(
-            f"could not check the memories of {resolved} against {folder!r} ({UNCHECKABLE})"
-        )
-    drifted = [
-        DriftedMemory(
-            memory,
-            check.verdict,
-            redact(check.note()).text,
-            check.verdict == "drifted" and all(f.now for f in check.findings),
-        )
-        for memory, check in zip(memories, checks, strict=True)
-        if check.verdict in ("drifted", "orphaned")
-    ]
-    return DriftedList(resolved, folder, len(memories), complete, drifted)
+        offset += len(page.memories)
+        anchored += [m for m in page.memories if m.superseded_by is None and anchors_of(m.content)]
+        if not page.memories or offset >= page.total:
+            return anchored, True
+    return anchored, False
 
 
 def rewritten(content: str, check: MemoryCheck) -> str:

@@ -52,3 +52,37 @@ async def test_a_drifted_memory_says_what_changed_and_records_the_current_value(
     assert (stored["content"], stored["supersedes"]) == (current, saved[GO_PIN].id)
     await expect(section.locator(".verdict")).to_contain_text("fresh")
     assert ui.errors == []
+
+
+async def test_the_drifted_page_lists_a_projects_stale_memories_and_records_one(
+    ui: Ui, api: httpx.AsyncClient, seeded: Seeded, tmp_path: Path
+) -> None:
+    repo = acme_repository(tmp_path / "acme-api")
+    runbook = "The on-call steps are written down in docs/runbook.md."
+    ids = {}
+    for fact in (GO_PIN, ERRORS, runbook):
+        saved = await seeded.service.save(
+            fact, project="acme-api", project_path=str(repo), created_at=MEMORIES_WRITTEN
+        )
+        ids[fact] = saved.id
+
+    await ui.open("/ui/")
+    await ui.page.get_by_role("link", name="Drifted").click()
+    await ui.page.get_by_label("Project").select_option("acme-api")
+    listed = ui.page.get_by_role("list", name="Memories the code no longer agrees with")
+    items = listed.locator(".drifted-item")
+    await expect(items).to_have_count(2)
+    await expect(items.filter(has_text=GO_PIN)).to_contain_text("go is now 1.23 (was 1.22)")
+    await expect(items.filter(has_text=runbook)).to_contain_text("orphaned")
+    await expect(items.filter(has_text=runbook).get_by_role("button")).to_have_count(0)
+    await ui.screenshot("drifted-page")
+
+    await (
+        items.filter(has_text=GO_PIN).get_by_role("button", name="Record the current value").click()
+    )
+    await expect(ui.page.get_by_role("status").filter(has_text="Recorded")).to_be_visible()
+    await expect(items).to_have_count(1)
+    await expect(items).to_contain_text(runbook)
+    versions = (await api.get(f"/api/memories/{ids[GO_PIN]}/versions")).json()
+    assert [v["current"] for v in versions] == [False, True]
+    assert ui.errors == []

@@ -249,8 +249,9 @@ async def test_a_projects_drifted_list_holds_what_the_code_no_longer_agrees_with
         unnamed = await http.get("/api/drifted")
 
     found = {item["memory"]["content"]: item for item in listed["memories"]}
-    assert (listed["project"], listed["cwd"], listed["checked"]) == ("acme-api", str(repo), 5)
-    assert listed["complete"] is True
+    assert (listed["project"], listed["folders"], listed["checked"]) == ("acme-api", [str(repo)], 5)
+    assert (listed["unchecked"], listed["complete"]) == (0, True)
+    assert {item["cwd"] for item in listed["memories"]} == {str(repo)}
     assert {content: item["verdict"] for content, item in found.items()} == {
         FACTS["go"]: "drifted",
         FACTS["timeout"]: "drifted",

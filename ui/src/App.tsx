@@ -9,6 +9,7 @@ import { idParam, navigate, type Route, routePath, useLocation } from "./lib/rou
 import { focusSearchBox, isSearchShortcut } from "./lib/shortcuts";
 import { useApi } from "./lib/useApi";
 import { useHealth } from "./lib/useHealth";
+import { DriftedPage } from "./pages/DriftedPage";
 import { MemoryPage } from "./pages/MemoryPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { PreferencesPage } from "./pages/PreferencesPage";
@@ -23,6 +24,7 @@ const TITLES: Record<Route["name"], string> = {
   memory: "Memory",
   preferences: "Preferences",
   sessions: "Sessions",
+  drifted: "Drifted",
   settings: "Settings",
   "not-found": "Not found",
 };
@@ -42,6 +44,8 @@ function page(route: Route, params: URLSearchParams) {
       return <PreferencesPage params={params} />;
     case "sessions":
       return <SessionsPage params={params} />;
+    case "drifted":
+      return <DriftedPage params={params} />;
     case "settings":
       return <SettingsPage />;
     case "not-found":

@@ -8,6 +8,7 @@
 import type {
   BulkDeleteResult,
   CodeCheck,
+  DriftedList,
   Health,
   JournalPage,
   Lesson,
@@ -241,6 +242,9 @@ export const getRelated = (id: number, limit: number, signal?: AbortSignal) =>
 
 export const checkMemory = (id: number, signal?: AbortSignal) =>
   request<CodeCheck>("GET", `/api/memories/${id}/check`, { signal });
+
+export const getDrifted = (project: string, signal?: AbortSignal) =>
+  request<DriftedList>("GET", "/api/drifted", { query: { project }, signal });
 
 export const getVersions = (id: number, signal?: AbortSignal) =>
   request<MemoryVersion[]>("GET", `/api/memories/${id}/versions`, { signal });

@@ -325,3 +325,25 @@ export type CodeCheck = {
   anchors: Anchor[];
   can_record: boolean;
 };
+
+/** A project's memory the code no longer agrees with. */
+export type DriftedMemory = {
+  memory: Memory;
+  /** The folder it was checked against. */
+  cwd: string;
+  verdict: "drifted" | "orphaned";
+  note: string;
+  can_record: boolean;
+};
+
+/** A project's memories checked against its folder. */
+export type DriftedList = {
+  project: string;
+  /** The folders checked (each memory against its own project path). */
+  folders: string[];
+  checked: number;
+  /** Memories naming code whose folder is not on this machine. */
+  unchecked: number;
+  complete: boolean;
+  memories: DriftedMemory[];
+};

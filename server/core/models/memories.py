@@ -315,6 +315,7 @@ class DriftedMemory:
     """A memory of a project the code no longer agrees with."""
 
     memory: Memory
+    cwd: str  # the folder it was checked against (its project path, or the one asked for)
     verdict: str  # drifted or orphaned
     note: str
     can_record: bool
@@ -324,13 +325,16 @@ class DriftedMemory:
 class DriftedList:
     """A project's memories checked against its folder: those the code no longer agrees with.
 
-    `checked`: memories that name something the code can confirm (the rest cannot drift);
-    `complete`: every such memory of the project was checked (false past the newest
-    MAX_DRIFT_CHECKED, server/ingest/memory_check.py).
+    `folders`: the folders checked (each memory against its own project path unless one was
+    asked for; a folder not on this machine is skipped); `checked`: memories that name
+    something the code can confirm and were checked; `unchecked`: such memories whose folder
+    could not be read here; `complete`: every memory of the project was read (false past the
+    newest MAX_DRIFT_CHECKED, server/ingest/memory_check.py).
     """
 
     project: str
-    cwd: str | None
+    folders: list[str]
     checked: int
+    unchecked: int
     complete: bool
     memories: list[DriftedMemory]

@@ -11,6 +11,7 @@ export type Route =
   | { name: "memory"; id: number }
   | { name: "preferences" }
   | { name: "sessions" }
+  | { name: "drifted" }
   | { name: "settings" }
   | { name: "not-found"; path: string };
 
@@ -22,6 +23,7 @@ const SIMPLE: Record<string, Route> = {
   search: { name: "search" },
   preferences: { name: "preferences" },
   sessions: { name: "sessions" },
+  drifted: { name: "drifted" },
   settings: { name: "settings" },
 };
 
