@@ -16,7 +16,7 @@ from psycopg.rows import class_row
 from server.core.models.memories import Memory
 from server.core.models.vectors import EmbeddingModelRecord, Window
 from server.store.memories import COLUMNS
-from server.store.tx import Conn
+from server.store.tx import Conn, returned_ids
 
 _ADOPT_LOCK_KEY = 0x636C6D656E
 # (table, HNSW index name) for every vector column.
@@ -136,22 +136,13 @@ async def add_statement_vectors(
     A row indexed meanwhile, or with other content (edited since it was read: the edit
     stored its own), is left.
     """
-    if not memories:
-        return set()
-    marked: set[int] = set()
-    async with conn.cursor() as cur:
-        await cur.executemany(
-            "UPDATE memories SET units_indexed = true WHERE id = %(id)s AND NOT units_indexed"
-            " AND embedding IS NOT NULL AND content_hash = %(hash)s RETURNING id",
-            [{"id": m.id, "hash": m.content_hash} for m in memories],
-            returning=True,
-        )
-        while True:
-            row = await cur.fetchone()
-            if row is not None:
-                marked.add(int(row[0]))
-            if not cur.nextset():
-                break
+    returned = await returned_ids(
+        conn,
+        "UPDATE memories SET units_indexed = true WHERE id = %(id)s AND NOT units_indexed"
+        " AND embedding IS NOT NULL AND content_hash = %(hash)s RETURNING id",
+        [{"id": m.id, "hash": m.content_hash} for m in memories],
+    )
+    marked = {memory_id for memory_id in returned if memory_id is not None}
     rows = [
         (memory.id, window, vector)
         for memory, found in zip(memories, statements, strict=True)

@@ -23,7 +23,7 @@ from server.core.models.memories import (
     TagCount,
 )
 from server.core.models.vectors import DocumentVectors, TurnPlace
-from server.store.tx import Conn
+from server.store.tx import Conn, returned_ids
 
 
 # Whether the user this transaction acts for may read a row of `memories` (migration 016):
@@ -124,18 +124,11 @@ async def insert_many(
     """Insert a batch in one pipelined round of statements; None where the hash existed."""
     if not memories:
         return []
-    ids: list[int | None] = []
-    async with conn.cursor() as cur:
-        await cur.executemany(
-            f"{_INSERT_SQL} RETURNING id",
-            [_insert_params(m, v) for m, v in zip(memories, vectors, strict=True)],
-            returning=True,
-        )
-        while True:
-            row = await cur.fetchone()
-            ids.append(int(row[0]) if row else None)
-            if not cur.nextset():
-                break
+    ids = await returned_ids(
+        conn,
+        f"{_INSERT_SQL} RETURNING id",
+        [_insert_params(m, v) for m, v in zip(memories, vectors, strict=True)],
+    )
     await _store_passages(conn, ids, vectors)
     return ids
 
@@ -457,25 +450,16 @@ async def fill_missing_vectors(
 
     A row that has a vector meanwhile, or other content (edited since it was read), is left.
     """
-    if not memories:
-        return set()
-    filled: set[int] = set()
-    async with conn.cursor() as cur:
-        await cur.executemany(
-            "UPDATE memories SET embedding = %(embedding)s, units_indexed = true WHERE id = %(id)s"
-            " AND embedding IS NULL AND content_hash = %(hash)s RETURNING id",
-            [
-                {"id": m.id, "embedding": document.vector, "hash": m.content_hash}
-                for m, document in zip(memories, documents, strict=True)
-            ],
-            returning=True,
-        )
-        while True:
-            row = await cur.fetchone()
-            if row is not None:
-                filled.add(int(row[0]))
-            if not cur.nextset():
-                break
+    returned = await returned_ids(
+        conn,
+        "UPDATE memories SET embedding = %(embedding)s, units_indexed = true WHERE id = %(id)s"
+        " AND embedding IS NULL AND content_hash = %(hash)s RETURNING id",
+        [
+            {"id": m.id, "embedding": document.vector, "hash": m.content_hash}
+            for m, document in zip(memories, documents, strict=True)
+        ],
+    )
+    filled = {memory_id for memory_id in returned if memory_id is not None}
     await _store_passages(
         conn, [m.id if m.id in filled else None for m in memories], list(documents)
     )

@@ -8,7 +8,7 @@ on replacing the dead connections in the background.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
@@ -88,3 +88,21 @@ async def committed_state(conn: Conn) -> str:
     )
     row = await cur.fetchone()
     return str(row[0]) if row else ""
+
+
+async def returned_ids(
+    conn: Conn, statement: str, params: Sequence[dict[str, Any]]
+) -> list[int | None]:
+    """Run `statement` (ending in RETURNING id) once per parameter set, in one pipelined round;
+    the id each run returned, None where it returned no row (a conflict, a WHERE that failed)."""
+    ids: list[int | None] = []
+    if not params:
+        return ids
+    async with conn.cursor() as cur:
+        await cur.executemany(statement, params, returning=True)
+        while True:
+            row = await cur.fetchone()
+            ids.append(int(row[0]) if row else None)
+            if not cur.nextset():
+                break
+    return ids

@@ -1,13 +1,12 @@
 import { useState } from "react";
 import { errorMessage, getDrifted, getProjects, updateMemory } from "../api";
+import { ProjectField } from "../components/ProjectField";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { Link } from "../components/Link";
 import { LoadingNotice } from "../components/LoadingNotice";
-import { SelectField } from "../components/SelectField";
 import { bumpData } from "../lib/dataVersion";
 import { formatCount } from "../lib/format";
-import { projectChoices } from "../lib/projects";
 import { routePath, setParams } from "../lib/router";
 import { useApi } from "../lib/useApi";
 import type { DriftedMemory } from "../types";
@@ -48,18 +47,12 @@ export function DriftedPage({ params }: DriftedPageProps) {
     <section className="page drifted-page" aria-labelledby="drifted-title">
       <div className="page-head">
         <h1 id="drifted-title">Drifted</h1>
-        <SelectField
-          label="Project"
+        <ProjectField
+          projects={projects.data}
           value={project}
           onChange={(value) => setParams({ project: value || null })}
-        >
-          <option value="">choose a project</option>
-          {projectChoices(projects.data).map((choice) => (
-            <option key={choice.project} value={choice.project}>
-              {choice.project}
-            </option>
-          ))}
-        </SelectField>
+          emptyLabel="choose a project"
+        />
       </div>
       <p className="page-intro">
         Memories the project&apos;s code no longer agrees with, checked against its folder on this

@@ -9,12 +9,12 @@ import {
   lockPreference,
   setLessonActive,
 } from "../api";
+import { ProjectField } from "../components/ProjectField";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { LessonsSection } from "../components/LessonsSection";
 import { LoadingNotice } from "../components/LoadingNotice";
 import { PreferenceTierSection } from "../components/PreferenceTierSection";
-import { SelectField } from "../components/SelectField";
 import { bumpData } from "../lib/dataVersion";
 import { firstLine } from "../lib/format";
 import { countPreferences, tierSections } from "../lib/preferences";
@@ -88,18 +88,12 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
     <section className="page preferences-page" aria-labelledby="preferences-title">
       <div className="page-head">
         <h1 id="preferences-title">Preferences</h1>
-        <SelectField
-          label="Project"
+        <ProjectField
+          projects={projects.data}
           value={project}
           onChange={(value) => setParams({ project: value || null })}
-        >
-          <option value="">all (general and every project)</option>
-          {projectChoices(projects.data).map((choice) => (
-            <option key={choice.project} value={choice.project}>
-              {choice.project}
-            </option>
-          ))}
-        </SelectField>
+          emptyLabel="all (general and every project)"
+        />
       </div>
       <p className="page-intro">
         How you like to work, as learned from your sessions. Agents get the explicit tier first.

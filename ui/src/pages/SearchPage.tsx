@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from "react";
 import { getProjects, getStats, searchMemories } from "../api";
+import { ProjectField } from "../components/ProjectField";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { FilterChips } from "../components/FilterChips";
@@ -10,7 +11,6 @@ import { queryTerms } from "../lib/highlight";
 import { idParam, setParams } from "../lib/router";
 import { bestScore, noResultHints, searchRequest, searchStateFrom } from "../lib/search";
 import { SEARCH_BOX_ID, searchShortcutLabel } from "../lib/shortcuts";
-import { projectChoices } from "../lib/projects";
 import { useApi } from "../lib/useApi";
 import { MEMORY_KINDS, SEARCH_MODES } from "../types";
 
@@ -95,18 +95,12 @@ export function SearchPage({ params }: SearchPageProps) {
         <span className="muted mode-help">{MODE_HELP[state.mode]}</span>
       </div>
       <div className="toolbar">
-        <SelectField
-          label="Project"
+        <ProjectField
+          projects={projects.data}
           value={state.project}
           onChange={(value) => setParams({ project: value || null })}
-        >
-          <option value="">all projects</option>
-          {projectChoices(projects.data).map((choice) => (
-            <option key={choice.project} value={choice.project}>
-              {choice.project}
-            </option>
-          ))}
-        </SelectField>
+          emptyLabel="all projects"
+        />
         <SelectField
           label="Kind"
           value={state.kind}

@@ -1,10 +1,9 @@
 import { useState } from "react";
 import { bulkDelete, errorMessage, getProjects } from "../../api";
+import { ProjectField } from "../../components/ProjectField";
 import { ErrorNotice } from "../../components/ErrorNotice";
-import { SelectField } from "../../components/SelectField";
 import { bumpData } from "../../lib/dataVersion";
 import { formatCount } from "../../lib/format";
-import { projectChoices } from "../../lib/projects";
 import { useApi } from "../../lib/useApi";
 import type { BulkDeleteResult } from "../../types";
 
@@ -52,21 +51,16 @@ export function ProjectDeleteSection() {
       <h2 id="project-delete-title">Delete a project</h2>
       <p>Soft-deletes every memory of one project. They stay restorable below until purged.</p>
       <div className="row-actions">
-        <SelectField
-          label="Project"
+        <ProjectField
+          projects={projects.data}
           value={project}
           onChange={(value) => {
             setProject(value);
             setStep({ name: "choose" });
           }}
-        >
-          <option value="">choose a project…</option>
-          {projectChoices(projects.data).map((choice) => (
-            <option key={choice.project} value={choice.project}>
-              {choice.project} ({formatCount(choice.count)})
-            </option>
-          ))}
-        </SelectField>
+          emptyLabel="choose a project…"
+          withCounts
+        />
         <button type="button" className="button" disabled={!project || busy} onClick={check}>
           Count its memories
         </button>
