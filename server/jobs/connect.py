@@ -39,8 +39,9 @@ BLOCK_START = "<!-- claude-memory:start"
 BLOCK_END = "<!-- claude-memory:end -->"
 INSTRUCTIONS = f"""{BLOCK_START} (added by `claude-memory connect`; `disconnect` removes it) -->
 ## Memory
-- At the start of every session, call `startup_context` (with the project name) from the
-  claude-memory MCP server and follow the preferences it lists.
+- At the start of every session, call `startup_context` (with `cwd` set to the working
+  folder) from the claude-memory MCP server and follow the preferences it lists; a memory it
+  marks drifted no longer matches the code, so trust the code.
 - Before working on a topic, call `hybrid_search` for earlier decisions and root causes.
 - When a decision is settled, a root cause found, or the user corrects you, call `save_memory`
   with a short, self-contained statement.
