@@ -458,6 +458,26 @@ async def rest_memory_versions(v: Visit) -> None:
     assert [version["id"] for version in shared.data] == [v.other.shared_id]
 
 
+async def rest_check_memory(v: Visit) -> None:
+    for hidden in (v.other.private_id, v.other.deleted_id, min(v.other.turn_ids)):
+        await v.refused("checkMemory", 404, "not_found", memory_id=hidden)
+    # A team's server never reads its own disk for a user: nothing is checked, nothing read.
+    mine = await v.rest("checkMemory", memory_id=v.me.private_id, params={"cwd": "/etc"})
+    assert (mine.data["verdict"], mine.data["can_record"]) == ("unchecked", False)
+    await v.refused(
+        "updateMemory",
+        400,
+        "invalid_input",
+        memory_id=v.me.private_id,
+        body={"current_from": "/etc"},
+    )
+
+
+async def rest_drifted_memories(v: Visit) -> None:
+    drifted = await v.rest("driftedMemories", params={"project": TEAM, "cwd": "/etc"})
+    assert (drifted.data["folders"], drifted.data["memories"]) == ([], [])
+
+
 async def rest_recall(v: Visit) -> None:
     recalled = await v.rest("recall", body={"query": PROBE, "limit": 50, "threshold": 0.0})
     assert v.me.secret_marker in recalled.text
@@ -635,6 +655,8 @@ REST_CASES: dict[str, Case] = {
     "getMemory": rest_get_memory,
     "relatedMemories": rest_related_memories,
     "memoryVersions": rest_memory_versions,
+    "checkMemory": rest_check_memory,
+    "driftedMemories": rest_drifted_memories,
     "hookPreToolUse": rest_hook_pre_tool_use,
     "hookSessionStart": rest_hook_session_start,
     "hookPrompt": rest_hook_prompt,
