@@ -30,10 +30,9 @@ from server.core.models.memories import (
     MemoryFilter,
     UpdateOutcome,
 )
-from server.core.redact import redact
 from server.core.validation import MAX_PAGE
 from server.domain.anchors import anchors_of
-from server.ingest.recall_check import WORKING_TREES, WorkingTrees
+from server.ingest.recall_check import WORKING_TREES, WorkingTrees, shown_note
 from server.ingest.tree_check import Finding, MemoryCheck
 from server.service.face import MemoryApi
 
@@ -63,9 +62,9 @@ async def check_memory(
         why = f"{folder} could not be checked here ({UNCHECKABLE})"
         return CodeCheck(memory_id, folder, "unchecked", why, anchors, False)
     [check] = checks
-    note = redact(check.note()).text if check.verdict in ("drifted", "orphaned") else None
-    can_record = check.verdict == "drifted" and all(f.now for f in check.findings)
-    return CodeCheck(memory_id, folder, check.verdict, note, anchors, can_record)
+    return CodeCheck(
+        memory_id, folder, check.verdict, shown_note(check), anchors, _recordable(check)
+    )
 
 
 async def drifted_memories(
@@ -91,10 +90,11 @@ async def drifted_memories(
             continue  # not on this machine (or a team's server): left unchecked
         folders.append(folder)
         for memory, check in zip(memories, checks, strict=True):
-            if check.verdict in ("drifted", "orphaned"):
-                can_record = check.verdict == "drifted" and all(f.now for f in check.findings)
-                note = redact(check.note()).text
-                found[memory.id] = DriftedMemory(memory, folder, check.verdict, note, can_record)
+            note = shown_note(check)
+            if note is not None:  # drifted or orphaned
+                found[memory.id] = DriftedMemory(
+                    memory, folder, check.verdict, note, _recordable(check)
+                )
     checked = sum(len(by_folder[folder]) for folder in folders)
     drifted = [found[m.id] for m in anchored if m.id in found]  # newest first, as listed
     return DriftedList(resolved, folders, checked, len(anchored) - checked, complete, drifted)
@@ -131,7 +131,9 @@ def rewritten(content: str, check: MemoryCheck) -> str:
     for finding in check.findings:
         text = _replaced(text, finding)
     if text == content:
-        raise InvalidInput(f"could not find the old values in the memory's text ({check.note()})")
+        raise InvalidInput(
+            f"could not find the old values in the memory's text ({shown_note(check)})"
+        )
     return text
 
 
@@ -174,6 +176,11 @@ def _replaced(text: str, finding: Finding) -> str:
     return text[:at] + finding.now + text[at + len(finding.stated) :]
 
 
+def _recordable(check: MemoryCheck) -> bool:
+    """Whether the code states a current value for everything that changed."""
+    return check.verdict == "drifted" and all(f.now for f in check.findings)
+
+
 def _kind_of_new_version(memory: Memory) -> str:
     """A raw conversation turn rewritten is no longer what was said: it becomes a note."""
     return "manual" if memory.kind == "raw" else memory.kind
@@ -183,5 +190,5 @@ def _why_not(check: MemoryCheck) -> str:
     if check.verdict == "fresh":
         return "the code still agrees with this memory: nothing to record"
     if check.verdict == "orphaned":
-        return f"{check.note()}; the memory is about files that are gone: delete it or edit it"
+        return f"{shown_note(check)}; the memory is about files that are gone: delete it or edit it"
     return "the memory names nothing the check can read (no file, setting or version)"

@@ -92,7 +92,7 @@ class WorkingTrees:
         if checks is None:
             return replace(result, hits=[replace(h, verdict="unchecked") for h in result.hits])
         hits = [
-            replace(hit, verdict=check.verdict, verdict_note=_note(check))
+            replace(hit, verdict=check.verdict, verdict_note=shown_note(check))
             for hit, check in zip(result.hits, checks, strict=True)
         ]
         return replace(result, hits=hits)
@@ -106,14 +106,14 @@ class WorkingTrees:
         kept = list(zip(hits, checks, strict=True))
         fresh = [hit for hit, check in kept if check.verdict in ("fresh", "unchecked")]
         drifted = [hit for hit, check in kept if check.verdict == "drifted"]
-        notes = {hit.id: note for hit, check in kept if (note := _note(check))}
+        notes = {hit.id: note for hit, check in kept if (note := shown_note(check))}
         return fresh + drifted, notes
 
 
 WORKING_TREES = WorkingTrees()
 
 
-def _note(check: MemoryCheck) -> str | None:
+def shown_note(check: MemoryCheck) -> str | None:
     """What changed, redacted like anything else shown (a value read from a file)."""
     return redact(check.note()).text if check.verdict in ("drifted", "orphaned") else None
 
