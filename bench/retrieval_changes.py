@@ -217,7 +217,7 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
     answered: list[float] = []
     for question in questions:
         cwd = folders.get(question.project or "", "")
-        text, _ = await recall.prompt("", cwd, question.text)
+        text = (await recall.prompt("", cwd, question.text)).markdown
         if question.category == "negative":
             if text:
                 injected_negatives.append(question.id)

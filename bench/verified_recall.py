@@ -366,7 +366,7 @@ async def hook_latency(
     for round_, prompt in enumerate([prompts[0], *prompts]):  # the first one warms up
         for name, cwd in (("checked", str(repo)), ("unchecked", nowhere)):
             began = time.perf_counter()
-            _, shown = await recall.prompt(f"bench-{round_}-{name}", cwd, prompt)
+            shown = (await recall.prompt(f"bench-{round_}-{name}", cwd, prompt)).memory_ids
             took = (time.perf_counter() - began) * 1000
             if round_:
                 timings[name].append(took)

@@ -12,6 +12,10 @@ start, prompt, tool call and turn end, so it must start fast and can never get i
   `/api/hooks/...` with a short timeout, over a plain socket: `http.client` alone would import
   `email` and `ssl` and double the start-up time.
 - It answers in the agent's own shape (below); with nothing to add it prints nothing.
+- When the server could not check the memories it shows against the session's folder (a
+  team's server never reads its users' files), its answer carries their anchors and the
+  memories are checked here, where the tree is (server/ingest/context_check.py, imported only
+  then): orphaned ones are left out, drifted ones say what changed.
 - It exits 0 whatever happens (server down, bad input, timeout) and never prints a traceback:
   exit 2 from a prompt hook would erase the user's prompt, and Gemini CLI reads stderr as the
   answer when stdout is empty.
@@ -117,6 +121,10 @@ MAX_PROMPT_CHARS = 20_000  # the server searches with less; this only bounds the
 # Codex spills over ~2,500 tokens to a file. The same bound keeps every agent's context whole.
 MAX_CONTEXT_CHARS = 9_999
 MAX_RESPONSE_BYTES = 1024 * 1024
+# When a team's server (or one on another machine) sends the memories it shows with their
+# anchors, they are checked here against the session's tree, for at most this long; past it
+# the context goes out unchecked. The same budget as the server's own check.
+CHECK_SECONDS = 0.25
 DENIAL = (
     "{reason} (a strict lesson from claude-memory: the call was stopped because this agent's "
     "hooks cannot ask for approval; tell the user, who can run it themselves or disable the "
@@ -162,10 +170,30 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
     answer = post_json(host, port, path, body, _token(), timeout)
     if hook_name is None or answer is None:
         return
+    if answer.get("check"):
+        answer["additionalContext"] = checked_here(answer, str(body.get("cwd", "")), path)
     output = agent_output(agent, hook_name, answer)
     if output:
         stdout.write(json.dumps(output) + "\n")
         stdout.flush()
+
+
+def checked_here(answer: dict[str, Any], cwd: str, path: str) -> Any:
+    """The answer's context with its `check` items checked against the tree of `cwd` here
+    (server/ingest/context_check.py): the server could not. Any failure leaves it as sent."""
+    context = answer.get("additionalContext")
+    if not isinstance(context, str) or not context:
+        return context
+    try:
+        repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if repository not in sys.path:
+            sys.path.append(repository)  # after the standard library: it shadows nothing
+        from server.ingest.context_check import checked_context
+
+        prompt = path == PROMPT[0]
+        return checked_context(context, answer["check"], cwd, CHECK_SECONDS, drop_if_empty=prompt)
+    except Exception:
+        return context
 
 
 def agent_output(agent: str, hook_name: str, answer: dict[str, Any]) -> dict[str, Any] | None:

@@ -1,13 +1,17 @@
 """REST routes the hook client (server/hooks.py) calls for Claude Code, Codex and Gemini CLI:
 thin adapters over ingest/recall.py and ingest/session_imports.py.
 
-    POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project}
-    POST /api/hooks/prompt {session_id, cwd, prompt, prompt_id} -> {additionalContext, memory_ids}
+    POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project, check}
+    POST /api/hooks/prompt {session_id, cwd, prompt, prompt_id} -> {additionalContext, memory_ids,
+        check}
     POST /api/hooks/pre-tool {PreToolUse input} -> {additionalContext, permissionDecision, ...}
     POST /api/hooks/tool {PostToolUse or PostToolUseFailure input} -> 202 {recorded}
     POST /api/hooks/session-end {session_id, cwd, transcript_path, agent} -> 202 {status}
 
-`additionalContext` is "" when there is nothing to add. The session-end route answers at once
+`additionalContext` is "" when there is nothing to add. `check` is [] unless the server
+could not check the memories shown against the session's folder (a team's server, or a
+folder not on its machine): their ids, dates and anchors, for the hook process to check
+(server/ingest/context_check.py). The session-end route answers at once
 and imports the session file in the background, with the reader of `agent` (Claude Code's by
 default). These routes sit behind the same Host/Origin
 guard and optional bearer token as every other route; their shapes are in schemas/hooks.py.
@@ -32,16 +36,28 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
     """The /api/hooks routes over `recall` and `sessions` (the app owns and closes both)."""
 
     async def session_start(body: hooks.SessionStartHook) -> JSONResponse:
-        context = await recall.session_start(body.session_id, body.cwd, body.source)
-        return JSONResponse({"additionalContext": context.markdown, "project": context.project})
+        start = await recall.session_start(body.session_id, body.cwd, body.source)
+        context = start.context
+        return JSONResponse(
+            {
+                "additionalContext": context.markdown,
+                "project": context.project,
+                "check": start.check,
+            }
+        )
 
     async def prompt(body: hooks.PromptHook) -> JSONResponse:
-        context, ids = await recall.prompt(body.session_id, body.cwd, body.prompt)
+        recalled = await recall.prompt(body.session_id, body.cwd, body.prompt)
         # Journaled after the answer is sent: Claude Code waits for this hook, not for that.
         journal = BackgroundTask(
             recall.record_prompt, body.session_id, body.cwd, body.prompt_id, body.prompt
         )
-        return JSONResponse({"additionalContext": context, "memory_ids": ids}, background=journal)
+        answer = {
+            "additionalContext": recalled.markdown,
+            "memory_ids": recalled.memory_ids,
+            "check": recalled.check,
+        }
+        return JSONResponse(answer, background=journal)
 
     async def pre_tool(body: hooks.PreToolHook) -> JSONResponse:
         lessons = await recall.lessons_before(body.cwd, body.tool_name, body.tool_input)

@@ -32,7 +32,8 @@ from server.core.models.memories import (
 )
 from server.core.validation import MAX_PAGE
 from server.domain.anchors import anchors_of
-from server.ingest.recall_check import WORKING_TREES, WorkingTrees, shown_note
+from server.ingest.context_check import shown_note
+from server.ingest.recall_check import WORKING_TREES, WorkingTrees
 from server.ingest.tree_check import Finding, MemoryCheck
 from server.service.face import MemoryApi
 

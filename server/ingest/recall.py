@@ -10,7 +10,9 @@
   when the change is recent. When the server shares the machine (single-user mode), the
   memories picked are checked against the session's working tree first
   (server/ingest/recall_check.py): orphaned ones are left out, drifted ones go last and say
-  what changed. Raw turns of the same session are skipped (the
+  what changed. When the server cannot (a team's server, or the folder is not on its
+  machine), the answer carries their anchors and the hook process checks them
+  (server/ingest/context_check.py). Raw turns of the same session are skipped (the
   model still has them in context), and a memory reaches a session at most once: the ids
   already injected are kept per user and session in an in-memory map (`InjectedMemories`, 24 h
   per session), so a teammate who sends another user's session id neither holds back that
@@ -27,8 +29,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
 from cachetools import TTLCache
@@ -41,7 +43,7 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
-from server.ingest.recall_check import WORKING_TREES
+from server.ingest.recall_check import WORKING_TREES, R, Recalled, hook_check_items
 from server.ingest.tool_calls import call_from_hook
 from server.service.face import MemoryApi
 
@@ -78,6 +80,25 @@ class InjectedMemories:
         self._sessions.pop((viewer_key(), session_id), None)
 
 
+@dataclass(frozen=True, slots=True)
+class PromptAnswer:
+    """Prompt recall's context, the ids of the memories in it, and `check`: the items the
+    hook process checks against the session's tree when this server could not
+    (server/ingest/context_check.py)."""
+
+    markdown: str
+    memory_ids: list[int]
+    check: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StartAnswer:
+    """The session-start context, and its `check` items as in PromptAnswer."""
+
+    context: StartupContext
+    check: list[Any]
+
+
 class HookRecall:
     """The hooks' server side over the service's face; one per app."""
 
@@ -93,21 +114,27 @@ class HookRecall:
         self.injected = InjectedMemories()
         self.trees = WORKING_TREES
 
-    async def session_start(self, session_id: str, cwd: str, source: str) -> StartupContext:
+    async def session_start(self, session_id: str, cwd: str, source: str) -> StartAnswer:
         """The startup context for the project of `cwd` (general context when unknown)."""
         if source in ("clear", "compact"):
             # The context that held earlier recalls is gone: they may be recalled again.
             self.injected.forget(session_id)
         project = await self.project_for(cwd)
-        return await self.service.startup_context(
-            project or cwd or None, vet=partial(self.trees.checked, cwd)
-        )
+        shown: list[Recalled] = []
 
-    async def prompt(self, session_id: str, cwd: str, prompt: str) -> tuple[str, list[int]]:
-        """Context for one prompt, and the ids of the memories in it; ("", []) if none fit."""
+        async def vet(memories: Sequence[R]) -> tuple[list[R], dict[int, str]]:
+            kept, drift = await self.trees.checked(cwd, memories)
+            shown.extend(kept)
+            return kept, drift
+
+        context = await self.service.startup_context(project or cwd or None, vet=vet)
+        return StartAnswer(context, self._left_to_the_hook(cwd, shown))
+
+    async def prompt(self, session_id: str, cwd: str, prompt: str) -> PromptAnswer:
+        """Context for one prompt and the ids of the memories in it; empty if none fit."""
         query = prompt.strip()[:MAX_QUERY_CHARS]
         if len(query) < MIN_PROMPT_CHARS:
-            return "", []
+            return PromptAnswer("", [], [])
         project = await self.project_for(cwd)
         # A prompt about a thing no memory mentions asks for a closer match (prompt_names.py).
         unknown = await self.service.unknown_names(query)
@@ -127,6 +154,7 @@ class HookRecall:
         ]
         checked, drift = await self.trees.checked(cwd, relevant[: self.max_hits])
         text, shown = recall_markdown(checked, self.max_chars, drift)
+        check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
             self.injected.add(session_id, shown)
         logger.info(
@@ -136,7 +164,14 @@ class HookRecall:
             result.took_ms,
             f" (unknown to memory: {', '.join(unknown)})" if unknown else "",
         )
-        return text, shown
+        return PromptAnswer(text, shown, check)
+
+    def _left_to_the_hook(self, cwd: str, shown: Sequence[Recalled]) -> list[Any]:
+        """The check items of what is shown when this server could not check it against the
+        tree of `cwd` (a team's server, or a folder not on this machine); else none."""
+        if not cwd.strip() or self.trees.checks_here(cwd):
+            return []
+        return hook_check_items(shown)
 
     async def record_prompt(self, session_id: str, cwd: str, prompt_id: str, prompt: str) -> None:
         """Journal a prompt the UserPromptSubmit hook saw, keyed by Claude Code's prompt id.

@@ -1,4 +1,4 @@
-"""Prompt recall checked against the code before the agent sees it (issue #37, first step).
+"""Prompt recall checked against the code before the agent sees it (issue #37).
 
 When the server shares the machine with its user (single-user mode: no users, so the hook is
 the owner's own), the memories prompt recall picked (and those the session-start context
@@ -7,8 +7,10 @@ hook names (its `cwd`, up to the repository's top folder) with server/ingest/tre
 an **orphaned** memory (the files it is about are gone) is left out, a **drifted** one goes
 after the others and says what changed ("drifted: go is now 1.23 (was 1.22)"); fresh and
 unchecked ones are told as before. On a team's server the tree is the user's, not the
-server's, so nothing is checked there (the hook process will do it, a later step); a value
-read from a file is redacted like anything else before it is shown. The check has
+server's, so nothing is checked there: the hook answer carries the anchors of what it shows
+(`hook_check_items`) and the hook process checks them where the tree is
+(server/ingest/context_check.py), as it does when the folder is not on the server's machine.
+A value read from a file is redacted like anything else before it is shown. The check has
 CHECK_BUDGET_SECONDS: past it, the memories go out unchecked.
 """
 
@@ -19,16 +21,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 from cachetools import LRUCache
 
 from server.core.access import current_viewer
 from server.core.models.search import SearchResult
-from server.core.redact import redact
 from server.domain.anchors import anchors_of
-from server.ingest.tree_check import MemoryCheck, TreeChecker
+from server.ingest.context_check import check_items, shown_note
+from server.ingest.tree_check import MemoryCheck, TreeChecker, tree_root
 
 logger = logging.getLogger(__name__)
 
@@ -60,12 +62,17 @@ class WorkingTrees:
     def __init__(self) -> None:
         self._checkers: LRUCache[Path, TreeChecker] = LRUCache(MAX_TREES)
 
+    def checks_here(self, cwd: str) -> bool:
+        """Whether this process checks memories against the tree of `cwd`: single-user mode
+        and the folder on this machine. Otherwise the hook process does (context_check.py)."""
+        return current_viewer() is None and tree_root(cwd) is not None
+
     async def verdicts(
         self, cwd: str, hits: Sequence[Recalled], budget: float = CHECK_BUDGET_SECONDS
     ) -> list[MemoryCheck] | None:
         """Each memory's check against the tree of `cwd`; None when nothing could be checked
         (a team's server, no such folder here, or the `budget` in seconds ran out)."""
-        root = _tree_root(cwd) if current_viewer() is None else None
+        root = tree_root(cwd) if current_viewer() is None else None
         if root is None or not hits:
             return None
         memories = [
@@ -113,21 +120,12 @@ class WorkingTrees:
 WORKING_TREES = WorkingTrees()
 
 
-def shown_note(check: MemoryCheck) -> str | None:
-    """What changed, redacted like anything else shown (a value read from a file)."""
-    return redact(check.note()).text if check.verdict in ("drifted", "orphaned") else None
-
-
-def _tree_root(cwd: str) -> Path | None:
-    """The repository's top folder holding `cwd` (or `cwd` itself outside one); None if no such
-    folder is on this machine."""
-    folder = Path(cwd.strip()) if cwd.strip() else None
-    try:
-        if folder is None or not folder.is_absolute() or not folder.is_dir():
-            return None
-        for candidate in (folder, *folder.parents):
-            if (candidate / ".git").exists():
-                return candidate
-    except (OSError, ValueError):  # a name too long for the system, a NUL byte
-        return None
-    return folder
+def hook_check_items(memories: Sequence[Recalled]) -> list[Any]:
+    """What the hook process needs to check `memories` itself: their ids, dates and anchors
+    (server/ingest/context_check.py); memories without anchors are left out."""
+    return check_items(
+        [
+            (m.id, m.created_at, [(a.kind, a.name, a.value) for a in anchors_of(m.content)])
+            for m in memories
+        ]
+    )

@@ -85,6 +85,21 @@ class MemoryCheck:
         return f"{self.verdict}: " + "; ".join(said) if said else self.verdict
 
 
+def tree_root(cwd: str) -> Path | None:
+    """The repository's top folder holding `cwd` (or `cwd` itself outside one); None if no such
+    folder is on this machine."""
+    folder = Path(cwd.strip()) if cwd.strip() else None
+    try:
+        if folder is None or not folder.is_absolute() or not folder.is_dir():
+            return None
+        for candidate in (folder, *folder.parents):
+            if (candidate / ".git").exists():
+                return candidate
+    except (OSError, ValueError):  # a name too long for the system, a NUL byte
+        return None
+    return folder
+
+
 class TreeChecker:
     """Checks memories against one working tree; keeps what it read by path and mtime."""
 

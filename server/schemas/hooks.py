@@ -65,14 +65,32 @@ class SessionEndHook(Shape):
         return value
 
 
+class CheckItem(BaseModel):
+    """A memory shown that the server could not check against the session's folder."""
+
+    id: int
+    created_at: str = Field(description="When it was written (ISO 8601): git's renames since.")
+    anchors: list[tuple[str, str, str | None]] = Field(
+        description="(kind, name, value): path, symbol, setting or version it names."
+    )
+
+
+CHECK_DESCRIPTION = (
+    "Empty unless the server could not check the memories shown against `cwd` (a team's "
+    "server, or a folder not on its machine): the hook client checks them where the tree is."
+)
+
+
 class SessionStartContext(BaseModel):
     additionalContext: str = Field(description='Markdown; "" when empty.')
     project: str | None
+    check: list[CheckItem] = Field(default_factory=list, description=CHECK_DESCRIPTION)
 
 
 class PromptContext(BaseModel):
     additionalContext: str = Field(description='Markdown; "" when nothing fits.')
     memory_ids: list[int]
+    check: list[CheckItem] = Field(default_factory=list, description=CHECK_DESCRIPTION)
 
 
 class PreToolHook(Shape):

@@ -23,6 +23,7 @@ from server.ingest.recall_check import WorkingTrees
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 from tests.git_history import MEMORIES_WRITTEN, acme_repository
+from tests.integration.test_hooks import context_of, payload, run_hook
 
 FACTS = {
     "go": "The Go toolchain is pinned to go 1.22 in `go.mod`.",
@@ -262,3 +263,52 @@ async def test_a_projects_drifted_list_holds_what_the_code_no_longer_agrees_with
     assert found[FACTS["go"]]["can_record"] is True
     assert found[FACTS["runbook"]]["can_record"] is False
     assert unnamed.status_code == 400
+
+
+async def test_on_a_teams_server_the_hook_process_checks_what_it_is_sent(
+    service: MemoryService, settings: Settings, tmp_path: Path
+) -> None:
+    """A team's server never reads its users' files: it sends the anchors of what it shows, and
+    the hook client, run as the agent runs it in the session's folder, checks them there."""
+    repo = acme_repository(tmp_path / "acme-api")
+    alice, _ = await service.users.add("alice", ["acme-api"])
+    with acting_as(service.users.viewer(alice.user)):
+        for fact in FACTS.values():
+            await service.save(
+                fact,
+                project="acme-api",
+                project_path=str(repo),
+                kind="distilled",
+                created_at=MEMORIES_WRITTEN,
+            )
+    wide = replace(settings, recall_threshold=0.05, recall_max_hits=8, recall_max_chars=6_000)
+    token = {"CLAUDE_MEMORY_TOKEN": alice.token}
+    async with serving(create_app(wide, service)) as url:
+        async with httpx.AsyncClient(base_url=url) as http:
+            sent = await http.post(
+                "/api/hooks/prompt",
+                json={"session_id": "s-team-raw", "cwd": str(repo), "prompt": PROMPT},
+                headers={"Authorization": f"Bearer {alice.token}"},
+            )
+        prompt = {"session_id": "s-team", "cwd": str(repo / "internal"), "prompt": PROMPT}
+        recalled = await run_hook(
+            "user-prompt-submit", {**payload("UserPromptSubmit"), **prompt}, url, token
+        )
+        start = {"session_id": "s-team", "cwd": str(repo), "source": "startup"}
+        started = await run_hook("session-start", {**payload("SessionStart"), **start}, url, token)
+
+    unchecked = sent.json()
+    assert "drifted" not in unchecked["additionalContext"], "the server checked nothing"
+    sent_anchors = {item["id"]: item["anchors"] for item in unchecked["check"]}
+    assert ["version", "go", "1.22"] in [a for anchors in sent_anchors.values() for a in anchors]
+    for context in (context_of(recalled, "UserPromptSubmit"), context_of(started, "SessionStart")):
+        go, errors = line_of(context, FACTS["go"]), line_of(context, FACTS["errors"])
+        assert go is not None and "(drifted: go is now 1.23 (was 1.22))" in go
+        assert errors is not None and "drifted" not in errors
+        assert line_of(context, FACTS["runbook"]) is None, "its only file is gone"
+        lines = context.splitlines()
+        assert lines.index(errors) < lines.index(go), "drifted memories come after fresh ones"
+    prompt_context = context_of(recalled, "UserPromptSubmit")
+    jwt, timeout = line_of(prompt_context, FACTS["jwt"]), line_of(prompt_context, FACTS["timeout"])
+    assert jwt is not None and "internal/auth/jwt.go was renamed to internal/auth/tokens.go" in jwt
+    assert timeout is not None and "HTTP_TIMEOUT is now 45s (was 30s)" in timeout
