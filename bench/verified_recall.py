@@ -7,7 +7,7 @@ about), and after each commit, now and then, a Claude Code session whose assista
 or two facts true at that commit ("`HTTP_TIMEOUT=30s` in `.env.example`", "Call `chargeCard()`
 from src/handlers/payments.ts ...") or a fact about the team that names no code. The sessions
 are imported into a fresh embedded database with the product's importer; every stored fact is
-then checked at HEAD with server/ingest/tree_check.py, its anchors found by
+then checked at HEAD with server/worktree/tree_check.py, its anchors found by
 server/domain/anchors.py, in hook-sized calls of ten memories.
 
 The script keeps its own model of the tree, so it knows which facts still hold at HEAD.
@@ -52,8 +52,8 @@ from server.domain.anchors import anchors_of  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.ingest.recall import HookRecall  # noqa: E402
-from server.ingest.tree_check import TreeChecker  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
+from server.worktree.tree_check import TreeChecker  # noqa: E402
 from tests.git_history import git  # noqa: E402
 
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)

@@ -14,7 +14,7 @@ start, prompt, tool call and turn end, so it must start fast and can never get i
 - It answers in the agent's own shape (below); with nothing to add it prints nothing.
 - When the server could not check the memories it shows against the session's folder (a
   team's server never reads its users' files), its answer carries their anchors and the
-  memories are checked here, where the tree is (server/ingest/context_check.py, imported only
+  memories are checked here, where the tree is (server/worktree/context_check.py, imported only
   then): orphaned ones are left out, drifted ones say what changed.
 - It exits 0 whatever happens (server down, bad input, timeout) and never prints a traceback:
   exit 2 from a prompt hook would erase the user's prompt, and Gemini CLI reads stderr as the
@@ -180,7 +180,7 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
 
 def checked_here(answer: dict[str, Any], cwd: str, path: str) -> Any:
     """The answer's context with its `check` items checked against the tree of `cwd` here
-    (server/ingest/context_check.py): the server could not. Any failure leaves it as sent."""
+    (server/worktree/context_check.py): the server could not. Any failure leaves it as sent."""
     context = answer.get("additionalContext")
     if not isinstance(context, str) or not context:
         return context
@@ -188,7 +188,7 @@ def checked_here(answer: dict[str, Any], cwd: str, path: str) -> Any:
         repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         if repository not in sys.path:
             sys.path.append(repository)  # after the standard library: it shadows nothing
-        from server.ingest.context_check import checked_context
+        from server.worktree.context_check import checked_context
 
         prompt = path == PROMPT[0]
         return checked_context(context, answer["check"], cwd, CHECK_SECONDS, drop_if_empty=prompt)

@@ -11,7 +11,7 @@ thin adapters over ingest/recall.py and ingest/session_imports.py.
 `additionalContext` is "" when there is nothing to add. `check` is [] unless the server
 could not check the memories shown against the session's folder (a team's server, or a
 folder not on its machine): their ids, dates and anchors, for the hook process to check
-(server/ingest/context_check.py). The session-end route answers at once
+(server/worktree/context_check.py). The session-end route answers at once
 and imports the session file in the background, with the reader of `agent` (Claude Code's by
 default). These routes sit behind the same Host/Origin
 guard and optional bearer token as every other route; their shapes are in schemas/hooks.py.

@@ -169,6 +169,7 @@ class _ChunkReader:
         agent = record.get("agentId") if sidechain else None
         cwd = record.get("cwd")
         session = record.get("sessionId")
+        branch = record.get("gitBranch")
         return Turn(
             uuid=uuid,
             session_id=session if isinstance(session, str) else self.session_id,
@@ -179,6 +180,8 @@ class _ChunkReader:
             agent_id=agent if isinstance(agent, str) else None,
             line_number=line,
             is_sidechain=sidechain,
+            # "HEAD" is a detached checkout, "" no repository (FORMATS.md): no branch to name.
+            git_branch=branch if isinstance(branch, str) and branch not in ("", "HEAD") else None,
         )
 
     def _take_user(self, record: Mapping[str, Any], line_number: int) -> None:

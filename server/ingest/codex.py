@@ -154,6 +154,8 @@ class _RolloutReader:
         self.stem = path.stem
         self.session_id: str | None = None
         self.cwd: str | None = None
+        self.git_branch: str | None = None
+        self.git_commit: str | None = None
         self.version: str | None = None
         self.last_time: datetime | None = None
         self.prompt_key: str | None = None  # the human prompt being worked on
@@ -200,6 +202,10 @@ class _RolloutReader:
             self.cwd = meta["cwd"]
         if isinstance(meta.get("cli_version"), str) and meta["cli_version"]:
             self.version = meta["cli_version"]
+        git = meta.get("git")
+        if isinstance(git, Mapping):
+            self.git_branch = _text(git.get("branch"))
+            self.git_commit = _text(git.get("commit_hash"))
 
     def _take_item(self, item: Mapping[str, Any], line_number: int) -> None:
         kind = item.get("type")
@@ -237,6 +243,8 @@ class _RolloutReader:
             agent_id=None,
             line_number=line_number,
             is_sidechain=False,
+            git_branch=self.git_branch,
+            git_commit=self.git_commit,
         )
         self.turns.append(turn)
         if turn.role == "user":
@@ -382,3 +390,8 @@ CODEX = AgentFormat(
     hook_path=checked_rollout,
     hook_files=rollout_files,
 )
+
+
+def _text(value: Any) -> str | None:
+    """A non-empty string, else None."""
+    return value if isinstance(value, str) and value.strip() else None

@@ -293,6 +293,10 @@ def _draft(
     metadata: dict[str, object] = {"record_uuid": turn.uuid, "line": turn.line_number}
     if turn.agent_id:
         metadata["agent_id"] = turn.agent_id
+    if turn.git_branch:
+        metadata["git_branch"] = turn.git_branch
+    if turn.git_commit:
+        metadata["git_commit"] = turn.git_commit
     return MemoryDraft(
         content=turn.text,
         kind="raw",

@@ -32,16 +32,17 @@ from server.core.models.memories import (
 )
 from server.core.validation import MAX_PAGE
 from server.domain.anchors import anchors_of
-from server.ingest.context_check import shown_note
 from server.ingest.recall_check import WORKING_TREES, WorkingTrees
-from server.ingest.tree_check import Finding, MemoryCheck
 from server.service.face import MemoryApi
+from server.worktree.context_check import shown_note
+from server.worktree.tree_check import Finding, MemoryCheck
 
 UNCHECKABLE = (
     "the folder must be on this machine, the server single-user, and the check within its"
     " time budget"
 )
-# The drifted list reads a project's newest memories up to this many, and checks them within
+# The drifted list reads a project's newest memories that name code (stored anchors) up to
+# this many, and checks them within
 # DRIFT_BUDGET_SECONDS (a page the user asked for, not a hook on every prompt).
 MAX_DRIFT_CHECKED = 5_000
 DRIFT_BUDGET_SECONDS = 10.0
@@ -55,7 +56,7 @@ async def check_memory(
     """`memory_id` checked against `cwd`, or its project's folder when no `cwd` is given."""
     memory = await service.get(memory_id)
     folder = cwd or memory.project_path or None
-    anchors = [AnchorView(a.kind, a.name, a.value) for a in anchors_of(memory.content)]
+    anchors = [AnchorView(a.kind, a.name, a.value) for a in await service.anchors(memory)]
     if folder is None:
         return CodeCheck(memory_id, None, "unchecked", "no working folder known", anchors, False)
     checks = await trees.verdicts(folder, [memory])
@@ -73,7 +74,7 @@ async def drifted_memories(
 ) -> DriftedList:
     """The live, current memories of `project` that the code no longer agrees with, newest
     first: each checked against `cwd`, or against its own project path (a project's sessions
-    may come from several clones); the newest MAX_DRIFT_CHECKED memories are read."""
+    may come from several clones); the newest MAX_DRIFT_CHECKED that name code are read."""
     resolved = await service.resolve_project(project)
     if resolved is None:
         raise InvalidInput("name a project: its memories are checked against its folder")
@@ -108,7 +109,7 @@ async def _anchored_memories(service: MemoryApi, project: str) -> tuple[list[Mem
     offset = 0
     while offset < MAX_DRIFT_CHECKED:
         page = await service.list_memories(
-            MemoryFilter(project=project), limit=MAX_PAGE, offset=offset
+            MemoryFilter(project=project, names_code=True), limit=MAX_PAGE, offset=offset
         )
         offset += len(page.memories)
         anchored += [m for m in page.memories if m.superseded_by is None and anchors_of(m.content)]

@@ -12,7 +12,7 @@
   (server/ingest/recall_check.py): orphaned ones are left out, drifted ones go last and say
   what changed. When the server cannot (a team's server, or the folder is not on its
   machine), the answer carries their anchors and the hook process checks them
-  (server/ingest/context_check.py). Raw turns of the same session are skipped (the
+  (server/worktree/context_check.py). Raw turns of the same session are skipped (the
   model still has them in context), and a memory reaches a session at most once: the ids
   already injected are kept per user and session in an in-memory map (`InjectedMemories`, 24 h
   per session), so a teammate who sends another user's session id neither holds back that
@@ -84,7 +84,7 @@ class InjectedMemories:
 class PromptAnswer:
     """Prompt recall's context, the ids of the memories in it, and `check`: the items the
     hook process checks against the session's tree when this server could not
-    (server/ingest/context_check.py)."""
+    (server/worktree/context_check.py)."""
 
     markdown: str
     memory_ids: list[int]

@@ -3,13 +3,13 @@
 When the server shares the machine with its user (single-user mode: no users, so the hook is
 the owner's own), the memories prompt recall picked (and those the session-start context
 shows) are checked against the working tree the
-hook names (its `cwd`, up to the repository's top folder) with server/ingest/tree_check.py:
+hook names (its `cwd`, up to the repository's top folder) with server/worktree/tree_check.py:
 an **orphaned** memory (the files it is about are gone) is left out, a **drifted** one goes
 after the others and says what changed ("drifted: go is now 1.23 (was 1.22)"); fresh and
 unchecked ones are told as before. On a team's server the tree is the user's, not the
 server's, so nothing is checked there: the hook answer carries the anchors of what it shows
 (`hook_check_items`) and the hook process checks them where the tree is
-(server/ingest/context_check.py), as it does when the folder is not on the server's machine.
+(server/worktree/context_check.py), as it does when the folder is not on the server's machine.
 A value read from a file is redacted like anything else before it is shown. The check has
 CHECK_BUDGET_SECONDS: past it, the memories go out unchecked.
 """
@@ -29,8 +29,8 @@ from cachetools import LRUCache
 from server.core.access import current_viewer
 from server.core.models.search import SearchResult
 from server.domain.anchors import anchors_of
-from server.ingest.context_check import check_items, shown_note
-from server.ingest.tree_check import MemoryCheck, TreeChecker, tree_root
+from server.worktree.context_check import check_items, shown_note
+from server.worktree.tree_check import MemoryCheck, TreeChecker, tree_root
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,8 @@ class WorkingTrees:
 
     def checks_here(self, cwd: str) -> bool:
         """Whether this process checks memories against the tree of `cwd`: single-user mode
-        and the folder on this machine. Otherwise the hook process does (context_check.py)."""
+        and the folder on this machine. Otherwise the hook process does
+        (server/worktree/context_check.py)."""
         return current_viewer() is None and tree_root(cwd) is not None
 
     async def verdicts(
@@ -122,7 +123,7 @@ WORKING_TREES = WorkingTrees()
 
 def hook_check_items(memories: Sequence[Recalled]) -> list[Any]:
     """What the hook process needs to check `memories` itself: their ids, dates and anchors
-    (server/ingest/context_check.py); memories without anchors are left out."""
+    (server/worktree/context_check.py); memories without anchors are left out."""
     return check_items(
         [
             (m.id, m.created_at, [(a.kind, a.name, a.value) for a in anchors_of(m.content)])

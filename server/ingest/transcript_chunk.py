@@ -41,6 +41,8 @@ class Turn:
     agent_id: str | None  # set for sub-agent (sidechain) records
     line_number: int  # 1-based line in the file
     is_sidechain: bool
+    git_branch: str | None = None  # the branch the session was on, when the agent records it
+    git_commit: str | None = None  # and the commit (Codex records it at session start)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         StartupContext,
         Timeline,
     )
+    from server.domain.anchors import Anchor
     from server.domain.trajectories import Trajectory
     from server.service.cutoffs import SimilarityCutoffs
     from server.service.embeddings import Embedder
@@ -97,6 +98,8 @@ class MemoryApi(Protocol):
     ) -> MemoryPage: ...
 
     async def get(self, memory_id: int) -> Memory: ...
+
+    async def anchors(self, memory: Memory) -> list[Anchor]: ...
 
     async def save(
         self,

@@ -12,6 +12,9 @@ The same task gives memories stored before statements had vectors of their own (
 batches, once no memory waits for its own vector: until then such a memory is found by its
 passages alone, as before.
 
+Memories written before their anchors were stored (migration 021, server/store/anchors.py)
+get them from the same task, ANCHOR_BATCH at a time, whether or not the embedder answers.
+
 Only rows still without a vector and with the content that was embedded are filled, so a
 memory edited meanwhile is not given its old text's vector; a row whose model record is not
 the embedder's (a `reembed` under way in another process) is left to that process.
@@ -27,6 +30,7 @@ from server.core.errors import EmbeddingUnavailable
 from server.service.embeddings import Embedder
 from server.service.supersessions import link_new_memories
 from server.service.turn_context import embed_in_context, place_of_stored
+from server.store import anchors as anchor_store
 from server.store import embedding_model as model_store
 from server.store import memories as memory_store
 from server.store.tx import Conn, Pool, transaction
@@ -39,6 +43,9 @@ LONGEST_BACKOFF_SECONDS = 60.0
 # of 64 turns takes a few seconds of both cores, so this keeps the catch-up to about two
 # thirds of the machine while the user works.
 STATEMENT_PAUSE_SECONDS = 2.0
+# Memories whose anchors are found in one transaction by the catch-up after migration 021
+# (about 0.1 ms of CPU each for a conversation turn, in a worker thread).
+ANCHOR_BATCH = 500
 
 
 class WaitingVectors:
@@ -87,6 +94,15 @@ class WaitingVectors:
             await link_new_memories(conn, live)
         logger.info("embedded %d memories that waited for their vectors", len(filled))
         return len(filled)
+
+    async def index_anchors(self, batch_size: int = ANCHOR_BATCH) -> int:
+        """Store the anchors of up to `batch_size` memories written before anchors were stored
+        (migration 021); how many were indexed. Needs no embedder."""
+        async with transaction(self.pool) as conn:
+            indexed = await anchor_store.index_waiting(conn, batch_size)
+        if indexed:
+            logger.info("stored the anchors of %d memories written before they were", indexed)
+        return indexed
 
     async def index_statements(self, batch_size: int = 64) -> int:
         """Give up to `batch_size` memories stored before statements had vectors (migration
@@ -139,6 +155,7 @@ class VectorBackfill:
         wait = self.idle_seconds
         while True:
             try:
+                anchored = await self.waiting.index_anchors()
                 filled = await self.waiting.embed_waiting()
                 if not filled and await self.waiting.index_statements():
                     # Catching up after an upgrade is not urgent: leave the machine room.
@@ -152,6 +169,6 @@ class VectorBackfill:
                 wait = min(wait * 2, LONGEST_BACKOFF_SECONDS)
             else:
                 wait = self.idle_seconds
-                if filled:
+                if filled or anchored:
                     continue
             await asyncio.sleep(wait)

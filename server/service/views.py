@@ -1,4 +1,5 @@
-"""Read-only views for the web UI and scripts: timeline, imported sessions, preferences.
+"""Read-only views for the web UI and scripts: a memory's anchors, timeline, imported sessions,
+preferences.
 
 A mixin of MemoryService (server/service/memory.py); every view goes through the read cache, which
 serves nothing older than the last commit (server/service/cache.py).
@@ -10,12 +11,14 @@ from datetime import UTC, datetime
 
 from server.core.config import Settings
 from server.core.errors import InvalidInput
-from server.core.models.memories import MemoryFilter
+from server.core.models.memories import Memory, MemoryFilter
 from server.core.models.sessions import SessionPage
 from server.core.models.views import PreferenceTiers, Timeline
 from server.core.validation import MAX_PAGE, blank_to_none, check_filter, check_page
+from server.domain.anchors import Anchor, anchors_of
 from server.domain.preferences import build_tiers
 from server.service.cache import ReadCache
+from server.store import anchors as anchor_store
 from server.store import memories as memory_store
 from server.store import search as search_store
 from server.store import sessions as session_store
@@ -29,11 +32,22 @@ PREFERENCE_ROWS = 1_000
 
 
 class Views:
-    """`timeline`, `sessions` and `preferences`, for MemoryService."""
+    """`anchors`, `timeline`, `sessions` and `preferences`, for MemoryService."""
 
     pool: Pool
     cache: ReadCache
     settings: Settings
+
+    async def anchors(self, memory: Memory) -> list[Anchor]:
+        """What `memory` names of the code, as stored with it (server/store/anchors.py); found
+        in its text when it was written before anchors were stored and is not indexed yet;
+        nothing for a memory the reader may not see."""
+        async with transaction(self.pool) as conn:
+            stored = await anchor_store.stored_anchors(conn, [memory.id])
+        if memory.id not in stored:
+            return []  # not the reader's to see
+        anchors = stored[memory.id]
+        return anchor_store.storable(anchors_of(memory.content)) if anchors is None else anchors
 
     async def timeline(self, where: MemoryFilter | None = None, *, limit: int = 2_000) -> Timeline:
         """The newest `limit` matching memories as points, and per-day counts per project.

@@ -23,21 +23,9 @@ from server.core.models.memories import (
     TagCount,
 )
 from server.core.models.vectors import DocumentVectors, TurnPlace
+from server.store.anchors import replace_anchors
 from server.store.tx import Conn, returned_ids
-
-
-# Whether the user this transaction acts for may read a row of `memories` (migration 016):
-# always, when nobody in particular is asking. Every read of memories carries it; FILTER_SQL
-# includes it, and tests/unit/test_visibility_sql.py fails on a statement that has neither.
-def visible(alias: str) -> str:
-    """The visibility condition for rows of `memories` read under `alias`."""
-    return f"memory_visible({alias}.owner_id, {alias}.visibility, {alias}.project)"
-
-
-VISIBLE_SQL = visible("memories")
-
-# Whether they may change or delete it: only their own (anyone's when nobody is asking).
-OWNED_SQL = "(current_viewer() IS NULL OR memories.owner_id = current_viewer())"
+from server.store.visibility import OWNED_SQL, VISIBLE_SQL, visible
 
 # `superseded_by` is read through memories_supersedes_idx: the newest live memory linking here
 # that the reader may see. `owner` is the name of the user who saved it (None: no users then).
@@ -68,6 +56,8 @@ FILTER_SQL = (
     " AND (%(text)s::text IS NULL OR tsv @@ websearch_to_tsquery('english', %(text)s))"
     f" AND {VISIBLE_SQL}"
     f" AND (NOT %(owned_only)s OR {OWNED_SQL})"
+    " AND (NOT %(names_code)s OR NOT anchors_indexed"
+    "  OR EXISTS (SELECT 1 FROM memory_anchors AS a WHERE a.memory_id = memories.id))"
 )
 
 
@@ -77,10 +67,10 @@ _SAME_OWNER = "coalesce(owner_id, 0) = coalesce(current_viewer(), 0)"
 # One row from `_insert_params`; an existing content hash of the same owner inserts nothing.
 _INSERT_SQL = (
     "INSERT INTO memories (content, content_hash, kind, tags, source, project, project_path,"
-    " session_id, role, embedding, units_indexed, created_at, updated_at, metadata, supersedes,"
-    " visibility)"
+    " session_id, role, embedding, units_indexed, anchors_indexed, created_at, updated_at,"
+    " metadata, supersedes, visibility)"
     " VALUES (%(content)s, %(hash)s, %(kind)s, %(tags)s, %(source)s, %(project)s,"
-    " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s, %(units_indexed)s,"
+    " %(project_path)s, %(session_id)s, %(role)s, %(embedding)s, %(units_indexed)s, true,"
     " coalesce(%(created_at)s, now()), now(), %(metadata)s, %(supersedes)s,"
     " new_memory_visibility(%(visibility)s, %(project)s))"
     " ON CONFLICT (content_hash, coalesce(owner_id, 0)) DO NOTHING"
@@ -102,19 +92,23 @@ def filter_params(where: MemoryFilter) -> dict[str, Any]:
         "session_id": where.session_id,
         "text": where.text,
         "owned_only": where.owned_only,
+        "names_code": where.names_code,
     }
 
 
 async def insert(conn: Conn, memory: NewMemory, vectors: DocumentVectors) -> Memory | None:
-    """Insert a memory and its passage vectors; None when its content hash already exists."""
+    """Insert a memory with its anchors and passage vectors; None when its content hash
+    already exists."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
             f"{_INSERT_SQL} RETURNING {COLUMNS}",
             _insert_params(memory, vectors),
         )
         inserted = await cur.fetchone()
-    if inserted is not None and vectors.searched:
-        await replace_chunks(conn, inserted.id, vectors)
+    if inserted is not None:
+        await replace_anchors(conn, [(inserted.id, inserted.content)])
+        if vectors.searched:
+            await replace_chunks(conn, inserted.id, vectors)
     return inserted
 
 
@@ -128,6 +122,9 @@ async def insert_many(
         conn,
         f"{_INSERT_SQL} RETURNING id",
         [_insert_params(m, v) for m, v in zip(memories, vectors, strict=True)],
+    )
+    await replace_anchors(
+        conn, [(i, m.content) for i, m in zip(ids, memories, strict=True) if i is not None]
     )
     await _store_passages(conn, ids, vectors)
     return ids
@@ -286,6 +283,7 @@ async def update_content(
         )
         updated = await cur.fetchone()
     if updated is not None:
+        await replace_anchors(conn, [(memory_id, content)])
         await replace_chunks(conn, memory_id, vectors)
     return updated
 

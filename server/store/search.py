@@ -15,8 +15,9 @@ import numpy as np
 
 from server.core.models.memories import MemoryFilter, Neighbour
 from server.core.models.vectors import TURN_CONTEXT_WEIGHTS
-from server.store.memories import FILTER_SQL, VISIBLE_SQL, filter_params, visible
+from server.store.memories import FILTER_SQL, filter_params
 from server.store.tx import Conn
+from server.store.visibility import VISIBLE_SQL, visible
 
 # Best distance per memory over its own vector and its chunks' (passages and statements, see
 # migrations/020_statement_units.sql). Both look-ups use their HNSW index; MATERIALIZED keeps

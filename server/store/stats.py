@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from server.core.models.stats import SessionCounts, StorageSizes
-from server.store.memories import VISIBLE_SQL
 from server.store.sessions import SESSION_VISIBLE_SQL
 from server.store.tx import Conn
+from server.store.visibility import VISIBLE_SQL
 
 
 async def totals(conn: Conn) -> tuple[int, int]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from psycopg.rows import class_row
 
 from server.core.models.learning import LinkPair
-from server.store.memories import VISIBLE_SQL, visible
 from server.store.tx import Conn
+from server.store.visibility import VISIBLE_SQL, visible
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,12 +188,22 @@ async def test_projects_come_from_cwd_not_the_folder_name(
     assert by_id[S3].last_message_at.date().isoformat() == "2026-04-22"
 
 
-async def test_turn_times_come_from_the_records(service: MemoryService, projects: Path) -> None:
+async def test_turn_times_and_branches_come_from_the_records(
+    service: MemoryService, projects: Path
+) -> None:
     await run_import(service, projects)
 
     turns = {(t["session_id"], t["line"]): t for t in await stored_turns(service)}
     assert turns[(S1, 3)]["created_at"].isoformat() == "2026-04-14T09:12:03.118000+00:00"
     assert turns[(S4, 14)]["created_at"].isoformat() == "2025-11-06T16:22:49.542000+00:00"
+    async with service.pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT DISTINCT session_id, metadata->>'git_branch' FROM memories"
+            " WHERE session_id IN (%(s1)s, %(s4)s)",
+            {"s1": S1, "s4": S4},
+        )
+        branches = dict(await cur.fetchall())
+    assert branches == {S1: "feat/orders-pagination", S4: "main"}
 
 
 async def test_tool_calls_are_kept_as_session_events(

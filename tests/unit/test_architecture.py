@@ -5,7 +5,8 @@
 - psycopg and SQL live only in server/store/ and server/db/;
 - adapters, schemas and the entry points never import server.store;
 - adapters reach the service only through its face (server/service/face.py);
-- hooks.py imports only the standard library (Claude Code runs it with `python -I -S`).
+- hooks.py imports only the standard library and server/worktree (the same rule), since Claude
+  Code runs it with `python -I -S`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 SERVER = Path(__file__).resolve().parents[2] / "server"
 # Lowest first. A module belongs to the layer of its longest matching prefix.
 LAYERS = (
-    ("server.core", "server.hooks"),  # shared vocabulary; the stdlib-only hook client
+    # shared vocabulary; the stdlib-only hook client and the working-tree check it runs
+    ("server.core", "server.hooks", "server.worktree"),
     ("server.domain",),  # pure rules, no I/O
     ("server.db", "server.store"),  # getting a database; all SQL
     ("server.service",),  # MemoryService and its parts
@@ -147,11 +149,24 @@ def test_store_does_not_import_service_or_adapters() -> None:
     assert offenders == []
 
 
+# What the hook client may import besides the standard library: the working-tree check, and
+# the redaction it applies to what it shows (itself standard library only).
+HOOK_PROCESS = ("server.worktree", "server.core.redact")
+
+
 def test_hooks_use_only_the_standard_library() -> None:
+    hook_process = [
+        path
+        for name, path in modules().items()
+        if name == "server.hooks" or under(name, HOOK_PROCESS)
+    ]
     third_party = [
-        i
-        for i in imports_of(SERVER / "hooks.py")
-        if i.split(".")[0] not in sys.stdlib_module_names and not i.startswith("__future__")
+        f"{path.name}: {i}"
+        for path in hook_process
+        for i in imports_of(path)
+        if i.split(".")[0] not in sys.stdlib_module_names
+        and not i.startswith("__future__")
+        and not under(i, HOOK_PROCESS)
     ]
     assert third_party == []
 

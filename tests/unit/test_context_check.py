@@ -1,4 +1,4 @@
-"""The hook process's edit of a context the server could not check (server/ingest/
+"""The hook process's edit of a context the server could not check (server/worktree/
 context_check.py): orphaned lines out, drifted lines noted and last in their section, nothing
 else touched; malformed items, a missing tree or a slow check leave the context as sent."""
 
@@ -9,7 +9,7 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.ingest.context_check import _within, check_items, checked_context, marked
+from server.worktree.context_check import _within, check_items, checked_context, marked
 
 RECALL = """# Memory recall for this prompt
 

@@ -550,3 +550,17 @@ def test_records_with_odd_field_shapes_are_counted_not_fatal(tmp_path: Path) -> 
 
     assert chunk.turns == []
     assert chunk.lines_read == 3
+
+
+def test_turns_carry_the_branch_the_session_was_on_but_not_a_detached_head(
+    tmp_path: Path,
+) -> None:
+    assert {t.git_branch for t in read_transcript(S1).turns} == {"feat/orders-pagination"}
+    assert {t.git_branch for t in read_transcript(S4).turns} == {"main"}
+    lines = [json.loads(line) for line in S1.read_text().splitlines()]
+    for record in lines:
+        if "gitBranch" in record:
+            record["gitBranch"] = "HEAD"
+    detached = tmp_path / S1.name
+    detached.write_text("\n".join(json.dumps(record) for record in lines) + "\n")
+    assert {t.git_branch for t in read_transcript(detached).turns} == {None}

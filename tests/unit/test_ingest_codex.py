@@ -447,3 +447,9 @@ def test_a_file_shorter_than_the_offset_gives_nothing(tmp_path: Path) -> None:
         [],
         CURRENT.stat().st_size + 100,
     )
+
+
+def test_turns_carry_the_branch_and_commit_of_the_session_meta() -> None:
+    turns = read_codex_rollout(CURRENT).turns
+
+    assert {(t.git_branch, t.git_commit) for t in turns} == {("main", "4c1e9a7d0b2f")}

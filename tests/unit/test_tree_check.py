@@ -1,4 +1,4 @@
-"""Memories checked against a real git repository made in the test (server/ingest/tree_check.py,
+"""Memories checked against a real git repository made in the test (server/worktree/tree_check.py,
 tests/git_history.py): a version bump, a changed setting, a renamed file, a deleted file and
 untouched facts."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.domain.anchors import anchors_of
-from server.ingest.tree_check import MemoryCheck, TreeChecker
+from server.worktree.tree_check import MemoryCheck, TreeChecker
 from tests.git_history import MEMORIES_WRITTEN, acme_repository, write
 
 

@@ -41,6 +41,8 @@ IMPORT = "import bookkeeping: which files, records and sessions were read"
 ADMIN = "the users command itself (owner of all rows by definition)"
 
 EXEMPT: dict[str, str] = {
+    "anchors.index_waiting": JOB,
+    "anchors.replace_anchors": WRITE,
     "claude_mem.legacy_memories": "reads claude-mem's own SQLite file, not our table",
     "embedding_model.clear_vectors_and_set_dimension": "reembed: a whole-store maintenance job",
     "embedding_model.count_missing_vectors": STATS,
@@ -126,7 +128,7 @@ def test_every_store_statement_says_whose_rows_it_may_touch() -> None:
     assert not forgotten, (
         "these store statements read or change memories, sessions or the journal without a "
         f"visibility condition: {forgotten}; add VISIBLE_SQL / FILTER_SQL / OWNED_SQL (see "
-        "server/store/memories.py), or list them in EXEMPT with the reason"
+        "server/store/visibility.py), or list them in EXEMPT with the reason"
     )
 
 

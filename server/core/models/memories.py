@@ -160,6 +160,9 @@ class MemoryFilter:
     only_deleted: bool = False
     session_id: str | None = None
     owned_only: bool = False  # only the asking user's own memories (bulk delete)
+    # Only memories that name code (stored anchors, migration 021), and those whose anchors
+    # are not stored yet (the caller finds theirs in the text): the Drifted page.
+    names_code: bool = False
 
 
 @dataclass(frozen=True, slots=True)

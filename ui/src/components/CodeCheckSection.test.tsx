@@ -51,10 +51,14 @@ describe("CodeCheckSection", () => {
       }),
     );
     const opened: number[] = [];
+    const said = memory({ id: 7, metadata: { git_branch: "main", git_commit: "4c1e9a7d0b2f" } });
     const { container } = await render(
-      <CodeCheckSection memory={memory({ id: 7 })} onNavigate={(id) => opened.push(id)} />,
+      <CodeCheckSection memory={said} onNavigate={(id) => opened.push(id)} />,
     );
     await settle();
+    expect(container.querySelector(".written-on")?.textContent).toBe(
+      "Said on branch main at commit 4c1e9a7d0b2f.",
+    );
 
     expect(container.querySelector(".verdict")?.textContent).toBe(
       "drifted go is now 1.23 (was 1.22)",
@@ -86,6 +90,7 @@ describe("CodeCheckSection", () => {
       "fresh The code still agrees.",
     );
     expect(fresh.container.querySelector("button")).toBeNull();
+    expect(fresh.container.querySelector(".written-on")).toBeNull();
 
     vi.stubGlobal(
       "fetch",

@@ -59,6 +59,9 @@ export function CodeCheckSection({ memory, onNavigate }: CodeCheckSectionProps) 
             </span>{" "}
             {result.note ? withoutVerdict(result.note) : VERDICT_TEXT[result.verdict]}
           </p>
+          {writtenOn(memory.metadata) && (
+            <p className="muted written-on">{writtenOn(memory.metadata)}</p>
+          )}
           <ul className="anchor-list" aria-label="What it names">
             {result.anchors.map((anchor) => (
               <li key={`${anchor.kind}:${anchor.name}`}>
@@ -86,6 +89,18 @@ export function CodeCheckSection({ memory, onNavigate }: CodeCheckSectionProps) 
       )}
     </section>
   );
+}
+
+/**
+ * Where the session that said it was, as its agent recorded it (Claude Code: the branch;
+ * Codex: the branch and commit): a drift may be another branch's code, not a later one.
+ */
+export function writtenOn(metadata: Record<string, unknown>): string | null {
+  const branch = typeof metadata.git_branch === "string" ? metadata.git_branch : null;
+  const commit = typeof metadata.git_commit === "string" ? metadata.git_commit.slice(0, 12) : null;
+  if (!branch && !commit) return null;
+  const where = [branch && `on branch ${branch}`, commit && `at commit ${commit}`];
+  return `Said ${where.filter(Boolean).join(" ")}.`;
 }
 
 /** "drifted: go is now 1.23" beside a "drifted" badge reads once: the badge says it. */

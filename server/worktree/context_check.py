@@ -4,7 +4,7 @@ A team's server never reads its users' files, and a server on another machine ca
 the server could not check the memories it shows (server/ingest/recall_check.py), its hook
 answer carries them as `check` items (each memory's id, when it was written and its anchors),
 and the hook client (server/hooks.py), which runs in the user's session folder, checks them
-with server/ingest/tree_check.py before the agent sees the context. The result is what a
+with server/worktree/tree_check.py before the agent sees the context. The result is what a
 server on the same machine gives: an orphaned memory's line is left out, a drifted one says
 what changed ("(drifted: go is now 1.23 (was 1.22)) ...") and goes after the others of its
 section.
@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from server.core.redact import redact
-from server.ingest.tree_check import AnchorValue, MemoryCheck, TreeChecker, tree_root
+from server.worktree.tree_check import AnchorValue, MemoryCheck, TreeChecker, tree_root
 
 MEMORY_LINE = re.compile(r"^- (?:\d{4}-\d{2}-\d{2} )?\[[a-z]+ #(\d+)[,\]]")
 
