@@ -27,15 +27,21 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from server.core.redact import redact
 from server.worktree.tree_check import AnchorValue, MemoryCheck, TreeChecker, tree_root
 
 MEMORY_LINE = re.compile(r"^- (?:\d{4}-\d{2}-\d{2} )?\[[a-z]+ #(\d+)[,\]]")
 
 
 def shown_note(check: MemoryCheck) -> str | None:
-    """What changed, redacted like anything else shown (a value read from a file)."""
-    return redact(check.note()).text if check.verdict in ("drifted", "orphaned") else None
+    """What changed, redacted like anything else shown (a value read from a file).
+
+    Redaction is imported on the first note: its patterns take the hook client about 15 ms
+    to load, and most checks find nothing to say."""
+    if check.verdict not in ("drifted", "orphaned"):
+        return None
+    from server.core.redact import redact
+
+    return redact(check.note()).text
 
 
 def check_items(memories: Sequence[tuple[int, datetime, Sequence[AnchorValue]]]) -> list[Any]:

@@ -312,3 +312,14 @@ async def test_on_a_teams_server_the_hook_process_checks_what_it_is_sent(
     jwt, timeout = line_of(prompt_context, FACTS["jwt"]), line_of(prompt_context, FACTS["timeout"])
     assert jwt is not None and "internal/auth/jwt.go was renamed to internal/auth/tokens.go" in jwt
     assert timeout is not None and "HTTP_TIMEOUT is now 45s (was 30s)" in timeout
+
+
+async def test_a_check_past_its_budget_lets_every_memory_through_unchecked(
+    repo: Path, service: MemoryService
+) -> None:
+    found = await service.search_hybrid(PROMPT, limit=10)
+    trees = WorkingTrees()
+
+    assert await trees.verdicts(str(repo), found.hits, budget=0.0) is None
+    missing = await trees.with_verdicts(found, str(repo / "no-such-folder"))
+    assert {hit.verdict for hit in missing.hits} == {"unchecked"}
