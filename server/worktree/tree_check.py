@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Verdict = Literal["fresh", "drifted", "orphaned", "unchecked"]
 AnchorValue = tuple[str, str, str | None]  # (kind, name, value), as domain.anchors.Anchor
@@ -52,8 +50,7 @@ MANIFESTS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """What the check found for one anchor that did not simply hold."""
 
     kind: str
@@ -63,13 +60,12 @@ class Finding:
     commit: str | None = None  # the commit that renamed or deleted it, when git says
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryCheck:
+class MemoryCheck(NamedTuple):
     """One memory's verdict against a tree, with what changed."""
 
     verdict: Verdict
     checked: int  # anchors that could be checked
-    findings: list[Finding] = field(default_factory=list)
+    findings: tuple[Finding, ...] = ()
 
     def note(self) -> str:
         """One line for the agent: "drifted: go.mod now says go 1.23" and the like."""
@@ -165,11 +161,11 @@ class TreeChecker:
                     findings.append(Finding("version", name, value, now))
         checked = held + len(findings)
         if any(f.kind != "path" or f.now for f in findings):  # something changed, not gone
-            return MemoryCheck("drifted", checked, findings)
+            return MemoryCheck("drifted", checked, tuple(findings))
         if gone and not held:
-            return MemoryCheck("orphaned", checked, findings)
+            return MemoryCheck("orphaned", checked, tuple(findings))
         if findings:
-            return MemoryCheck("drifted", checked, findings)
+            return MemoryCheck("drifted", checked, tuple(findings))
         return MemoryCheck("fresh" if held else "unchecked", checked)
 
     def _path(self, name: str) -> Path | None:
@@ -204,6 +200,8 @@ class TreeChecker:
         """Paths renamed (to their new path) or deleted (None) since `since`, by commit."""
         command = ["git", "-C", str(self.root), "log", "--format=@%h", "--name-status", "-M"]
         command += ["--diff-filter=DR"] + ([f"--since={since.isoformat()}"] if since else [])
+        import subprocess  # here: the hook client pays for it only when a file is missing
+
         try:
             done = subprocess.run(
                 command, capture_output=True, text=True, timeout=GIT_SECONDS, check=False
