@@ -83,7 +83,7 @@ async def empty_tables(pool: Pool) -> None:
     async with pool.connection() as conn:
         await conn.execute(
             "TRUNCATE memories, imported_sessions, imported_files, session_events, journal_prompts,"
-            " lessons, lesson_proposal_sessions, job_leases, users"
+            " lessons, lesson_proposal_sessions, job_leases, injections, users"
             " RESTART IDENTITY CASCADE"
         )
 

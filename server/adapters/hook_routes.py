@@ -19,14 +19,13 @@ guard and optional bearer token as every other route; their shapes are in schema
 
 from __future__ import annotations
 
-from starlette.background import BackgroundTask
+from starlette.background import BackgroundTask, BackgroundTasks
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute
 
 from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
 from server.agents.registry import AGENTS
-from server.domain.lessons import reminder
 from server.ingest.recall import HookRecall
 from server.ingest.session_imports import SessionImports
 from server.schemas import hooks
@@ -43,13 +42,16 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
                 "additionalContext": context.markdown,
                 "project": context.project,
                 "check": start.check,
-            }
+            },
+            background=BackgroundTask(recall.keep_receipt, start.receipt),
         )
 
     async def prompt(body: hooks.PromptHook) -> JSONResponse:
-        recalled = await recall.prompt(body.session_id, body.cwd, body.prompt)
-        # Journaled after the answer is sent: Claude Code waits for this hook, not for that.
-        journal = BackgroundTask(
+        recalled = await recall.prompt(body.session_id, body.cwd, body.prompt, body.prompt_id)
+        # Receipt and journal after the answer is sent: Claude Code waits for this hook only.
+        journal = BackgroundTasks()
+        journal.add_task(recall.keep_receipt, recalled.receipt)
+        journal.add_task(
             recall.record_prompt, body.session_id, body.cwd, body.prompt_id, body.prompt
         )
         answer = {
@@ -60,15 +62,18 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
         return JSONResponse(answer, background=journal)
 
     async def pre_tool(body: hooks.PreToolHook) -> JSONResponse:
-        lessons = await recall.lessons_before(body.cwd, body.tool_name, body.tool_input)
-        strict = [lesson for lesson in lessons if lesson.strictness == "ask"]
+        found = await recall.lessons_before(
+            body.session_id, body.cwd, body.tool_name, body.tool_input
+        )
+        strict = [lesson for lesson in found.lessons if lesson.strictness == "ask"]
         return JSONResponse(
             {
-                "additionalContext": reminder(lessons) if lessons else "",
+                "additionalContext": found.text,
                 "permissionDecision": "ask" if strict else None,
                 "permissionDecisionReason": strict[0].message if strict else None,
-                "lesson_ids": [lesson.id for lesson in lessons],
-            }
+                "lesson_ids": [lesson.id for lesson in found.lessons],
+            },
+            background=BackgroundTask(recall.keep_receipt, found.receipt),
         )
 
     async def tool_call(body: hooks.ToolHook) -> JSONResponse:

@@ -22,6 +22,7 @@ from server.core.errors import Unavailable
 from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
+from server.core.models.receipts import ReceiptFilter
 from server.core.models.search import SearchResult
 from server.ingest.memory_check import check_memory, drifted_memories, record_current_value
 from server.ingest.recall_check import WORKING_TREES
@@ -43,7 +44,7 @@ async def _vectors_waiting(service: MemoryApi) -> int | None:
         return None
 
 
-Filter = TypeVar("Filter", MemoryFilter, JournalFilter)
+Filter = TypeVar("Filter", MemoryFilter, JournalFilter, ReceiptFilter)
 
 
 def search_body(result: SearchResult) -> dict[str, object]:
@@ -260,6 +261,10 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
             )
         )
 
+    async def receipts(query: sessions.ReceiptsQuery) -> JSONResponse:
+        where = await resolved(query.receipt_filter())
+        return JSONResponse(to_json(await service.receipts(where, limit=query.limit)))
+
     async def list_lessons(query: learning.LessonsQuery) -> JSONResponse:
         project = await service.resolve_project(query.project)
         found = await service.lessons(project, include_inactive=query.include_inactive)
@@ -306,6 +311,7 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
         "resetDistillFailures": reset_failures,
         "listSessions": list_sessions,
         "journal": journal,
+        "receipts": receipts,
         "listLessons": list_lessons,
         "createLesson": create_lesson,
         "updateLesson": update_lesson,

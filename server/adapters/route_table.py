@@ -29,6 +29,7 @@ from server.core.models.memories import (
     TagCount,
     UpdateOutcome,
 )
+from server.core.models.receipts import ReceiptPage
 from server.core.models.sessions import SessionPage
 from server.core.models.stats import Stats
 from server.core.models.views import PreferenceTiers, Timeline
@@ -428,6 +429,15 @@ OPERATIONS: tuple[Operation, ...] = (
             ),
         ),
         query=sessions.JournalQuery,
+    ),
+    Operation(
+        "GET",
+        "/api/receipts",
+        "receipts",
+        "Receipts of what the hooks injected (memories, characters, estimated tokens), newest "
+        "first, with totals; a user's own only",
+        (Reply(200, ReceiptPage),),
+        query=sessions.ReceiptsQuery,
     ),
     Operation(
         "GET",

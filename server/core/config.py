@@ -109,6 +109,8 @@ class Settings:
     )
     recall_max_hits: int = 3
     recall_max_chars: int = 3_000
+    # Receipts of what the hooks inject (#38), kept this many days; 0 records none.
+    receipts_retention_days: int = 90
     ollama_url: str = "http://localhost:11434/v1"
     llm_api_key: Secret | None = None
     distill_model: str = "qwen2.5:7b"
@@ -292,6 +294,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RECALL_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
     "RECALL_MAX_HITS": lambda n, r: _parse_int(n, r, 1, 20),
     "RECALL_MAX_CHARS": lambda n, r: _parse_int(n, r, 500, 9_000),
+    "RECEIPTS_RETENTION_DAYS": lambda n, r: _parse_int(n, r, 0, 3_650),
     "OLLAMA_URL": lambda n, r: _parse_url(n, r),
     "LLM_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
     "DISTILL_MODEL": _parse_nonempty,

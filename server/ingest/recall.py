@@ -40,12 +40,15 @@ from server.core.config import Settings
 from server.core.models.journal import JournalPrompt
 from server.core.models.lessons import Lesson
 from server.core.models.memories import MemoryFilter
+from server.core.models.receipts import Injection
 from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
+from server.domain.lessons import reminder
 from server.ingest.recall_check import WORKING_TREES, R, Recalled, hook_check_items
 from server.ingest.tool_calls import call_from_hook
 from server.service.face import MemoryApi
+from server.worktree.context_check import memory_ids_in
 
 logger = logging.getLogger(__name__)
 
@@ -89,14 +92,25 @@ class PromptAnswer:
     markdown: str
     memory_ids: list[int]
     check: list[Any]
+    receipt: Injection | None = None  # what to record of it (server/service/receipts.py)
 
 
 @dataclass(frozen=True, slots=True)
 class StartAnswer:
-    """The session-start context, and its `check` items as in PromptAnswer."""
+    """The session-start context, its `check` items as in PromptAnswer, and its receipt."""
 
     context: StartupContext
     check: list[Any]
+    receipt: Injection | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LessonsAnswer:
+    """The lessons that apply to a call, their reminder text, and its receipt."""
+
+    lessons: list[Lesson]
+    text: str
+    receipt: Injection | None = None
 
 
 class HookRecall:
@@ -128,9 +142,18 @@ class HookRecall:
             return kept, drift
 
         context = await self.service.startup_context(project or cwd or None, vet=vet)
-        return StartAnswer(context, self._left_to_the_hook(cwd, shown))
+        receipt = Injection(
+            "session_start",
+            session_id,
+            context.project or "",
+            len(context.markdown),
+            memory_ids=memory_ids_in(context.markdown),
+        )
+        return StartAnswer(context, self._left_to_the_hook(cwd, shown), receipt)
 
-    async def prompt(self, session_id: str, cwd: str, prompt: str) -> PromptAnswer:
+    async def prompt(
+        self, session_id: str, cwd: str, prompt: str, prompt_id: str = ""
+    ) -> PromptAnswer:
         """Context for one prompt and the ids of the memories in it; empty if none fit."""
         query = prompt.strip()[:MAX_QUERY_CHARS]
         if len(query) < MIN_PROMPT_CHARS:
@@ -164,7 +187,18 @@ class HookRecall:
             result.took_ms,
             f" (unknown to memory: {', '.join(unknown)})" if unknown else "",
         )
-        return PromptAnswer(text, shown, check)
+        similarity = {hit.id: hit.similarity or 0.0 for hit in checked}
+        receipt = Injection(
+            "prompt",
+            session_id,
+            project or "",
+            len(text),
+            memory_ids=shown,
+            scores=[round(similarity[i], 4) for i in shown],
+            cutoff=threshold,
+            prompt_id=prompt_id,
+        )
+        return PromptAnswer(text, shown, check, receipt if shown else None)
 
     def _left_to_the_hook(self, cwd: str, shown: Sequence[Recalled]) -> list[Any]:
         """The check items of what is shown when this server could not check it against the
@@ -189,10 +223,29 @@ class HookRecall:
         except Exception:
             logger.exception("could not journal a prompt of session %s", session_id)
 
-    async def lessons_before(self, cwd: str, tool: str, tool_input: Any) -> list[Lesson]:
+    async def lessons_before(
+        self, session_id: str, cwd: str, tool: str, tool_input: Any
+    ) -> LessonsAnswer:
         """The active lessons that apply to a call about to run in the project of `cwd`."""
         project = await self.project_for(cwd)
-        return await self.service.lessons_for_call(tool, tool_input, project)
+        lessons = await self.service.lessons_for_call(tool, tool_input, project)
+        if not lessons:
+            return LessonsAnswer([], "")
+        text = reminder(lessons)
+        receipt = Injection(
+            "lessons", session_id, project or "", len(text), lesson_ids=[x.id for x in lessons]
+        )
+        return LessonsAnswer(lessons, text, receipt)
+
+    async def keep_receipt(self, receipt: Injection | None) -> None:
+        """Record what a hook injected (after its answer is sent); a failure is logged, and
+        costs the user nothing else."""
+        if receipt is None:
+            return
+        try:
+            await self.service.record_injection(receipt)
+        except Exception:
+            logger.exception("could not record a receipt of session %s", receipt.session_id)
 
     async def record_call(self, payload: dict[str, Any]) -> bool:
         """Journal one PostToolUse / PostToolUseFailure call; False when it names no call."""

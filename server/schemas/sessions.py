@@ -1,10 +1,12 @@
-"""Shapes of the views over imported sessions and time: the session list and the timeline."""
+"""Shapes of the views over imported sessions and time: the session list, the timeline, the
+journal and the receipts of what the hooks injected."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
 from server.core.models.journal import JournalFilter
+from server.core.models.receipts import INJECTION_HOOKS, ReceiptFilter
 from server.schemas.fields import (
     Before,
     Filter,
@@ -61,4 +63,29 @@ class JournalQuery(Shape):
             since=self.since,
             before=self.before,
             text=self.query,
+        )
+
+
+class ReceiptsQuery(Shape):
+    """GET /api/receipts: what the hooks injected, newest first, with totals."""
+
+    project: ProjectFilter = None
+    session_id: Filter = Field(None, description="One session, by its full id.")
+    hook: Filter = Field(
+        None,
+        description="Only this hook's injections.",
+        json_schema_extra={"enum": list(INJECTION_HOOKS)},
+    )
+    since: Since = None
+    before: Before = None
+    limit: PageLimit = Field(50, description="At most this many receipts (the totals count all).")
+
+    def receipt_filter(self) -> ReceiptFilter:
+        """The service's filter for this query (the limit is passed on its own)."""
+        return ReceiptFilter(
+            session_id=self.session_id,
+            project=self.project,
+            hook=self.hook,
+            since=self.since,
+            before=self.before,
         )

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         TagCount,
         UpdateOutcome,
     )
+    from server.core.models.receipts import Injection, ReceiptFilter, ReceiptPage
     from server.core.models.search import SearchResult
     from server.core.models.sessions import SessionPage
     from server.core.models.stats import Stats
@@ -236,5 +237,11 @@ class MemoryApi(Protocol):
     async def record_calls(self, calls: Sequence[SessionEvent]) -> None: ...
 
     async def record_prompts(self, prompts: Sequence[JournalPrompt]) -> None: ...
+
+    async def record_injection(self, injection: Injection) -> bool: ...
+
+    async def receipts(
+        self, where: ReceiptFilter | None = None, *, limit: int = 50
+    ) -> ReceiptPage: ...
 
     async def unknown_names(self, text: str) -> list[str]: ...

@@ -57,6 +57,7 @@ from server.service.journal import ToolJournal
 from server.service.learning import LearningSteps
 from server.service.leases import JobLeases
 from server.service.lessons import LessonProposals, Lessons
+from server.service.receipts import Receipts
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
 from server.service.users import UserDirectory
@@ -76,7 +77,7 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons):
+class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts):
     """The product's verbs over one pool, one embedder and one read cache.
 
     What the adapters call (server/service/face.py) is this class and its mixins: single-memory

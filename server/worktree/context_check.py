@@ -118,6 +118,12 @@ def marked(
     return "\n\n".join(kept_blocks)
 
 
+def memory_ids_in(markdown: str) -> list[int]:
+    """The ids of the memories whose lines `markdown` holds, in order (each once)."""
+    ids = (_memory_id(line) for line in markdown.split("\n"))
+    return list(dict.fromkeys(i for i in ids if i is not None))
+
+
 def _memory_id(line: str) -> int | None:
     match = MEMORY_LINE.match(line)
     return int(match.group(1)) if match else None

@@ -145,11 +145,14 @@ class Person:
 
 
 def memory_ids(value: Any) -> set[int]:
-    """Every memory id in a JSON answer (lesson objects and lesson_ids left out)."""
+    """Every memory id in a JSON answer (lesson objects, lesson_ids and receipts' own ids left
+    out)."""
     found: set[int] = set()
     if isinstance(value, dict):
         if "pattern" in value and "strictness" in value:  # a lesson
             return found
+        if "hook" in value and "tokens" in value:  # a receipt: its `id` is its own
+            return {i for i in value.get("memory_ids", []) if isinstance(i, int)}
         for key, item in value.items():
             if key in MEMORY_ID_KEYS and isinstance(item, int):
                 found.add(item)
@@ -566,6 +569,28 @@ async def rest_journal(v: Visit) -> None:
         assert {e["session_id"] for e in narrowed.data["entries"]} <= {v.me.session_id}
 
 
+async def rest_receipts(v: Visit) -> None:
+    session = f"receipts-{v.me.name}"
+    await v.rest(
+        "hookPrompt", body={"session_id": session, "cwd": CWD, "prompt": PROBE, "prompt_id": ""}
+    )
+    deadline = time.monotonic() + 30
+    while True:  # the receipt is written after the hook's answer is sent
+        mine = await v.rest("receipts", params={"session_id": session})
+        if mine.data["receipts"] or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    [receipt] = mine.data["receipts"]
+    assert v.me.private_id in receipt["memory_ids"] and receipt["hook"] == "prompt"
+    everything = await v.rest("receipts", params={"limit": 100})
+    others = {f"receipts-{v.other.name}", f"prompt-{v.other.name}", v.other.session_id}
+    assert everything.data["totals"]["injections"] >= 1
+    assert not {r["session_id"] for r in everything.data["receipts"]} & others
+    for other_session in others:
+        theirs = await v.rest("receipts", params={"session_id": other_session})
+        assert theirs.data["totals"]["injections"] == 0, "a teammate's receipts are their own"
+
+
 async def rest_list_lessons(v: Visit) -> None:
     lessons = await v.rest("listLessons")
     ids = {lesson["id"] for lesson in lessons.data["lessons"]}
@@ -651,6 +676,7 @@ REST_CASES: dict[str, Case] = {
     "preferences": rest_preferences,
     "listSessions": rest_list_sessions,
     "journal": rest_journal,
+    "receipts": rest_receipts,
     "listLessons": rest_list_lessons,
     "getMemory": rest_get_memory,
     "relatedMemories": rest_related_memories,

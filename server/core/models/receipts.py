@@ -1,0 +1,89 @@
+"""Receipts for what memory injects into an agent's context (issue #38)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+InjectionHook = Literal["session_start", "prompt", "lessons"]
+INJECTION_HOOKS: tuple[InjectionHook, ...] = ("session_start", "prompt", "lessons")
+
+# Characters per token for the estimate: English prose and code average about four characters
+# a token in the tokenizers agents use. An estimate (no tokenizer ships with the server), so a
+# receipt says "tokens" of this rule, not of any one model.
+CHARS_PER_TOKEN = 4
+
+
+def estimated_tokens(chars: int) -> int:
+    """Tokens of `chars` characters by the CHARS_PER_TOKEN rule, rounded up."""
+    return -(-max(chars, 0) // CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    """What one hook call added to the context: recorded as a receipt.
+
+    `memory_ids` in the order the text shows them; `scores` (prompt recall) their similarity to
+    the prompt, in the same order, and `cutoff` the similarity they had to reach."""
+
+    hook: InjectionHook
+    session_id: str
+    project: str
+    chars: int
+    memory_ids: list[int] = field(default_factory=list)
+    lesson_ids: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    cutoff: float | None = None
+    prompt_id: str = ""
+
+    @property
+    def tokens(self) -> int:
+        return estimated_tokens(self.chars)
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """One stored injection."""
+
+    id: int
+    at: datetime
+    hook: str
+    session_id: str
+    prompt_id: str
+    project: str
+    memory_ids: list[int]
+    lesson_ids: list[int]
+    scores: list[float]
+    cutoff: float | None
+    chars: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptFilter:
+    """Which receipts to read; None means any."""
+
+    session_id: str | None = None
+    project: str | None = None
+    hook: str | None = None
+    since: datetime | None = None
+    before: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptTotals:
+    """Sums over every receipt a filter matches (not only the page shown)."""
+
+    injections: int
+    memories: int  # memory ids injected, counting repeats
+    chars: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptPage:
+    """The newest receipts that match, and the totals over all that match."""
+
+    receipts: list[Receipt]
+    totals: ReceiptTotals

@@ -1,0 +1,74 @@
+"""Receipts of what memory injected into an agent's context (issue #38): a mixin of
+MemoryService (server/service/memory.py).
+
+The hooks (server/ingest/recall.py) record one receipt per injection after their answer is
+sent, so recording never delays the agent; a failure is logged and costs nothing else. With
+RECEIPTS_RETENTION_DAYS at 0 nothing is recorded; otherwise receipts older than that are
+pruned, at most once an hour per process, by the next recording.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime, timedelta
+
+from server.core.config import Settings
+from server.core.errors import InvalidInput
+from server.core.models.receipts import (
+    INJECTION_HOOKS,
+    Injection,
+    ReceiptFilter,
+    ReceiptPage,
+)
+from server.core.validation import MAX_PAGE, blank_to_none, check_limit
+from server.store import receipts as receipt_store
+from server.store.tx import Pool, transaction
+
+logger = logging.getLogger(__name__)
+
+PRUNE_EVERY_SECONDS = 3_600.0
+
+
+class Receipts:
+    """`record_injection` and `receipts`, for MemoryService."""
+
+    pool: Pool
+    settings: Settings
+    _receipts_pruned_at: float = 0.0
+
+    async def record_injection(self, injection: Injection) -> bool:
+        """Keep a receipt of `injection` (nothing when it injected nothing or receipts are
+        off); whether one was stored."""
+        days = self.settings.receipts_retention_days
+        if days <= 0 or injection.chars <= 0:
+            return False
+        now = datetime.now(UTC)
+        async with transaction(self.pool) as conn:
+            await receipt_store.insert(conn, injection, now)
+            if time.monotonic() - self._receipts_pruned_at > PRUNE_EVERY_SECONDS:
+                self._receipts_pruned_at = time.monotonic()
+                pruned = await receipt_store.prune(conn, now - timedelta(days=days))
+                if pruned:
+                    logger.info("pruned %d receipts older than %d days", pruned, days)
+        return True
+
+    async def receipts(self, where: ReceiptFilter | None = None, *, limit: int = 50) -> ReceiptPage:
+        """The newest receipts (at most `limit`) of the caller's injections that match, and
+        totals over all that match."""
+        where = where or ReceiptFilter()
+        check_limit(limit, MAX_PAGE)
+        hook = blank_to_none(where.hook)
+        if hook is not None and hook not in INJECTION_HOOKS:
+            raise InvalidInput(f"hook must be one of {', '.join(INJECTION_HOOKS)}, got {hook!r}")
+        where = ReceiptFilter(
+            session_id=blank_to_none(where.session_id),
+            project=blank_to_none(where.project),
+            hook=hook,
+            since=where.since,
+            before=where.before,
+        )
+        async with transaction(self.pool) as conn:
+            found = await receipt_store.page(conn, where, limit)
+            totals = await receipt_store.totals(conn, where)
+        return ReceiptPage(found, totals)

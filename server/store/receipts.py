@@ -1,0 +1,90 @@
+"""SQL for receipts of what memory injected (`injections`, migration 022, issue #38).
+
+A receipt is its writer's (`owner_id` defaults to the transaction's user) and read only by
+them; acting for nobody (single-user mode) reads every receipt.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from psycopg.rows import class_row
+
+from server.core.models.receipts import Injection, Receipt, ReceiptFilter, ReceiptTotals
+from server.store.tx import Conn
+
+_MINE = "(current_viewer() IS NULL OR owner_id = current_viewer())"
+_FILTER = (
+    f"{_MINE}"
+    " AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)"
+    " AND (%(project)s::text IS NULL OR project = %(project)s)"
+    " AND (%(hook)s::text IS NULL OR hook = %(hook)s)"
+    " AND (%(since)s::timestamptz IS NULL OR at >= %(since)s)"
+    " AND (%(before)s::timestamptz IS NULL OR at < %(before)s)"
+)
+_COLUMNS = (
+    "id, at, hook, session_id, prompt_id, project, memory_ids, lesson_ids, scores, cutoff,"
+    " chars, tokens"
+)
+
+
+def _params(where: ReceiptFilter) -> dict[str, Any]:
+    return {
+        "session_id": where.session_id,
+        "project": where.project,
+        "hook": where.hook,
+        "since": where.since,
+        "before": where.before,
+    }
+
+
+async def insert(conn: Conn, injection: Injection, at: datetime) -> None:
+    await conn.execute(
+        "INSERT INTO injections (at, hook, session_id, prompt_id, project, memory_ids,"
+        " lesson_ids, scores, cutoff, chars, tokens)"
+        " VALUES (%(at)s, %(hook)s, %(session_id)s, %(prompt_id)s, %(project)s, %(memory_ids)s,"
+        " %(lesson_ids)s, %(scores)s, %(cutoff)s, %(chars)s, %(tokens)s)",
+        {
+            "at": at,
+            "hook": injection.hook,
+            "session_id": injection.session_id,
+            "prompt_id": injection.prompt_id,
+            "project": injection.project,
+            "memory_ids": injection.memory_ids,
+            "lesson_ids": injection.lesson_ids,
+            "scores": injection.scores,
+            "cutoff": injection.cutoff,
+            "chars": injection.chars,
+            "tokens": injection.tokens,
+        },
+    )
+
+
+async def page(conn: Conn, where: ReceiptFilter, limit: int) -> list[Receipt]:
+    """The newest `limit` receipts that match."""
+    async with conn.cursor(row_factory=class_row(Receipt)) as cur:
+        await cur.execute(
+            f"SELECT {_COLUMNS} FROM injections WHERE {_FILTER}"
+            " ORDER BY at DESC, id DESC LIMIT %(limit)s",
+            {**_params(where), "limit": limit},
+        )
+        return await cur.fetchall()
+
+
+async def totals(conn: Conn, where: ReceiptFilter) -> ReceiptTotals:
+    """Counts and sums over every receipt that matches."""
+    cur = await conn.execute(
+        "SELECT count(*), coalesce(sum(cardinality(memory_ids)), 0), coalesce(sum(chars), 0),"
+        f" coalesce(sum(tokens), 0) FROM injections WHERE {_FILTER}",
+        _params(where),
+    )
+    row = await cur.fetchone()
+    injections, memories, chars, tokens = (int(v) for v in row) if row else (0, 0, 0, 0)
+    return ReceiptTotals(injections, memories, chars, tokens)
+
+
+async def prune(conn: Conn, before: datetime) -> int:
+    """Delete every receipt older than `before` (any owner's: retention is the server's)."""
+    cur = await conn.execute("DELETE FROM injections WHERE at < %(before)s", {"before": before})
+    return cur.rowcount

@@ -1,0 +1,148 @@
+"""Receipts of what the hooks inject (issue #38, first step): a session replayed through the
+hook routes leaves one receipt per injection, with the memories (or lessons) in the order the
+text shows them, its characters and estimated tokens, and for prompt recall each memory's
+similarity and the cut-off; nothing injected leaves nothing; a user's receipts are their own
+(tests/integration/test_team_scopes.py); RECEIPTS_RETENTION_DAYS bounds them, 0 keeps none."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from server.app import create_app
+from server.core.config import Settings
+from server.core.models.lessons import LessonDraft
+from server.core.models.receipts import Injection, ReceiptFilter, estimated_tokens
+from server.service.memory import MemoryService
+from server.store import receipts as receipt_store
+from server.store.tx import transaction
+from tests.db_fixtures import serving
+
+CWD = "/home/dev/acme-api"
+FACTS = (
+    "The acme-api project uses pnpm, never npm: the lockfile is pnpm-lock.yaml.",
+    "Orders are paginated with an opaque cursor, fifty per page, in acme-api.",
+    "POST /invoices is rate limited per API key; anonymous calls share one IP bucket.",
+)
+SESSION = "s-receipts"
+
+
+async def stored_facts(service: MemoryService) -> list[int]:
+    ids = []
+    for fact in FACTS:
+        saved = await service.save(fact, project="acme-api", project_path=CWD, kind="distilled")
+        ids.append(saved.id)
+    return ids
+
+
+async def receipts_of(url: str, session: str, count: int) -> dict[str, Any]:
+    """The session's receipts once `count` are there (they are written after each answer)."""
+    async with httpx.AsyncClient(base_url=url) as http:
+        for _ in range(300):
+            page = (await http.get("/api/receipts", params={"session_id": session})).json()
+            if len(page["receipts"]) >= count:
+                return dict(page)
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"fewer than {count} receipts for {session}: {page}")
+
+
+def ids_in(markdown: str) -> list[int]:
+    return [int(i) for i in re.findall(r"^- (?:\S+ )?\[[a-z]+ #(\d+)", markdown, re.M)]
+
+
+async def test_a_replayed_session_leaves_one_receipt_per_injection(
+    service: MemoryService, settings: Settings
+) -> None:
+    await stored_facts(service)
+    await service.add_lesson(LessonDraft(pattern="npm install", message="Use pnpm here."))
+    wide = replace(settings, recall_threshold=0.05, recall_max_hits=2)
+    async with serving(create_app(wide, service)) as url, httpx.AsyncClient(base_url=url) as http:
+        hook = {"session_id": SESSION, "cwd": CWD}
+        start = (await http.post("/api/hooks/session-start", json=hook)).json()
+        first = (
+            await http.post(
+                "/api/hooks/prompt",
+                json={**hook, "prompt": "which package manager and lockfile?", "prompt_id": "p1"},
+            )
+        ).json()
+        second = (
+            await http.post(
+                "/api/hooks/prompt",
+                json={**hook, "prompt": "how are orders paginated?", "prompt_id": "p2"},
+            )
+        ).json()
+        call = {**hook, "tool_name": "Bash", "tool_input": {"command": "npm install left-pad"}}
+        lessons = (await http.post("/api/hooks/pre-tool", json=call)).json()
+        silent = (
+            await http.post("/api/hooks/prompt", json={**hook, "prompt": "ok", "prompt_id": "p3"})
+        ).json()
+        page = await receipts_of(url, SESSION, 4)
+
+    assert silent["additionalContext"] == ""
+    newest_first = page["receipts"]
+    assert [r["hook"] for r in newest_first] == ["lessons", "prompt", "prompt", "session_start"]
+    told = {
+        "session_start": start["additionalContext"],
+        "p1": first["additionalContext"],
+        "p2": second["additionalContext"],
+        "lessons": lessons["additionalContext"],
+    }
+    by_key = {r["prompt_id"] or r["hook"]: r for r in newest_first}
+    assert set(by_key) == set(told)
+    for key, text in told.items():
+        receipt = by_key[key]
+        assert receipt["chars"] == len(text) > 0
+        assert receipt["tokens"] == estimated_tokens(len(text))
+        assert receipt["session_id"] == SESSION and receipt["project"] == "acme-api"
+    assert by_key["session_start"]["memory_ids"] == ids_in(start["additionalContext"]) != []
+    for key, answer in (("p1", first), ("p2", second)):
+        receipt = by_key[key]
+        assert receipt["memory_ids"] == answer["memory_ids"] == ids_in(answer["additionalContext"])
+        assert len(receipt["scores"]) == len(receipt["memory_ids"])
+        assert all(score >= receipt["cutoff"] for score in receipt["scores"])
+        assert receipt["cutoff"] == 0.05
+    assert by_key["lessons"]["lesson_ids"] == lessons["lesson_ids"] != []
+    assert by_key["lessons"]["memory_ids"] == []
+    assert page["totals"] == {
+        "injections": 4,
+        "memories": sum(len(r["memory_ids"]) for r in newest_first),
+        "chars": sum(len(text) for text in told.values()),
+        "tokens": sum(r["tokens"] for r in newest_first),
+    }
+
+
+async def test_receipts_filter_by_hook_and_project(
+    service: MemoryService, settings: Settings
+) -> None:
+    for hook, project in (("prompt", "acme-api"), ("prompt", "other"), ("lessons", "acme-api")):
+        await service.record_injection(Injection(hook, "s-filter", project, 40, memory_ids=[1]))
+
+    prompts = await service.receipts(ReceiptFilter(hook="prompt"))
+    acme = await service.receipts(ReceiptFilter(project="acme-api"))
+
+    assert [r.project for r in prompts.receipts] == ["other", "acme-api"]
+    assert {r.hook for r in acme.receipts} == {"prompt", "lessons"}
+    assert acme.totals.tokens == 20 and acme.totals.memories == 2
+
+
+async def test_no_receipts_are_kept_at_zero_days_and_old_ones_are_pruned(
+    service: MemoryService,
+) -> None:
+    injection = Injection("prompt", "s-old", "acme-api", 400, memory_ids=[1, 2])
+    async with transaction(service.pool) as conn:
+        await receipt_store.insert(conn, injection, datetime.now(UTC) - timedelta(days=91))
+    off = MemoryService(
+        service.pool, service.embedder, replace(service.settings, receipts_retention_days=0)
+    )
+
+    assert await off.record_injection(injection) is False
+    assert (await service.receipts()).totals.injections == 1
+    assert await service.record_injection(replace(injection, session_id="s-new")) is True
+
+    remaining = await service.receipts()
+    assert [r.session_id for r in remaining.receipts] == ["s-new"], "the 91-day-old one is gone"
