@@ -19,7 +19,7 @@ guard and optional bearer token as every other route; their shapes are in schema
 
 from __future__ import annotations
 
-from starlette.background import BackgroundTask, BackgroundTasks
+from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute
 
@@ -36,22 +36,21 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
 
     async def session_start(body: hooks.SessionStartHook) -> JSONResponse:
         start = await recall.session_start(body.session_id, body.cwd, body.source)
+        await recall.keep_receipt(start.receipt)  # before the answer: the budget counts it
         context = start.context
         return JSONResponse(
             {
                 "additionalContext": context.markdown,
                 "project": context.project,
                 "check": start.check,
-            },
-            background=BackgroundTask(recall.keep_receipt, start.receipt),
+            }
         )
 
     async def prompt(body: hooks.PromptHook) -> JSONResponse:
         recalled = await recall.prompt(body.session_id, body.cwd, body.prompt, body.prompt_id)
-        # Receipt and journal after the answer is sent: Claude Code waits for this hook only.
-        journal = BackgroundTasks()
-        journal.add_task(recall.keep_receipt, recalled.receipt)
-        journal.add_task(
+        await recall.keep_receipt(recalled.receipt)
+        # Journaled after the answer is sent: Claude Code waits for this hook, not for that.
+        journal = BackgroundTask(
             recall.record_prompt, body.session_id, body.cwd, body.prompt_id, body.prompt
         )
         answer = {
@@ -65,6 +64,7 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
         found = await recall.lessons_before(
             body.session_id, body.cwd, body.tool_name, body.tool_input
         )
+        await recall.keep_receipt(found.receipt)
         strict = [lesson for lesson in found.lessons if lesson.strictness == "ask"]
         return JSONResponse(
             {
@@ -72,8 +72,7 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
                 "permissionDecision": "ask" if strict else None,
                 "permissionDecisionReason": strict[0].message if strict else None,
                 "lesson_ids": [lesson.id for lesson in found.lessons],
-            },
-            background=BackgroundTask(recall.keep_receipt, found.receipt),
+            }
         )
 
     async def tool_call(body: hooks.ToolHook) -> JSONResponse:

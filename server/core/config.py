@@ -111,6 +111,12 @@ class Settings:
     recall_max_chars: int = 3_000
     # Receipts of what the hooks inject (#38), kept this many days; 0 records none.
     receipts_retention_days: int = 90
+    # What the hooks may inject (#38), in estimated tokens (four characters each): at session
+    # start, per prompt, and in all of one session (start, prompts and lessons together;
+    # counted from its receipts, so with receipts off only the first two hold).
+    context_start_tokens: int = 2_000
+    context_prompt_tokens: int = 600
+    context_session_tokens: int = 12_000
     ollama_url: str = "http://localhost:11434/v1"
     llm_api_key: Secret | None = None
     distill_model: str = "qwen2.5:7b"
@@ -295,6 +301,9 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RECALL_MAX_HITS": lambda n, r: _parse_int(n, r, 1, 20),
     "RECALL_MAX_CHARS": lambda n, r: _parse_int(n, r, 500, 9_000),
     "RECEIPTS_RETENTION_DAYS": lambda n, r: _parse_int(n, r, 0, 3_650),
+    "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
+    "CONTEXT_PROMPT_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
+    "CONTEXT_SESSION_TOKENS": lambda n, r: _parse_int(n, r, 0, 10_000_000),
     "OLLAMA_URL": lambda n, r: _parse_url(n, r),
     "LLM_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
     "DISTILL_MODEL": _parse_nonempty,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,7 +40,7 @@ from server.core.config import Settings
 from server.core.models.journal import JournalPrompt
 from server.core.models.lessons import Lesson
 from server.core.models.memories import MemoryFilter
-from server.core.models.receipts import Injection
+from server.core.models.receipts import CHARS_PER_TOKEN, Injection, estimated_tokens
 from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
@@ -61,6 +61,9 @@ UNKNOWN_NAME_THRESHOLD = 0.6
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 RECALL_TITLE = "# Memory recall for this prompt"
+# Less room than this (in characters) for a session-start context or a lesson is none: a title
+# and no memory is noise.
+MIN_CONTEXT_CHARS = 200
 
 
 class InjectedMemories:
@@ -125,6 +128,9 @@ class HookRecall:
         )
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
+        self.start_tokens = settings.context_start_tokens
+        self.prompt_tokens = settings.context_prompt_tokens
+        self.session_tokens = settings.context_session_tokens
         self.injected = InjectedMemories()
         self.trees = WORKING_TREES
 
@@ -141,7 +147,12 @@ class HookRecall:
             shown.extend(kept)
             return kept, drift
 
-        context = await self.service.startup_context(project or cwd or None, vet=vet)
+        room = await self._room(session_id, self.start_tokens)
+        context = await self.service.startup_context(
+            project or cwd or None, vet=vet, max_chars=room
+        )
+        if room < MIN_CONTEXT_CHARS:  # the budget is spent: say nothing rather than a title
+            context = replace(context, markdown="")
         receipt = Injection(
             "session_start",
             session_id,
@@ -149,7 +160,8 @@ class HookRecall:
             len(context.markdown),
             memory_ids=memory_ids_in(context.markdown),
         )
-        return StartAnswer(context, self._left_to_the_hook(cwd, shown), receipt)
+        check = self._left_to_the_hook(cwd, shown) if context.markdown else []
+        return StartAnswer(context, check, receipt)
 
     async def prompt(
         self, session_id: str, cwd: str, prompt: str, prompt_id: str = ""
@@ -176,7 +188,8 @@ class HookRecall:
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
         checked, drift = await self.trees.checked(cwd, relevant[: self.max_hits])
-        text, shown = recall_markdown(checked, self.max_chars, drift)
+        room = await self._room(session_id, self.prompt_tokens) if checked else 0
+        text, shown = recall_markdown(checked, min(self.max_chars, room), drift)
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
             self.injected.add(session_id, shown)
@@ -232,14 +245,31 @@ class HookRecall:
         if not lessons:
             return LessonsAnswer([], "")
         text = reminder(lessons)
+        # A lesson has no budget of its own: only what the session has left cuts it.
+        room = await self._room(session_id, estimated_tokens(len(text)))
+        if len(text) > room:
+            text = text[: room - 1].rstrip() + "…" if room >= MIN_CONTEXT_CHARS else ""
         receipt = Injection(
             "lessons", session_id, project or "", len(text), lesson_ids=[x.id for x in lessons]
         )
         return LessonsAnswer(lessons, text, receipt)
 
+    async def _room(self, session_id: str, tokens: int) -> int:
+        """Characters a hook may inject: `tokens` of its own budget, within what the session
+        has left of CONTEXT_SESSION_TOKENS by its receipts (a session without an id, or with
+        receipts off, has only the hook's own budget)."""
+        if session_id:
+            try:
+                spent = await self.service.injected_tokens(session_id)
+            except Exception:  # never cost the user their context over a receipt read
+                logger.exception("could not read what session %s was given", session_id)
+                spent = 0
+            tokens = min(tokens, self.session_tokens - spent)
+        return max(tokens, 0) * CHARS_PER_TOKEN
+
     async def keep_receipt(self, receipt: Injection | None) -> None:
-        """Record what a hook injected (after its answer is sent); a failure is logged, and
-        costs the user nothing else."""
+        """Record what a hook injected, before its answer goes out, so the session's next hook
+        counts it against the budget; a failure is logged and costs the user nothing else."""
         if receipt is None:
             return
         try:

@@ -200,6 +200,7 @@ class MemoryApi(Protocol):
         *,
         source: str | None = None,
         vet: MemoryCheck | None = None,
+        max_chars: int | None = None,
     ) -> StartupContext: ...
 
     async def recent_context(
@@ -239,6 +240,8 @@ class MemoryApi(Protocol):
     async def record_prompts(self, prompts: Sequence[JournalPrompt]) -> None: ...
 
     async def record_injection(self, injection: Injection) -> bool: ...
+
+    async def injected_tokens(self, session_id: str) -> int: ...
 
     async def receipts(
         self, where: ReceiptFilter | None = None, *, limit: int = 50

@@ -47,7 +47,7 @@ from server.core.validation import (
     check_page,
 )
 from server.domain import export
-from server.domain.context import startup_markdown
+from server.domain.context import MAX_CONTEXT_CHARS, startup_markdown
 from server.domain.vocabulary import VocabularyError, load_vocabulary
 from server.service.bulk_writes import BulkWrites
 from server.service.cache import ReadCache
@@ -383,6 +383,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts):
         *,
         source: str | None = None,
         vet: MemoryCheck | None = None,
+        max_chars: int | None = None,
     ) -> StartupContext:
         """What an agent should know at session start, as Markdown of at most 4,000 chars.
 
@@ -391,6 +392,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts):
         every agent; `source` narrows it to one (preferences are the user's, from anywhere).
         `vet` checks what would be shown against the working tree (the session-start hook's
         folder): a memory it leaves out is not shown, one it notes carries the note.
+        `max_chars` (the hooks' token budget) lowers the 4,000 characters.
         """
         try:
             resolved = await self.resolve_project(project)
@@ -415,8 +417,9 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts):
         drift: dict[int, str] = {}
         if vet is not None:
             tiers, recent_memories, drift = await _vetted(vet, tiers, recent_memories)
+        limit = MAX_CONTEXT_CHARS if max_chars is None else min(max_chars, MAX_CONTEXT_CHARS)
         markdown = startup_markdown(
-            resolved, tiers, recent_memories, in_project, total, note=note, drift=drift
+            resolved, tiers, recent_memories, in_project, total, note=note, limit=limit, drift=drift
         )
         shown = [
             p for p in (*tiers.explicit, *tiers.signals, *tiers.inferred) if p.superseded_by is None

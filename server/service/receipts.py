@@ -1,8 +1,9 @@
 """Receipts of what memory injected into an agent's context (issue #38): a mixin of
 MemoryService (server/service/memory.py).
 
-The hooks (server/ingest/recall.py) record one receipt per injection after their answer is
-sent, so recording never delays the agent; a failure is logged and costs nothing else. With
+The hooks (server/ingest/recall.py) record one receipt per injection before their answer
+goes out (one insert), so the session's next hook counts it against the session's token
+budget (`injected_tokens`); a failure is logged and costs nothing else. With
 RECEIPTS_RETENTION_DAYS at 0 nothing is recorded; otherwise receipts older than that are
 pruned, at most once an hour per process, by the next recording.
 """
@@ -52,6 +53,12 @@ class Receipts:
                 if pruned:
                     logger.info("pruned %d receipts older than %d days", pruned, days)
         return True
+
+    async def injected_tokens(self, session_id: str) -> int:
+        """Estimated tokens injected so far into the caller's session `session_id` (what its
+        receipts add up to): what the hooks' session budget has spent."""
+        async with transaction(self.pool) as conn:
+            return await receipt_store.session_tokens(conn, session_id)
 
     async def receipts(self, where: ReceiptFilter | None = None, *, limit: int = 50) -> ReceiptPage:
         """The newest receipts (at most `limit`) of the caller's injections that match, and

@@ -84,6 +84,17 @@ async def totals(conn: Conn, where: ReceiptFilter) -> ReceiptTotals:
     return ReceiptTotals(injections, memories, chars, tokens)
 
 
+async def session_tokens(conn: Conn, session_id: str) -> int:
+    """The estimated tokens of every receipt of the caller's session `session_id`."""
+    cur = await conn.execute(
+        f"SELECT coalesce(sum(tokens), 0) FROM injections WHERE {_MINE}"
+        " AND session_id = %(session_id)s",
+        {"session_id": session_id},
+    )
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
 async def prune(conn: Conn, before: datetime) -> int:
     """Delete every receipt older than `before` (any owner's: retention is the server's)."""
     cur = await conn.execute("DELETE FROM injections WHERE at < %(before)s", {"before": before})

@@ -146,3 +146,48 @@ async def test_no_receipts_are_kept_at_zero_days_and_old_ones_are_pruned(
 
     remaining = await service.receipts()
     assert [r.session_id for r in remaining.receipts] == ["s-new"], "the 91-day-old one is gone"
+
+
+async def test_the_hooks_keep_a_session_within_its_token_budget(
+    service: MemoryService, settings: Settings
+) -> None:
+    await stored_facts(service)
+    await service.add_lesson(LessonDraft(pattern="npm install", message="Use pnpm here."))
+    tight = replace(
+        settings,
+        recall_threshold=0.05,
+        recall_max_hits=3,
+        context_start_tokens=200,
+        context_prompt_tokens=150,
+        context_session_tokens=500,
+    )
+    prompts = [
+        "which package manager do we use?",
+        "how are orders paginated?",
+        "how is POST /invoices rate limited?",
+        "what lockfile does acme-api keep?",
+        "remind me about pagination and rate limits",
+    ]
+    given: list[str] = []
+    async with serving(create_app(tight, service)) as url, httpx.AsyncClient(base_url=url) as http:
+        hook = {"session_id": "s-budget", "cwd": CWD}
+        start = await http.post("/api/hooks/session-start", json=hook)
+        given.append(start.json()["additionalContext"])
+        for number, prompt in enumerate(prompts):
+            answer = await http.post(
+                "/api/hooks/prompt", json={**hook, "prompt": prompt, "prompt_id": f"b{number}"}
+            )
+            given.append(answer.json()["additionalContext"])
+        call = {**hook, "tool_name": "Bash", "tool_input": {"command": "npm install"}}
+        lessons = await http.post("/api/hooks/pre-tool", json=call)
+        given.append(lessons.json()["additionalContext"])
+        page = (await http.get("/api/receipts", params={"session_id": "s-budget"})).json()
+
+    tokens = [estimated_tokens(len(text)) for text in given]
+    assert 0 < tokens[0] <= 200, "the start context keeps to its own budget"
+    assert all(t <= 150 for t in tokens[1:-1]), "each prompt keeps to its own"
+    assert tokens[1] > 0 and tokens[2] > 0, f"prompts were given memories: {tokens}"
+    assert sum(tokens) <= 500, f"the session keeps to its budget: {tokens}"
+    assert given[-2] == "", "the budget was spent before the last prompt"
+    assert page["totals"]["tokens"] == sum(tokens), "every injection has its receipt"
+    assert page["totals"]["injections"] == sum(1 for text in given if text)
