@@ -29,6 +29,7 @@ from server.core.models.memories import (
     RelatedMemory,
     TagCount,
 )
+from server.core.models.receipts import ReceiptFilter
 from server.core.models.search import SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import (
@@ -67,6 +68,7 @@ from server.service.writes import Writes
 from server.store import journal as journal_store
 from server.store import lessons as lesson_store
 from server.store import memories as memory_store
+from server.store import receipts as receipt_store
 from server.store import sessions as session_store
 from server.store import stats as stats_store
 from server.store import users as user_store
@@ -269,6 +271,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts):
                     else stats_store.visible_storage_sizes(conn)
                 )
                 sessions = await stats_store.session_counts(conn)
+                context = await receipt_store.totals(conn, ReceiptFilter())
             return Stats(
                 total=active + deleted,
                 active=active,
@@ -283,6 +286,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts):
                 embedding_dimension=self.embedder.dimension,
                 embedding_provider=self.embedder.provider,
                 vectors_waiting=await self.vectors_waiting(),
+                context=context,
             )
 
         cached = await self.cache.get_or_load(("stats",), load)

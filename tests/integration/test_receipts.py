@@ -128,6 +128,8 @@ async def test_receipts_filter_by_hook_and_project(
     assert [r.project for r in prompts.receipts] == ["other", "acme-api"]
     assert {r.hook for r in acme.receipts} == {"prompt", "lessons"}
     assert acme.totals.tokens == 20 and acme.totals.memories == 2
+    stats = await service.stats()
+    assert (stats.context.injections, stats.context.tokens) == (3, 30), "get_stats carries them"
 
 
 async def test_no_receipts_are_kept_at_zero_days_and_old_ones_are_pruned(

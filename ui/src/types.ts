@@ -153,6 +153,8 @@ export type Stats = {
   embedding_dimension: number;
   embedding_provider: string;
   vectors_waiting: number;
+  /** What the hooks injected for you (receipts kept): injections, memory ids, chars, tokens. */
+  context: { injections: number; memories: number; chars: number; tokens: number };
 };
 
 export type ProjectSummary = {

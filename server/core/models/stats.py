@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from server.core.models.receipts import ReceiptTotals
+
 
 @dataclass(frozen=True, slots=True)
 class StorageSizes:
@@ -49,3 +51,4 @@ class Stats:
     embedding_dimension: int
     embedding_provider: str
     vectors_waiting: int  # saved while the embedder was down; embedded when it answers
+    context: ReceiptTotals  # what the hooks injected for the caller, receipts kept (#38)

@@ -95,6 +95,7 @@ export function stats(overrides: Partial<Stats> = {}): Stats {
     embedding_dimension: 384,
     embedding_provider: "local",
     vectors_waiting: 0,
+    context: { injections: 0, memories: 0, chars: 0, tokens: 0 },
     ...overrides,
   };
 }
