@@ -38,9 +38,8 @@ PROMPT = (
 )
 
 
-@pytest.fixture
-async def repo(service: MemoryService, tmp_path: Path) -> Path:
-    repo = acme_repository(tmp_path / "acme-api")
+async def save_facts(service: MemoryService, repo: Path) -> None:
+    """FACTS as distilled memories of acme-api, written when the scripted history says."""
     for fact in FACTS.values():
         await service.save(
             fact,
@@ -49,6 +48,12 @@ async def repo(service: MemoryService, tmp_path: Path) -> Path:
             kind="distilled",
             created_at=MEMORIES_WRITTEN,
         )
+
+
+@pytest.fixture
+async def repo(service: MemoryService, tmp_path: Path) -> Path:
+    repo = acme_repository(tmp_path / "acme-api")
+    await save_facts(service, repo)
     return repo
 
 
@@ -273,14 +278,7 @@ async def test_on_a_teams_server_the_hook_process_checks_what_it_is_sent(
     repo = acme_repository(tmp_path / "acme-api")
     alice, _ = await service.users.add("alice", ["acme-api"])
     with acting_as(service.users.viewer(alice.user)):
-        for fact in FACTS.values():
-            await service.save(
-                fact,
-                project="acme-api",
-                project_path=str(repo),
-                kind="distilled",
-                created_at=MEMORIES_WRITTEN,
-            )
+        await save_facts(service, repo)
     wide = replace(settings, recall_threshold=0.05, recall_max_hits=8, recall_max_chars=6_000)
     token = {"CLAUDE_MEMORY_TOKEN": alice.token}
     async with serving(create_app(wide, service)) as url:
