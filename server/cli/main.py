@@ -23,6 +23,7 @@ from server.cli.connect import add_connect_commands
 from server.cli.jobs import add_hook_commands, add_job_commands
 from server.cli.learn import add_learn_command
 from server.cli.lessons import add_lesson_commands
+from server.cli.stats import add_stats_command
 from server.cli.users import add_user_commands
 from server.core.config import Settings, load_settings
 from server.core.errors import StartupError
@@ -42,6 +43,7 @@ examples:
       --tool Bash --ask                    remind (and ask) before matching Bash commands
   claude-memory lessons list --plain       the lessons shown before matching tool calls
   claude-memory users add alice          a team server's user; prints their token once
+  claude-memory stats --context --plain    what the hooks injected, per day and project
 """
 
 
@@ -104,6 +106,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_job_commands(commands)
     add_lesson_commands(commands)
+    add_stats_command(commands)
     add_user_commands(commands)
     add_learn_command(commands)
     add_hook_commands(commands)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         TagCount,
         UpdateOutcome,
     )
-    from server.core.models.receipts import Injection, ReceiptFilter, ReceiptPage
+    from server.core.models.receipts import ContextReport, Injection, ReceiptFilter, ReceiptPage
     from server.core.models.search import SearchResult
     from server.core.models.sessions import SessionPage
     from server.core.models.stats import Stats
@@ -242,6 +242,10 @@ class MemoryApi(Protocol):
     async def record_injection(self, injection: Injection) -> bool: ...
 
     async def injected_tokens(self, session_id: str) -> int: ...
+
+    async def context_report(
+        self, project: str | None = None, *, days: int = 30, top: int = 10
+    ) -> ContextReport: ...
 
     async def receipts(
         self, where: ReceiptFilter | None = None, *, limit: int = 50

@@ -16,13 +16,17 @@ from datetime import UTC, datetime, timedelta
 
 from server.core.config import Settings
 from server.core.errors import InvalidInput
+from server.core.models.output import preview
 from server.core.models.receipts import (
     INJECTION_HOOKS,
+    ContextReport,
+    InjectedMemory,
     Injection,
     ReceiptFilter,
     ReceiptPage,
 )
 from server.core.validation import MAX_PAGE, blank_to_none, check_limit
+from server.store import memories as memory_store
 from server.store import receipts as receipt_store
 from server.store.tx import Pool, transaction
 
@@ -32,7 +36,8 @@ PRUNE_EVERY_SECONDS = 3_600.0
 
 
 class Receipts:
-    """`record_injection` and `receipts`, for MemoryService."""
+    """`record_injection`, `injected_tokens`, `receipts` and `context_report`, for
+    MemoryService."""
 
     pool: Pool
     settings: Settings
@@ -59,6 +64,29 @@ class Receipts:
         receipts add up to): what the hooks' session budget has spent."""
         async with transaction(self.pool) as conn:
             return await receipt_store.session_tokens(conn, session_id)
+
+    async def context_report(
+        self, project: str | None = None, *, days: int = 30, top: int = 10
+    ) -> ContextReport:
+        """What the hooks injected for the caller over the last `days` days: per day and
+        project, totals, and the `top` memories injected most often (those the caller may
+        still read)."""
+        if not 1 <= days <= 3_650:
+            raise InvalidInput(f"days must be between 1 and 3650, got {days}")
+        check_limit(top, MAX_PAGE)
+        since = datetime.now(UTC) - timedelta(days=days)
+        where = ReceiptFilter(project=blank_to_none(project), since=since)
+        async with transaction(self.pool) as conn:
+            totals = await receipt_store.totals(conn, where)
+            by_day = await receipt_store.by_day(conn, where)
+            counted = await receipt_store.most_injected(conn, where, top)
+            rows = {m.id: m for m in await memory_store.get_many(conn, [i for i, _ in counted])}
+        most = [
+            InjectedMemory(memory_id, count, preview(rows[memory_id].content))
+            for memory_id, count in counted
+            if memory_id in rows
+        ]
+        return ContextReport(since, where.project, totals, by_day, most)
 
     async def receipts(self, where: ReceiptFilter | None = None, *, limit: int = 50) -> ReceiptPage:
         """The newest receipts (at most `limit`) of the caller's injections that match, and

@@ -11,7 +11,13 @@ from typing import Any
 
 from psycopg.rows import class_row
 
-from server.core.models.receipts import Injection, Receipt, ReceiptFilter, ReceiptTotals
+from server.core.models.receipts import (
+    ContextDay,
+    Injection,
+    Receipt,
+    ReceiptFilter,
+    ReceiptTotals,
+)
 from server.store.tx import Conn
 
 _MINE = "(current_viewer() IS NULL OR owner_id = current_viewer())"
@@ -82,6 +88,30 @@ async def totals(conn: Conn, where: ReceiptFilter) -> ReceiptTotals:
     row = await cur.fetchone()
     injections, memories, chars, tokens = (int(v) for v in row) if row else (0, 0, 0, 0)
     return ReceiptTotals(injections, memories, chars, tokens)
+
+
+async def by_day(conn: Conn, where: ReceiptFilter) -> list[ContextDay]:
+    """Per UTC day and project: injections, memory ids injected and tokens, newest day first."""
+    async with conn.cursor(row_factory=class_row(ContextDay)) as cur:
+        await cur.execute(
+            "SELECT (at AT TIME ZONE 'UTC')::date AS day, project, count(*)::int AS injections,"
+            " coalesce(sum(cardinality(memory_ids)), 0)::int AS memories,"
+            f" coalesce(sum(tokens), 0)::int AS tokens FROM injections WHERE {_FILTER}"
+            " GROUP BY 1, 2 ORDER BY 1 DESC, 2",
+            _params(where),
+        )
+        return await cur.fetchall()
+
+
+async def most_injected(conn: Conn, where: ReceiptFilter, limit: int) -> list[tuple[int, int]]:
+    """(memory id, injections) of the memories injected most often, most first."""
+    cur = await conn.execute(
+        "SELECT memory_id, count(*) FROM injections, unnest(memory_ids) AS memory_id"
+        f" WHERE {_FILTER} GROUP BY memory_id ORDER BY count(*) DESC, memory_id"
+        " LIMIT %(limit)s",
+        {**_params(where), "limit": limit},
+    )
+    return [(int(memory_id), int(count)) for memory_id, count in await cur.fetchall()]
 
 
 async def session_tokens(conn: Conn, session_id: str) -> int:

@@ -7,9 +7,11 @@ similarity and the cut-off; nothing injected leaves nothing; a user's receipts a
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,6 +24,7 @@ from server.service.memory import MemoryService
 from server.store import receipts as receipt_store
 from server.store.tx import transaction
 from tests.db_fixtures import serving
+from tests.integration.processes import run_cli
 
 CWD = "/home/dev/acme-api"
 FACTS = (
@@ -193,3 +196,33 @@ async def test_the_hooks_keep_a_session_within_its_token_budget(
     assert given[-2] == "", "the budget was spent before the last prompt"
     assert page["totals"]["tokens"] == sum(tokens), "every injection has its receipt"
     assert page["totals"]["injections"] == sum(1 for text in given if text)
+
+
+async def test_stats_context_reports_per_day_and_project_and_the_most_injected(
+    service: MemoryService, pg_url: str, tmp_path: Path
+) -> None:
+    ids = await stored_facts(service)
+    for memory_ids, project in (([ids[0], ids[1]], "acme-api"), ([ids[0]], "acme-api")):
+        await service.record_injection(
+            Injection("prompt", "s-report", project, 400, memory_ids=memory_ids)
+        )
+    await service.record_injection(Injection("session_start", "s-web", "acme-web", 80))
+    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "LOG_LEVEL": "WARNING"}
+
+    report = run_cli("stats", "--context", env=env)
+    plain = run_cli("stats", "--context", "--project", "acme-api", "--plain", env=env)
+
+    assert report.returncode == 0, report.stderr
+    data = json.loads(report.stdout)
+    assert data["totals"] == {"injections": 3, "memories": 3, "chars": 880, "tokens": 220}
+    today = datetime.now(UTC).date().isoformat()
+    assert {(d["day"], d["project"], d["injections"], d["tokens"]) for d in data["days"]} == {
+        (today, "acme-api", 2, 200),
+        (today, "acme-web", 1, 20),
+    }
+    assert [(m["id"], m["injections"]) for m in data["most_injected"]] == [(ids[0], 2), (ids[1], 1)]
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.startswith("Injected since ")
+    assert "in acme-api: 2 injections" in plain.stdout
+    assert f"#{ids[0]} x2: {FACTS[0][:40]}" in plain.stdout
+    assert "acme-web" not in plain.stdout

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 PREVIEW_CHARS = 160
@@ -16,10 +16,10 @@ def preview(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def to_json(value: Any) -> Any:
-    """Turn dataclasses, datetimes and containers of them into JSON-ready values."""
+    """Turn dataclasses, datetimes, dates and containers of them into JSON-ready values."""
     if hasattr(value, "__dataclass_fields__"):
         return {key: to_json(item) for key, item in asdict(value).items()}
-    if isinstance(value, datetime):
+    if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, dict):
         return {key: to_json(item) for key, item in value.items()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal
 
 InjectionHook = Literal["session_start", "prompt", "lessons"]
@@ -87,3 +87,34 @@ class ReceiptPage:
 
     receipts: list[Receipt]
     totals: ReceiptTotals
+
+
+@dataclass(frozen=True, slots=True)
+class ContextDay:
+    """What the hooks injected on one day (UTC) into one project's sessions."""
+
+    day: date
+    project: str
+    injections: int
+    memories: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedMemory:
+    """A memory the hooks injected, how often, and its start (for the report's top list)."""
+
+    id: int
+    injections: int
+    preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReport:
+    """`claude-memory stats --context`: per day and project, totals, the most injected."""
+
+    since: datetime
+    project: str | None
+    totals: ReceiptTotals
+    days: list[ContextDay]
+    most_injected: list[InjectedMemory]
