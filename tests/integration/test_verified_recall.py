@@ -78,6 +78,16 @@ def line_of(context: str, fact: str) -> str | None:
     return next((line for line in context.splitlines() if fact in line), None)
 
 
+def assert_go_drifted_runbook_orphaned(context: str) -> None:
+    """The go pin drifted (noted, after the fresh errors fact); the runbook's file is gone."""
+    go, errors = line_of(context, FACTS["go"]), line_of(context, FACTS["errors"])
+    assert go is not None and "(drifted: go is now 1.23 (was 1.22))" in go
+    assert errors is not None and "drifted" not in errors
+    assert line_of(context, FACTS["runbook"]) is None, "its only file is gone"
+    lines = context.splitlines()
+    assert lines.index(errors) < lines.index(go), "drifted memories come after fresh ones"
+
+
 async def test_recall_marks_drift_leaves_out_the_orphaned_and_keeps_the_rest(
     repo: Path, recall_url: str
 ) -> None:
@@ -108,12 +118,7 @@ async def test_session_start_marks_drift_and_leaves_out_the_orphaned_over_the_ho
     context = checked.json()["additionalContext"]
     assert tool.structured_content["markdown"] == context  # type: ignore[index]
 
-    go, errors = line_of(context, FACTS["go"]), line_of(context, FACTS["errors"])
-    assert go is not None and "(drifted: go is now 1.23 (was 1.22))" in go
-    assert errors is not None and "drifted" not in errors
-    assert line_of(context, FACTS["runbook"]) is None, "its only file is gone"
-    lines = context.splitlines()
-    assert lines.index(errors) < lines.index(go), "drifted memories come after fresh ones"
+    assert_go_drifted_runbook_orphaned(context)
     unchecked = elsewhere.json()["additionalContext"]
     assert all(line_of(unchecked, fact) for fact in FACTS.values())
     assert "drifted" not in unchecked
@@ -300,12 +305,7 @@ async def test_on_a_teams_server_the_hook_process_checks_what_it_is_sent(
     sent_anchors = {item["id"]: item["anchors"] for item in unchecked["check"]}
     assert ["version", "go", "1.22"] in [a for anchors in sent_anchors.values() for a in anchors]
     for context in (context_of(recalled, "UserPromptSubmit"), context_of(started, "SessionStart")):
-        go, errors = line_of(context, FACTS["go"]), line_of(context, FACTS["errors"])
-        assert go is not None and "(drifted: go is now 1.23 (was 1.22))" in go
-        assert errors is not None and "drifted" not in errors
-        assert line_of(context, FACTS["runbook"]) is None, "its only file is gone"
-        lines = context.splitlines()
-        assert lines.index(errors) < lines.index(go), "drifted memories come after fresh ones"
+        assert_go_drifted_runbook_orphaned(context)
     prompt_context = context_of(recalled, "UserPromptSubmit")
     jwt, timeout = line_of(prompt_context, FACTS["jwt"]), line_of(prompt_context, FACTS["timeout"])
     assert jwt is not None and "internal/auth/jwt.go was renamed to internal/auth/tokens.go" in jwt
