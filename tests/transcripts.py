@@ -8,6 +8,7 @@ tool_result lines.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,14 @@ from typing import Any
 class SessionWriter:
     """Builds one session transcript line by line; `write` puts it under a projects root."""
 
-    def __init__(self, session_id: str, cwd: str = "/home/dev/demo") -> None:
+    def __init__(
+        self, session_id: str, cwd: str = "/home/dev/demo", *, start: datetime | None = None
+    ) -> None:
+        """`start`: the first line's time (one second per line after it); by default a fixed
+        day in May 2026."""
         self.session_id = session_id
         self.cwd = cwd
+        self.start = start
         self.lines: list[dict[str, Any]] = []
         self.prompt_id: str | None = None
 
@@ -31,12 +37,17 @@ class SessionWriter:
             "sessionId": self.session_id,
             "cwd": self.cwd,
             "version": "2.1.120",
-            "timestamp": f"2026-05-01T10:{number // 60:02d}:{number % 60:02d}.000Z",
+            "timestamp": self._time(number),
             "message": {"role": kind, "content": content},
             **extra,
         }
         self.lines.append(record)
         return record
+
+    def _time(self, number: int) -> str:
+        if self.start is None:
+            return f"2026-05-01T10:{number // 60:02d}:{number % 60:02d}.000Z"
+        return (self.start + timedelta(seconds=number)).isoformat().replace("+00:00", "Z")
 
     def prompt(self, text: str) -> SessionWriter:
         self.prompt_id = f"prompt-{len(self.lines) + 1}"

@@ -109,6 +109,11 @@ class Settings:
     )
     recall_max_hits: int = 3
     recall_max_chars: int = 3_000
+    # Prompt recall learns from whether the agent used what it was given (#38): a memory
+    # injected and never used sinks, one used often rises; verdicts count half after this many
+    # days. Off: recall ranks as search does.
+    recall_learns_from_use: bool = True
+    recall_use_half_life_days: float = 30.0
     # Receipts of what the hooks inject (#38), kept this many days; 0 records none.
     receipts_retention_days: int = 90
     # What the hooks may inject (#38), in estimated tokens (four characters each): at session
@@ -300,6 +305,8 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RECALL_THRESHOLD": lambda n, r: _parse_float(n, r, 0.0, 1.0),
     "RECALL_MAX_HITS": lambda n, r: _parse_int(n, r, 1, 20),
     "RECALL_MAX_CHARS": lambda n, r: _parse_int(n, r, 500, 9_000),
+    "RECALL_LEARNS_FROM_USE": lambda n, r: _parse_bool(n, r),
+    "RECALL_USE_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 1.0, 3_650.0),
     "RECEIPTS_RETENTION_DAYS": lambda n, r: _parse_int(n, r, 0, 3_650),
     "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
     "CONTEXT_PROMPT_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),

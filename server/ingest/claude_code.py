@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from server.core.errors import InvalidInput
-from server.core.models.journal import ToolOutcome
+from server.core.models.journal import ACTION_CHARS, AgentAction, ToolOutcome
 from server.ingest.agent_format import AgentFormat
 from server.ingest.discovery import TranscriptFile, default_projects_root, discover_transcripts
 from server.ingest.hook_sessions import absolute_path, existing_file
@@ -60,7 +60,7 @@ from server.ingest.jsonl_lines import MAX_LINE_BYTES, JsonLines, count_lines_bef
 from server.ingest.names import project_display_names
 from server.ingest.prose import assistant_prose, tool_results, tool_uses, user_prose
 from server.ingest.timestamps import parse_timestamp
-from server.ingest.tool_calls import outcome_of_result, tool_target
+from server.ingest.tool_calls import action_text, outcome_of_result, tool_target
 from server.ingest.transcript_chunk import (
     PromptRecord,
     Role,
@@ -102,6 +102,7 @@ class _ChunkReader:
         self.events: list[ToolEvent] = []
         self.results: dict[str, ToolOutcome] = {}
         self.prompts: dict[str, PromptRecord] = {}
+        self.actions: list[AgentAction] = []  # what the agent did, for the judge of memory use
         self.prompt_key: str | None = None  # the human prompt being worked on
         self.skipped: Counter[str] = Counter()
         self.seen_uuids: set[str] = set()
@@ -193,6 +194,10 @@ class _ChunkReader:
         prose = user_prose(record)
         prompt_id = record.get("promptId")
         prompt_id = prompt_id if isinstance(prompt_id, str) and prompt_id else None
+        if blocks and prompt_id:
+            # A result line names the prompt it answers (2.1+): a read that starts mid-turn
+            # learns from it which prompt the calls after it follow.
+            self.prompt_key = prompt_id
         if prose.skip is not None:
             self.skipped[prose.skip] += 1
             if prose.skip == "command" and not record.get("isSidechain"):
@@ -225,7 +230,17 @@ class _ChunkReader:
                         prompt_key=self.prompt_key,
                     )
                 )
+                self.actions.append(
+                    AgentAction(
+                        self.prompt_key,
+                        turn.timestamp,
+                        str(block.get("name") or "unknown"),
+                        action_text(block.get("input"), ACTION_CHARS),
+                    )
+                )
         prose = assistant_prose(record)
+        if prose.skip is None and turn is not None:
+            self.actions.append(AgentAction(self.prompt_key, turn.timestamp, None, prose.text))
         if prose.skip is not None:
             self.skipped[prose.skip] += 1
             return
@@ -304,6 +319,7 @@ def read_transcript(
         version=reader.version,
         late_results=late_outcomes(reader.results, {e.tool_use_id for e in reader.events}),
         prompts=list(reader.prompts.values()),
+        actions=reader.actions,
     )
 
 

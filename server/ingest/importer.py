@@ -25,8 +25,10 @@ from pathlib import Path
 
 import anyio
 
+from server.core.errors import ServiceError
 from server.core.models.journal import JournalPrompt, SessionEvent
 from server.core.models.memories import MemoryDraft
+from server.core.models.receipts import SessionWork
 from server.core.models.sessions import FileImport, FileProgress
 from server.ingest.agent_format import AgentFormat
 from server.ingest.claude_code import (
@@ -42,6 +44,8 @@ from server.learning.corrections import correction_cue
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
+
+CORRECTION_CONTEXT_CHARS = 2_000  # of the turn before a prompt, for its correction cue
 
 BATCH_TURNS = 512  # turns embedded together; large enough to keep the model busy
 
@@ -125,6 +129,7 @@ class SessionImporter:
         self.progress = progress
         self.summary = ImportSummary(source=agent.source, dry_run=dry_run)
         self._pending: list[FileImport] = []
+        self._work: list[SessionWork] = []  # what the agent did, to judge receipts by
         self._pending_turns = 0
         self._names: dict[str, str] = {}
         self._sessions: set[str] = set()
@@ -205,6 +210,8 @@ class SessionImporter:
                 last_at=max((t.timestamp for t in chunk.turns if t.timestamp), default=None),
             )
         self._sessions.add(session_id)
+        if chunk.actions and not self.dry_run:
+            self._work.append(SessionWork(session_id, chunk.actions, _corrections(chunk)))
         self.summary.events += len(events)
         self.summary.prompts += len(prompts)
         self._pending.append(
@@ -263,6 +270,21 @@ class SessionImporter:
 
     async def _flush(self) -> None:
         batch, self._pending, self._pending_turns = self._pending, [], 0
+        work, self._work = self._work, []
+        await self._import(batch)
+        await self._judge(work)
+
+    async def _judge(self, work: list[SessionWork]) -> None:
+        """Judge the receipts of the sessions read against what the agent did (after their
+        prompts are stored). Judging is an estimate: a failure is logged, never the import's."""
+        if not work:
+            return
+        try:
+            await self.service.judge_injections(work)
+        except ServiceError as exc:
+            logger.warning("could not judge what the agent used of injected memory: %s", exc)
+
+    async def _import(self, batch: list[FileImport]) -> None:
         if not batch:
             return
         if self.dry_run:
@@ -343,6 +365,20 @@ def _modified_at(path: Path) -> datetime:
         return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
     except OSError:
         return datetime.now(tz=UTC)
+
+
+def _corrections(chunk: TranscriptChunk) -> dict[str, str]:
+    """The chunk's prompts that read as a correction of what the agent did in the turn
+    before (its calls and words): prompt key -> the quote, for the judge of memory use."""
+    found: dict[str, str] = {}
+    before: str | None = None
+    for prompt in chunk.prompts:
+        context = "\n".join(a.text for a in chunk.actions if before and a.prompt_key == before)
+        cue = correction_cue(prompt.text, context[-CORRECTION_CONTEXT_CHARS:])
+        if cue is not None:
+            found[prompt.key] = cue[1]
+        before = prompt.key
+    return found
 
 
 def _short_correction(turn: Turn, answered: str) -> bool:

@@ -181,9 +181,10 @@ class HookRecall:
             where=MemoryFilter(project=project, with_general=True),
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
+        hits = learned_order(result.hits, await self.service.use_factors(_ids(result.hits)))
         relevant = [
             hit
-            for hit in current_versions(result.hits, threshold)
+            for hit in current_versions(hits, threshold)
             if hit.id not in seen
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
@@ -303,6 +304,30 @@ class HookRecall:
             and (wanted == path or wanted.startswith(path + "/"))
         ]
         return max(matches)[1] if matches else None
+
+
+def learned_order(hits: Sequence[SearchHit], factors: Mapping[int, float]) -> list[SearchHit]:
+    """The hits with each one's similarity and score multiplied by what recall learned of it
+    (server/service/uses.py: below 1 when it was injected and not used, above when used),
+    ordered by the new score; as they were when nothing was learned. A factor can sink a hit
+    under the cut-off; it cannot lift one search did not return."""
+    if not factors:
+        return list(hits)
+    moved = [
+        replace(
+            hit,
+            similarity=None if hit.similarity is None else hit.similarity * factors[hit.id],
+            score=hit.score * factors[hit.id],
+        )
+        if hit.id in factors
+        else hit
+        for hit in hits
+    ]
+    return sorted(moved, key=lambda hit: -hit.score)
+
+
+def _ids(hits: Sequence[SearchHit]) -> list[int]:
+    return [hit.id for hit in hits]
 
 
 def current_versions(hits: Sequence[SearchHit], threshold: float) -> list[SearchHit]:

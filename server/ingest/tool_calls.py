@@ -179,3 +179,21 @@ def _response_text(response: Mapping[str, Any]) -> str:
     if isinstance(response.get("filePath"), str):
         return f"{response.get('type') or 'changed'} {response['filePath']}"
     return json.dumps(response, ensure_ascii=False)[:OUTPUT_PREVIEW_CHARS]
+
+
+def action_text(values: object, limit: int) -> str:
+    """A tool input as `key: value` lines of its scalar values, depth first, cut at `limit`."""
+    lines: list[str] = []
+    _flatten(values, "", lines)
+    return "\n".join(lines)[:limit]
+
+
+def _flatten(value: object, key: str, lines: list[str]) -> None:
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _flatten(item, str(name), lines)
+    elif isinstance(value, list):
+        for item in value:
+            _flatten(item, key, lines)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        lines.append(f"{key}: {value}" if key else str(value))

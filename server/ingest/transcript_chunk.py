@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
-from server.core.models.journal import PROMPT_CHARS, ToolOutcome
+from server.core.models.journal import PROMPT_CHARS, AgentAction, ToolOutcome
 from server.ingest.tool_calls import cut
 
 __all__ = [
@@ -113,6 +113,8 @@ class TranscriptChunk:
     # tool_use_id -> outcome for results whose tool_use was read in an earlier chunk
     late_results: dict[str, ToolOutcome] = field(default_factory=dict)
     prompts: list[PromptRecord] = field(default_factory=list)  # one per key, first seen
+    # what the agent did (calls, its words), in order; read by readers that know the prompts
+    actions: list[AgentAction] = field(default_factory=list)
 
 
 def with_outcomes(events: list[ToolEvent], outcomes: Mapping[str, ToolOutcome]) -> list[ToolEvent]:

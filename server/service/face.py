@@ -37,7 +37,13 @@ if TYPE_CHECKING:
         TagCount,
         UpdateOutcome,
     )
-    from server.core.models.receipts import ContextReport, Injection, ReceiptFilter, ReceiptPage
+    from server.core.models.receipts import (
+        ContextReport,
+        Injection,
+        ReceiptFilter,
+        ReceiptPage,
+        SessionWork,
+    )
     from server.core.models.search import SearchResult
     from server.core.models.sessions import SessionPage
     from server.core.models.stats import Stats
@@ -250,5 +256,9 @@ class MemoryApi(Protocol):
     async def receipts(
         self, where: ReceiptFilter | None = None, *, limit: int = 50
     ) -> ReceiptPage: ...
+
+    async def judge_injections(self, work: Sequence[SessionWork]) -> int: ...
+
+    async def use_factors(self, memory_ids: Sequence[int]) -> dict[int, float]: ...
 
     async def unknown_names(self, text: str) -> list[str]: ...

@@ -62,6 +62,7 @@ from server.service.receipts import Receipts
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
 from server.service.users import UserDirectory
+from server.service.uses import Uses
 from server.service.vector_backfill import WaitingVectors
 from server.service.views import Views
 from server.service.writes import Writes
@@ -79,7 +80,7 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts):
+class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, Uses):
     """The product's verbs over one pool, one embedder and one read cache.
 
     What the adapters call (server/service/face.py) is this class and its mixins: single-memory

@@ -106,4 +106,5 @@ class Receipts:
         async with transaction(self.pool) as conn:
             found = await receipt_store.page(conn, where, limit)
             totals = await receipt_store.totals(conn, where)
-        return ReceiptPage(found, totals)
+            uses = await receipt_store.uses_of(conn, [r.id for r in found])
+        return ReceiptPage(found, totals, uses)

@@ -17,6 +17,8 @@ from server.core.models.receipts import (
     Receipt,
     ReceiptFilter,
     ReceiptTotals,
+    UseCounts,
+    UseJudgement,
 )
 from server.store.tx import Conn
 
@@ -129,3 +131,107 @@ async def prune(conn: Conn, before: datetime) -> int:
     """Delete every receipt older than `before` (any owner's: retention is the server's)."""
     cur = await conn.execute("DELETE FROM injections WHERE at < %(before)s", {"before": before})
     return cur.rowcount
+
+
+# --- whether the agent used what was injected (`injection_uses`, migration 023) -------------
+
+# The verdicts on the receipts a filter matches (the receipts' owner is the verdicts' owner).
+_JUDGED_IN = f"receipt_id IN (SELECT id FROM injections WHERE {_FILTER})"
+_RANK = "array_position(ARRAY['unused', 'used', 'contradicted'], {})"
+
+
+async def judgeable(conn: Conn, session_ids: list[str]) -> list[Receipt]:
+    """The caller's receipts of memories injected into these sessions, oldest first."""
+    async with conn.cursor(row_factory=class_row(Receipt)) as cur:
+        await cur.execute(
+            f"SELECT {_COLUMNS} FROM injections WHERE {_MINE}"
+            " AND session_id = ANY(%(sessions)s) AND cardinality(memory_ids) > 0"
+            " AND hook IN ('session_start', 'prompt') ORDER BY at, id",
+            {"sessions": session_ids},
+        )
+        return await cur.fetchall()
+
+
+async def save_uses(conn: Conn, judgements: list[UseJudgement]) -> None:
+    """Store verdicts; one already stored is replaced only by a stronger one."""
+    if not judgements:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            "INSERT INTO injection_uses (receipt_id, memory_id, at, verdict, evidence)"
+            " VALUES (%(receipt_id)s, %(memory_id)s, %(at)s, %(verdict)s, %(evidence)s)"
+            " ON CONFLICT (receipt_id, memory_id) DO UPDATE SET verdict = excluded.verdict,"
+            " evidence = excluded.evidence, judged_at = now()"
+            f" WHERE {_RANK.format('excluded.verdict')}"
+            f" > {_RANK.format('injection_uses.verdict')}",
+            [
+                {
+                    "receipt_id": j.receipt_id,
+                    "memory_id": j.memory_id,
+                    "at": j.at,
+                    "verdict": j.verdict,
+                    "evidence": j.evidence,
+                }
+                for j in judgements
+            ],
+        )
+
+
+async def uses_of(conn: Conn, receipt_ids: list[int]) -> list[UseJudgement]:
+    """The verdicts on these receipts (the caller's), by receipt and memory."""
+    async with conn.cursor(row_factory=class_row(UseJudgement)) as cur:
+        await cur.execute(
+            "SELECT receipt_id, memory_id, at, verdict, evidence FROM injection_uses"
+            f" WHERE {_MINE} AND receipt_id = ANY(%(ids)s) ORDER BY receipt_id, memory_id",
+            {"ids": receipt_ids},
+        )
+        return await cur.fetchall()
+
+
+async def use_counts(
+    conn: Conn, memory_ids: list[int], half_life_days: float
+) -> dict[int, UseCounts]:
+    """Per memory, the caller's verdicts counted with weights that halve every
+    `half_life_days` days of age: what prompt recall learns from."""
+    cur = await conn.execute(
+        "SELECT memory_id,"
+        " coalesce(sum(w) FILTER (WHERE verdict = 'used'), 0),"
+        " coalesce(sum(w) FILTER (WHERE verdict = 'unused'), 0),"
+        " coalesce(sum(w) FILTER (WHERE verdict = 'contradicted'), 0)"
+        " FROM (SELECT memory_id, verdict,"
+        "  power(0.5, greatest(extract(epoch FROM now() - at), 0) / 86400.0 / %(half)s) AS w"
+        f"  FROM injection_uses WHERE {_MINE} AND memory_id = ANY(%(ids)s)) AS judged"
+        " GROUP BY memory_id",
+        {"ids": memory_ids, "half": half_life_days},
+    )
+    return {
+        int(memory_id): UseCounts(float(used), float(unused), float(contradicted))
+        for memory_id, used, unused, contradicted in await cur.fetchall()
+    }
+
+
+async def verdict_totals(conn: Conn, where: ReceiptFilter) -> dict[str, int]:
+    """How many injected memories were judged each way, over the receipts that match."""
+    cur = await conn.execute(
+        f"SELECT verdict, count(*) FROM injection_uses WHERE {_JUDGED_IN} GROUP BY verdict",
+        _params(where),
+    )
+    return {str(verdict): int(count) for verdict, count in await cur.fetchall()}
+
+
+async def memories_by_use(
+    conn: Conn, where: ReceiptFilter, verdict: str, limit: int
+) -> list[tuple[int, int, int]]:
+    """(memory id, injections judged, judged `verdict`) of the memories judged `verdict` most
+    often ('unused': never judged otherwise), most first."""
+    if verdict == "unused":
+        having = "count(*) FILTER (WHERE verdict <> 'unused') = 0"
+    else:
+        having = "count(*) FILTER (WHERE verdict = %(verdict)s) > 0"
+    cur = await conn.execute(
+        "SELECT memory_id, count(*), count(*) FILTER (WHERE verdict = %(verdict)s)"
+        f" FROM injection_uses WHERE {_JUDGED_IN} GROUP BY memory_id HAVING {having}"
+        " ORDER BY 3 DESC, 2 DESC, memory_id LIMIT %(limit)s",
+        {**_params(where), "verdict": verdict, "limit": limit},
+    )
+    return [(int(m), int(judged), int(count)) for m, judged, count in await cur.fetchall()]

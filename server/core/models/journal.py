@@ -108,3 +108,20 @@ class JournalPage:
     entries: list[JournalEntry]
     calls: int
     truncated: bool
+
+
+# What one action of the agent keeps for judging whether it used injected memory.
+ACTION_CHARS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class AgentAction:
+    """Something the agent did after a prompt: a tool call (its tool and input as text) or its
+    own words (`tool` None). Read from a transcript for the judge of injected memory
+    (server/domain/use_judge.py), never stored: only the verdict and the terms it found are.
+    """
+
+    prompt_key: str | None  # the human prompt it followed, when the transcript says
+    at: datetime | None
+    tool: str | None
+    text: str  # the input's values, one `key: value` per line, or the agent's words

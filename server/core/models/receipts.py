@@ -6,7 +6,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal
 
+from server.core.models.journal import AgentAction
+
 InjectionHook = Literal["session_start", "prompt", "lessons"]
+Verdict = Literal["unused", "used", "contradicted"]
+VERDICTS: tuple[Verdict, ...] = ("unused", "used", "contradicted")  # each outranks the one before
 INJECTION_HOOKS: tuple[InjectionHook, ...] = ("session_start", "prompt", "lessons")
 
 # Characters per token for the estimate: English prose and code average about four characters
@@ -82,14 +86,6 @@ class ReceiptTotals:
 
 
 @dataclass(frozen=True, slots=True)
-class ReceiptPage:
-    """The newest receipts that match, and the totals over all that match."""
-
-    receipts: list[Receipt]
-    totals: ReceiptTotals
-
-
-@dataclass(frozen=True, slots=True)
 class ContextDay:
     """What the hooks injected on one day (UTC) into one project's sessions."""
 
@@ -118,3 +114,43 @@ class ContextReport:
     totals: ReceiptTotals
     days: list[ContextDay]
     most_injected: list[InjectedMemory]
+
+
+@dataclass(frozen=True, slots=True)
+class UseJudgement:
+    """Whether the agent used one memory one receipt injected, and why it is judged so."""
+
+    receipt_id: int
+    memory_id: int
+    at: datetime  # the receipt's
+    verdict: Verdict
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class UseCounts:
+    """How a memory fared after injection: judged uses, decayed by age (learning's input)."""
+
+    used: float
+    unused: float
+    contradicted: float
+
+
+@dataclass(frozen=True, slots=True)
+class SessionWork:
+    """What an import read the agent do in one session: the input to judging its receipts."""
+
+    session_id: str
+    actions: list[AgentAction]
+    # prompt key -> the quote of a prompt that reads as a correction of the agent
+    corrections: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptPage:
+    """The newest receipts that match, the totals over all that match, and the verdicts on
+    the memories of the receipts shown (once their session was imported)."""
+
+    receipts: list[Receipt]
+    totals: ReceiptTotals
+    uses: list[UseJudgement] = field(default_factory=list)

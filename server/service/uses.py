@@ -1,0 +1,163 @@
+"""Whether the agent used what memory injected, and what prompt recall learns from it (#38): a
+mixin of MemoryService (server/service/memory.py).
+
+An import (server/ingest/importer.py) hands over what it read the agent do in each session
+and which prompts read as corrections (`SessionWork`); `judge_injections` places those actions
+after the receipts they follow and asks server/domain/use_judge.py about every memory each
+receipt names:
+
+- a prompt's receipt is judged on the actions of that prompt's turn: those the transcript
+  files under the receipt's `prompt_id` (Claude Code 2.1+), else those after the receipt and
+  before the session's next prompt; its contradiction on that next prompt;
+- a session-start receipt on every action after it, against all the session's prompts.
+
+A read that holds nothing of a receipt's turn leaves it unjudged; a later read of the same
+turn can raise a verdict (server/store/receipts.save_uses). Prompts come from the journal,
+which the import has just written. `use_factors` turns a caller's decayed verdicts into a
+bounded factor prompt recall multiplies a memory's scores by (`use_factor`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+
+from server.core.config import Settings
+from server.core.models.journal import AgentAction
+from server.core.models.receipts import Receipt, SessionWork, UseCounts, UseJudgement
+from server.domain.use_judge import judge_use, memory_terms
+from server.store import journal as journal_store
+from server.store import memories as memory_store
+from server.store import receipts as receipt_store
+from server.store.journal import PromptRow
+from server.store.tx import Pool, transaction
+
+logger = logging.getLogger(__name__)
+
+# How far a factor moves a memory's scores at most, either way (as far as the kind weights
+# do), and how many verdicts' worth of doubt it starts from: one use lifts by
+# MAX_LIFT / (1 + PRIOR_VERDICTS), five unused injections sink by 5/8 of MAX_LIFT.
+MAX_LIFT = 0.5
+PRIOR_VERDICTS = 3.0
+CONTRADICTED_WEIGHT = 2.0  # a correction says more than an injection left unused
+# A prompt's receipt is written a moment before the transcript's prompt line.
+PROMPT_SLACK = timedelta(seconds=5)
+
+
+def use_factor(counts: UseCounts) -> float:
+    """The factor a memory's recall scores are multiplied by: 1 without verdicts, above 1 the
+    more it was used, below the more it was injected unused (or contradicted); within
+    1 +- MAX_LIFT."""
+    net = counts.used - counts.unused - CONTRADICTED_WEIGHT * counts.contradicted
+    seen = counts.used + counts.unused + counts.contradicted
+    lift = MAX_LIFT * net / (seen + PRIOR_VERDICTS)
+    return 1.0 + max(-MAX_LIFT, min(MAX_LIFT, lift))
+
+
+class Uses:
+    """`judge_injections` and `use_factors`, for MemoryService."""
+
+    pool: Pool
+    settings: Settings
+
+    async def judge_injections(self, work: Sequence[SessionWork]) -> int:
+        """Judge the receipts of these sessions against what the agent did; how many
+        verdicts were written or raised."""
+        sessions = {w.session_id: w for w in work if w.actions}
+        if not sessions:
+            return 0
+        async with transaction(self.pool) as conn:
+            receipts = await receipt_store.judgeable(conn, list(sessions))
+            if not receipts:
+                return 0
+            prompts = await journal_store.sessions_prompts(conn, list(sessions))
+            ids = sorted({i for r in receipts for i in r.memory_ids})
+            contents = {m.id: m.content for m in await memory_store.get_many(conn, ids)}
+            judgements: list[UseJudgement] = []
+            for receipt in receipts:
+                session_prompts = [p for p in prompts if p.session_id == receipt.session_id]
+                judgements += _judge_receipt(
+                    receipt, sessions[receipt.session_id], session_prompts, contents
+                )
+            await receipt_store.save_uses(conn, judgements)
+        logger.info("judged %d injected memories in %d sessions", len(judgements), len(sessions))
+        return len(judgements)
+
+    async def use_factors(self, memory_ids: Sequence[int]) -> dict[int, float]:
+        """The caller's recall factor of each memory that has verdicts (`use_factor`); none
+        when recall does not learn from use."""
+        if not self.settings.recall_learns_from_use or not memory_ids:
+            return {}
+        async with transaction(self.pool) as conn:
+            counts = await receipt_store.use_counts(
+                conn, list(memory_ids), self.settings.recall_use_half_life_days
+            )
+        return {memory_id: use_factor(c) for memory_id, c in counts.items()}
+
+
+def _judge_receipt(
+    receipt: Receipt,
+    work: SessionWork,
+    prompts: list[PromptRow],
+    contents: dict[int, str],
+) -> list[UseJudgement]:
+    if receipt.hook == "prompt":
+        turn, asked, correction = _prompt_turn(receipt, work, prompts)
+    else:
+        turn = [a for a in work.actions if a.at is None or a.at >= receipt.at - PROMPT_SLACK]
+        asked, correction = " ".join(p.text for p in prompts), None
+    if not turn:
+        return []
+    asked = f"{asked} {receipt.project}"
+    judgements = []
+    for memory_id in dict.fromkeys(receipt.memory_ids):
+        if memory_id in contents:
+            terms = memory_terms(contents[memory_id])
+            judged = judge_use(memory_id, terms, asked, turn, correction)
+            judgements.append(
+                UseJudgement(receipt.id, memory_id, receipt.at, judged.verdict, judged.evidence)
+            )
+    return judgements
+
+
+def _prompt_turn(
+    receipt: Receipt, work: SessionWork, prompts: list[PromptRow]
+) -> tuple[list[AgentAction], str, str | None]:
+    """The actions of the turn a prompt's receipt was injected into, the prompt's text, and
+    the quote of the next prompt when the import read it as a correction."""
+    index = _prompt_index(receipt, prompts)
+    after = receipt.at - PROMPT_SLACK
+    later = [p.at for p in prompts[index + 1 :] if p.at is not None] if index >= 0 else []
+    until = later[0] if later else None
+
+    def in_turn(action: AgentAction) -> bool:
+        if receipt.prompt_id and action.prompt_key:
+            return action.prompt_key == receipt.prompt_id
+        # No key to go by (older transcripts; a read that starts mid-turn): by time.
+        at = action.at
+        return at is not None and at >= after and (until is None or at < until)
+
+    turn = [a for a in work.actions if in_turn(a)]
+    asked = prompts[index].text if index >= 0 else ""
+    following = prompts[index + 1] if 0 <= index < len(prompts) - 1 else None
+    quote = work.corrections.get(following.prompt_key) if following is not None else None
+    return turn, asked, f'"{quote}"' if quote else None
+
+
+def _prompt_index(receipt: Receipt, prompts: list[PromptRow]) -> int:
+    """Where the receipt's prompt is in the session's prompts: by key, else the first prompt
+    written from a moment before the receipt on; -1 when the journal has none."""
+    for index, prompt in enumerate(prompts):
+        if receipt.prompt_id and prompt.prompt_key == receipt.prompt_id:
+            return index
+    if receipt.prompt_id:
+        return -1
+    return next(
+        (
+            index
+            for index, prompt in enumerate(prompts)
+            if prompt.at is not None and prompt.at >= receipt.at - PROMPT_SLACK
+        ),
+        -1,
+    )
