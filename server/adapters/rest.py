@@ -265,6 +265,11 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
         where = await resolved(query.receipt_filter())
         return JSONResponse(to_json(await service.receipts(where, limit=query.limit)))
 
+    async def context(query: sessions.ContextQuery) -> JSONResponse:
+        project = await service.resolve_project(query.project)
+        report = await service.context_report(project, days=query.days, top=query.top)
+        return JSONResponse(to_json(report))
+
     async def list_lessons(query: learning.LessonsQuery) -> JSONResponse:
         project = await service.resolve_project(query.project)
         found = await service.lessons(project, include_inactive=query.include_inactive)
@@ -312,6 +317,7 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
         "listSessions": list_sessions,
         "journal": journal,
         "receipts": receipts,
+        "context": context,
         "listLessons": list_lessons,
         "createLesson": create_lesson,
         "updateLesson": update_lesson,

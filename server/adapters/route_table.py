@@ -29,7 +29,7 @@ from server.core.models.memories import (
     TagCount,
     UpdateOutcome,
 )
-from server.core.models.receipts import ReceiptPage
+from server.core.models.receipts import ContextReport, ReceiptPage
 from server.core.models.sessions import SessionPage
 from server.core.models.stats import Stats
 from server.core.models.views import PreferenceTiers, Timeline
@@ -438,6 +438,16 @@ OPERATIONS: tuple[Operation, ...] = (
         "first, with totals; a user's own only",
         (Reply(200, ReceiptPage),),
         query=sessions.ReceiptsQuery,
+    ),
+    Operation(
+        "GET",
+        "/api/context",
+        "context",
+        "What the hooks injected per day and project (injections, estimated tokens, share "
+        "used), the memories injected most, never used, used most and contradicted; a user's "
+        "own only",
+        (Reply(200, ContextReport),),
+        query=sessions.ContextQuery,
     ),
     Operation(
         "GET",

@@ -60,21 +60,36 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def report_lines(report: ContextReport) -> list[str]:
-    """The report as text: totals, one line per day and project, the most injected."""
+    """The report as text: totals, one line per day and project, the most injected, and the
+    memories never used, used most and contradicted."""
     scope = f" in {report.project}" if report.project else ""
     totals = report.totals
     lines = [
         f"Injected since {report.since:%Y-%m-%d}{scope}: {totals.injections} injections, "
         f"{totals.memories} memories, ~{totals.tokens} tokens (4 characters a token)",
+        f"Judged after import: {totals.judged} of those memories; used "
+        f"{_share(totals.used, totals.judged)}, used then corrected {totals.contradicted}",
     ]
     if report.days:
-        lines += ["", "day         project               injections  memories   tokens"]
+        lines += ["", "day         project               injections  memories   tokens  used"]
         lines += [
             f"{d.day:%Y-%m-%d}  {d.project or '(none)':<20}  {d.injections:>10}  "
-            f"{d.memories:>8}  {d.tokens:>7}"
+            f"{d.memories:>8}  {d.tokens:>7}  {_share(d.used, d.judged)}"
             for d in report.days
         ]
     if report.most_injected:
         lines += ["", "injected most often:"]
         lines += [f"  #{m.id} x{m.injections}: {m.preview}" for m in report.most_injected]
+    for title, listed in (
+        ("never used (retire or edit them):", report.never_used),
+        ("used most:", report.most_used),
+        ("used, then the user corrected the agent (review them):", report.contradicted),
+    ):
+        if listed:
+            lines += ["", title]
+            lines += [f"  #{m.id} {m.count} of {m.judged}: {m.preview}" for m in listed]
     return lines
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.0%}" if whole else "-"

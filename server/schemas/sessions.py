@@ -89,3 +89,13 @@ class ReceiptsQuery(Shape):
             since=self.since,
             before=self.before,
         )
+
+
+class ContextQuery(Shape):
+    """GET /api/context: what the hooks injected per day and project, and what was used."""
+
+    project: ProjectFilter = None
+    days: int = Field(30, ge=1, le=3_650, description="Over the last this many days.")
+    top: int = Field(
+        10, ge=1, le=100, description="How many memories each list (most injected, ...) shows."
+    )

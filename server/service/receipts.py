@@ -19,11 +19,14 @@ from server.core.errors import InvalidInput
 from server.core.models.output import preview
 from server.core.models.receipts import (
     INJECTION_HOOKS,
+    VERDICTS,
     ContextReport,
     InjectedMemory,
     Injection,
+    JudgedMemory,
     ReceiptFilter,
     ReceiptPage,
+    Verdict,
 )
 from server.core.validation import MAX_PAGE, blank_to_none, check_limit
 from server.store import memories as memory_store
@@ -69,8 +72,8 @@ class Receipts:
         self, project: str | None = None, *, days: int = 30, top: int = 10
     ) -> ContextReport:
         """What the hooks injected for the caller over the last `days` days: per day and
-        project, totals, and the `top` memories injected most often (those the caller may
-        still read)."""
+        project, totals, and (`top` of each; those the caller may still read) the memories
+        injected most often, never used, used most, and contradicted."""
         if not 1 <= days <= 3_650:
             raise InvalidInput(f"days must be between 1 and 3650, got {days}")
         check_limit(top, MAX_PAGE)
@@ -80,13 +83,35 @@ class Receipts:
             totals = await receipt_store.totals(conn, where)
             by_day = await receipt_store.by_day(conn, where)
             counted = await receipt_store.most_injected(conn, where, top)
-            rows = {m.id: m for m in await memory_store.get_many(conn, [i for i, _ in counted])}
+            judged = {
+                verdict: await receipt_store.memories_by_use(conn, where, verdict, top)
+                for verdict in VERDICTS
+            }
+            ids = [i for i, _ in counted] + [m for rows in judged.values() for m, _, _ in rows]
+            rows = {m.id: m for m in await memory_store.get_many(conn, ids)}
         most = [
             InjectedMemory(memory_id, count, preview(rows[memory_id].content))
             for memory_id, count in counted
             if memory_id in rows
         ]
-        return ContextReport(since, where.project, totals, by_day, most)
+
+        def listed(verdict: Verdict) -> list[JudgedMemory]:
+            return [
+                JudgedMemory(memory_id, seen, count, preview(rows[memory_id].content))
+                for memory_id, seen, count in judged[verdict]
+                if memory_id in rows
+            ]
+
+        return ContextReport(
+            since,
+            where.project,
+            totals,
+            by_day,
+            most,
+            never_used=listed("unused"),
+            most_used=listed("used"),
+            contradicted=listed("contradicted"),
+        )
 
     async def receipts(self, where: ReceiptFilter | None = None, *, limit: int = 50) -> ReceiptPage:
         """The newest receipts (at most `limit`) of the caller's injections that match, and

@@ -37,6 +37,15 @@ _COLUMNS = (
 )
 
 
+# Joined to `injections`: each receipt's verdicts counted (columns not named like its own).
+_VERDICTS_PER_RECEIPT = (
+    "LEFT JOIN (SELECT receipt_id, count(*) AS judged,"
+    " count(*) FILTER (WHERE verdict = 'used') AS used,"
+    " count(*) FILTER (WHERE verdict = 'contradicted') AS contradicted"
+    " FROM injection_uses GROUP BY receipt_id) AS u ON u.receipt_id = injections.id"
+)
+
+
 def _params(where: ReceiptFilter) -> dict[str, Any]:
     return {
         "session_id": where.session_id,
@@ -81,15 +90,16 @@ async def page(conn: Conn, where: ReceiptFilter, limit: int) -> list[Receipt]:
 
 
 async def totals(conn: Conn, where: ReceiptFilter) -> ReceiptTotals:
-    """Counts and sums over every receipt that matches."""
+    """Counts and sums over every receipt that matches, and over their verdicts."""
     cur = await conn.execute(
         "SELECT count(*), coalesce(sum(cardinality(memory_ids)), 0), coalesce(sum(chars), 0),"
-        f" coalesce(sum(tokens), 0) FROM injections WHERE {_FILTER}",
+        " coalesce(sum(tokens), 0), coalesce(sum(u.judged), 0), coalesce(sum(u.used), 0),"
+        f" coalesce(sum(u.contradicted), 0) FROM injections {_VERDICTS_PER_RECEIPT}"
+        f" WHERE {_FILTER}",
         _params(where),
     )
     row = await cur.fetchone()
-    injections, memories, chars, tokens = (int(v) for v in row) if row else (0, 0, 0, 0)
-    return ReceiptTotals(injections, memories, chars, tokens)
+    return ReceiptTotals(*(int(v) for v in row)) if row else ReceiptTotals(0, 0, 0, 0)
 
 
 async def by_day(conn: Conn, where: ReceiptFilter) -> list[ContextDay]:
@@ -98,8 +108,9 @@ async def by_day(conn: Conn, where: ReceiptFilter) -> list[ContextDay]:
         await cur.execute(
             "SELECT (at AT TIME ZONE 'UTC')::date AS day, project, count(*)::int AS injections,"
             " coalesce(sum(cardinality(memory_ids)), 0)::int AS memories,"
-            f" coalesce(sum(tokens), 0)::int AS tokens FROM injections WHERE {_FILTER}"
-            " GROUP BY 1, 2 ORDER BY 1 DESC, 2",
+            " coalesce(sum(tokens), 0)::int AS tokens, coalesce(sum(u.judged), 0)::int AS judged,"
+            f" coalesce(sum(u.used), 0)::int AS used FROM injections {_VERDICTS_PER_RECEIPT}"
+            f" WHERE {_FILTER} GROUP BY 1, 2 ORDER BY 1 DESC, 2",
             _params(where),
         )
         return await cur.fetchall()
@@ -208,15 +219,6 @@ async def use_counts(
         int(memory_id): UseCounts(float(used), float(unused), float(contradicted))
         for memory_id, used, unused, contradicted in await cur.fetchall()
     }
-
-
-async def verdict_totals(conn: Conn, where: ReceiptFilter) -> dict[str, int]:
-    """How many injected memories were judged each way, over the receipts that match."""
-    cur = await conn.execute(
-        f"SELECT verdict, count(*) FROM injection_uses WHERE {_JUDGED_IN} GROUP BY verdict",
-        _params(where),
-    )
-    return {str(verdict): int(count) for verdict, count in await cur.fetchall()}
 
 
 async def memories_by_use(

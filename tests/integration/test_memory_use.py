@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from server.app import create_app
+from server.cli.stats import report_lines
 from server.core.config import Settings
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
@@ -104,6 +105,7 @@ async def test_an_imported_session_marks_each_injected_memory_used_unused_or_con
         writer.prompt(correction)
         await imported(service, writer, tmp_path / "projects")
         page = (await http.get("/api/receipts", params={"session_id": "s-use"})).json()
+        report = (await http.get("/api/context", params={"project": "acme-api"})).json()
 
     assert pnpm in first and len(first) == 2, first
     assert ids[fact] in second, f"the follow-up fact was injected: {second}"
@@ -122,6 +124,30 @@ async def test_an_imported_session_marks_each_injected_memory_used_unused_or_con
     assert corrected["verdict"] == "contradicted", corrected
     assert "its reply" in corrected["evidence"] and correction in corrected["evidence"]
     assert judged[("session_start", pnpm)]["verdict"] == "used"
+
+    counted = [u["verdict"] for u in page["uses"]]
+    assert report["totals"] | {"chars": 0, "tokens": 0} == {
+        "injections": 3,
+        "memories": sum(len(r["memory_ids"]) for r in page["receipts"]),
+        "chars": 0,
+        "tokens": 0,
+        "judged": len(counted),
+        "used": counted.count("used"),
+        "contradicted": 1,
+    }
+    [day] = report["days"]
+    assert (day["project"], day["judged"], day["used"]) == (
+        "acme-api",
+        len(counted),
+        counted.count("used"),
+    )
+    assert ignored in [m["id"] for m in report["never_used"]]
+    assert pnpm not in [m["id"] for m in report["never_used"]]
+    assert report["most_used"][0]["id"] == pnpm, "used at start and in its turn"
+    assert [(m["id"], m["count"]) for m in report["contradicted"]] == [(ids[fact], 1)]
+    text = "\n".join(report_lines(await service.context_report("acme-api")))
+    assert f"never used (retire or edit them):\n  #{ignored} " in text
+    assert f"used, then the user corrected the agent (review them):\n  #{ids[fact]} 1 of" in text
 
 
 async def test_a_later_read_of_the_same_turn_can_raise_a_verdict_but_not_lower_it(

@@ -116,7 +116,11 @@ async def test_a_replayed_session_leaves_one_receipt_per_injection(
         "memories": sum(len(r["memory_ids"]) for r in newest_first),
         "chars": sum(len(text) for text in told.values()),
         "tokens": sum(r["tokens"] for r in newest_first),
+        "judged": 0,  # the session was not imported
+        "used": 0,
+        "contradicted": 0,
     }
+    assert page["uses"] == []
 
 
 async def test_receipts_filter_by_hook_and_project(
@@ -214,7 +218,15 @@ async def test_stats_context_reports_per_day_and_project_and_the_most_injected(
 
     assert report.returncode == 0, report.stderr
     data = json.loads(report.stdout)
-    assert data["totals"] == {"injections": 3, "memories": 3, "chars": 880, "tokens": 220}
+    assert data["totals"] == {
+        "injections": 3,
+        "memories": 3,
+        "chars": 880,
+        "tokens": 220,
+        "judged": 0,
+        "used": 0,
+        "contradicted": 0,
+    }
     today = datetime.now(UTC).date().isoformat()
     assert {(d["day"], d["project"], d["injections"], d["tokens"]) for d in data["days"]} == {
         (today, "acme-api", 2, 200),

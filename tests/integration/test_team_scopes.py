@@ -591,6 +591,23 @@ async def rest_receipts(v: Visit) -> None:
         assert theirs.data["totals"]["injections"] == 0, "a teammate's receipts are their own"
 
 
+async def rest_context(v: Visit) -> None:
+    session = f"context-{v.me.name}"
+    await v.rest(
+        "hookPrompt", body={"session_id": session, "cwd": CWD, "prompt": PROBE, "prompt_id": ""}
+    )
+    deadline = time.monotonic() + 30
+    while True:  # the receipt is written after the hook's answer is sent
+        report = await v.rest("context", params={"days": 1, "top": 100})
+        injected = {m["id"] for m in report.data["most_injected"]}
+        if v.me.private_id in injected or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    assert v.me.private_id in injected, "my own injection is in my report"
+    assert v.other.private_id not in injected, "a teammate's injections are not"
+    assert report.data["totals"]["injections"] >= 1
+
+
 async def rest_list_lessons(v: Visit) -> None:
     lessons = await v.rest("listLessons")
     ids = {lesson["id"] for lesson in lessons.data["lessons"]}
@@ -677,6 +694,7 @@ REST_CASES: dict[str, Case] = {
     "listSessions": rest_list_sessions,
     "journal": rest_journal,
     "receipts": rest_receipts,
+    "context": rest_context,
     "listLessons": rest_list_lessons,
     "getMemory": rest_get_memory,
     "relatedMemories": rest_related_memories,

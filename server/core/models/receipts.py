@@ -83,6 +83,11 @@ class ReceiptTotals:
     memories: int  # memory ids injected, counting repeats
     chars: int
     tokens: int
+    # of those memories, how many were judged (their session imported) and judged used, or
+    # used and then corrected by the user
+    judged: int = 0
+    used: int = 0
+    contradicted: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,8 @@ class ContextDay:
     injections: int
     memories: int
     tokens: int
+    judged: int = 0
+    used: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +113,31 @@ class InjectedMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgedMemory:
+    """A memory the hooks injected: how many of its injections were judged, how many of them
+    the way its list says (used, unused or contradicted), and its start."""
+
+    id: int
+    judged: int
+    count: int
+    preview: str
+
+
+@dataclass(frozen=True, slots=True)
 class ContextReport:
-    """`claude-memory stats --context`: per day and project, totals, the most injected."""
+    """`claude-memory stats --context` and the UI's Context panel: per day and project,
+    totals, the most injected, and by their verdicts the memories never used (to retire or
+    edit), the most used, and those the user corrected after the agent used them (to review).
+    """
 
     since: datetime
     project: str | None
     totals: ReceiptTotals
     days: list[ContextDay]
     most_injected: list[InjectedMemory]
+    never_used: list[JudgedMemory] = field(default_factory=list)
+    most_used: list[JudgedMemory] = field(default_factory=list)
+    contradicted: list[JudgedMemory] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
