@@ -47,10 +47,11 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from server.core.errors import InvalidInput
-from server.core.models.journal import ToolOutcome
+from server.core.models.journal import ACTION_CHARS, AgentAction, ToolOutcome
 from server.ingest.agent_format import AgentFormat, file_size
 from server.ingest.codex_items import (
     assistant_prose,
+    call_input,
     call_outcome,
     call_summary,
     content_parts,
@@ -69,6 +70,7 @@ from server.ingest.jsonl_lines import (
     parse_json_object,
 )
 from server.ingest.timestamps import parse_timestamp
+from server.ingest.tool_calls import action_text
 from server.ingest.transcript_chunk import (
     PromptRecord,
     ToolEvent,
@@ -166,6 +168,7 @@ class _RolloutReader:
         self.events: list[ToolEvent] = []
         self.outcomes: dict[str, ToolOutcome] = {}
         self.prompts: list[PromptRecord] = []
+        self.actions: list[AgentAction] = []  # what the agent did, for the judge of memory use
         self.call_ids: set[str] = set()
         self.skipped: Counter[str] = Counter()
 
@@ -250,6 +253,8 @@ class _RolloutReader:
         if turn.role == "user":
             self.prompt_key = turn.uuid
             self.prompts.append(PromptRecord.of_turn(turn, turn.uuid))
+        else:
+            self.actions.append(AgentAction(self.prompt_key, turn.timestamp, None, turn.text))
 
     def _take_call(self, item: Mapping[str, Any], line_number: int) -> None:
         tool, target, success = call_summary(item)
@@ -272,6 +277,8 @@ class _RolloutReader:
                 prompt_key=self.prompt_key,
             )
         )
+        called = action_text(call_input(item), ACTION_CHARS)
+        self.actions.append(AgentAction(self.prompt_key, self.last_time, tool, called))
 
 
 def _read_context(handle: BinaryIO, reader: _RolloutReader, end: int, max_bytes: int) -> int:
@@ -326,6 +333,7 @@ def read_codex_rollout(
         version=reader.version,
         late_results=late_outcomes(reader.outcomes, reader.call_ids),
         prompts=reader.prompts,
+        actions=reader.actions,
     )
 
 

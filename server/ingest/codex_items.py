@@ -133,6 +133,17 @@ def assistant_prose(parts: list[Mapping[str, Any]]) -> Prose:
     return Prose(clean(joined), None) if joined else Prose("", "empty")
 
 
+def call_input(item: Mapping[str, Any]) -> dict[str, Any]:
+    """What a call item asked for, for the judge of memory use: a function's arguments (parsed
+    when they are JSON), a custom tool's input, a shell call's action, a web search's query."""
+    called: dict[str, Any] = {}
+    for key in ("arguments", "input", "action", "query"):
+        if key in item:
+            value = item[key]
+            called[key] = (_json_object(value) or value) if key == "arguments" else value
+    return called
+
+
 def _json_object(value: Any) -> Mapping[str, Any] | None:
     if isinstance(value, Mapping):
         return value

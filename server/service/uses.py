@@ -126,13 +126,13 @@ def _prompt_turn(
 ) -> tuple[list[AgentAction], str, str | None]:
     """The actions of the turn a prompt's receipt was injected into, the prompt's text, and
     the quote of the next prompt when the import read it as a correction."""
-    index = _prompt_index(receipt, prompts)
+    index, keyed = _prompt_index(receipt, prompts)
     after = receipt.at - PROMPT_SLACK
     later = [p.at for p in prompts[index + 1 :] if p.at is not None] if index >= 0 else []
     until = later[0] if later else None
 
     def in_turn(action: AgentAction) -> bool:
-        if receipt.prompt_id and action.prompt_key:
+        if keyed and action.prompt_key:
             return action.prompt_key == receipt.prompt_id
         # No key to go by (older transcripts; a read that starts mid-turn): by time.
         at = action.at
@@ -145,19 +145,17 @@ def _prompt_turn(
     return turn, asked, f'"{quote}"' if quote else None
 
 
-def _prompt_index(receipt: Receipt, prompts: list[PromptRow]) -> int:
-    """Where the receipt's prompt is in the session's prompts: by key, else the first prompt
-    written from a moment before the receipt on; -1 when the journal has none."""
-    for index, prompt in enumerate(prompts):
-        if receipt.prompt_id and prompt.prompt_key == receipt.prompt_id:
-            return index
+def _prompt_index(receipt: Receipt, prompts: list[PromptRow]) -> tuple[int, bool]:
+    """Where the receipt's prompt is in the session's prompts, and whether it was found by
+    its key: by the hook's prompt id when the journal files the prompt under it (Claude Code),
+    else the first prompt written from a moment before the receipt on; -1 when none is."""
     if receipt.prompt_id:
-        return -1
-    return next(
-        (
-            index
-            for index, prompt in enumerate(prompts)
-            if prompt.at is not None and prompt.at >= receipt.at - PROMPT_SLACK
-        ),
-        -1,
+        for index, prompt in enumerate(prompts):
+            if prompt.prompt_key == receipt.prompt_id:
+                return index, True
+    timed = (
+        index
+        for index, prompt in enumerate(prompts)
+        if prompt.at is not None and prompt.at >= receipt.at - PROMPT_SLACK
     )
+    return next(timed, -1), False

@@ -18,6 +18,7 @@ from server.ingest.claude_code import (
     project_display_names,
     read_transcript,
 )
+from tests.transcripts import SessionWriter
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 PROJECTS = FIXTURES / "claude-code" / "projects"
@@ -564,3 +565,32 @@ def test_turns_carry_the_branch_the_session_was_on_but_not_a_detached_head(
     detached = tmp_path / S1.name
     detached.write_text("\n".join(json.dumps(record) for record in lines) + "\n")
     assert {t.git_branch for t in read_transcript(detached).turns} == {None}
+
+
+def test_the_agent_s_calls_and_replies_are_kept_as_actions_under_their_prompt(
+    tmp_path: Path,
+) -> None:
+    writer = SessionWriter("s-actions")
+    writer.prompt("add the index")
+    first = writer.prompt_id
+    edit = {"file_path": "db/schema.sql", "new_string": "CREATE INDEX"}
+    writer.call("t1", "Edit", edit, message_id="m1").result("t1", "ok").say("Added the index.")
+    writer.prompt("now run the tests")
+    second = writer.prompt_id
+    writer.call("t2", "Bash", {"command": "pytest -q"}, message_id="m2")
+    writer.result("t2", "3 passed").say("All green.")
+    path = writer.write(tmp_path)
+
+    actions = read_transcript(path).actions
+    raw = path.read_bytes()
+    mid_turn = read_transcript(path, raw.rindex(b"\n", 0, raw.index(b'"id": "t2"')) + 1).actions
+
+    assert [(a.prompt_key, a.tool, a.text) for a in actions] == [
+        (first, "Edit", "file_path: db/schema.sql\nnew_string: CREATE INDEX"),
+        (first, None, "Added the index."),
+        (second, "Bash", "command: pytest -q"),
+        (second, None, "All green."),
+    ]
+    assert [(a.prompt_key, a.tool) for a in mid_turn] == [(None, "Bash"), (second, None)], (
+        "a read that starts mid-turn learns the prompt from the next result line"
+    )

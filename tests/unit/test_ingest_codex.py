@@ -453,3 +453,21 @@ def test_turns_carry_the_branch_and_commit_of_the_session_meta() -> None:
     turns = read_codex_rollout(CURRENT).turns
 
     assert {(t.git_branch, t.git_commit) for t in turns} == {("main", "4c1e9a7d0b2f")}
+
+
+def test_the_agent_s_calls_and_replies_are_kept_as_actions_under_their_prompt() -> None:
+    chunk = read_codex_rollout(CURRENT)
+
+    first = [a for a in chunk.actions if a.prompt_key == key(6)]
+    assert [a.tool for a in first] == [
+        "shell",
+        "exec_command",
+        None,
+        "apply_patch",
+        "shell_command",
+        None,
+    ]
+    assert first[1].text.startswith('cmd: rg -n "INV-" src/invoices\n'), "arguments parsed"
+    assert "*** Update File: src/invoices/number.ts" in first[3].text
+    assert first[2].text == chunk.turns[1].text, "a reply is the agent's words"
+    assert {a.prompt_key for a in chunk.actions} == {p.key for p in chunk.prompts}
