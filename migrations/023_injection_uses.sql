@@ -22,5 +22,5 @@ CREATE TABLE injection_uses (
     PRIMARY KEY (receipt_id, memory_id)
 );
 
-CREATE INDEX injection_uses_owner_memory_idx ON injection_uses (coalesce(owner_id, 0), memory_id);
-CREATE INDEX injection_uses_at_idx ON injection_uses (at);
+-- Prompt recall reads a few memories' verdicts (then keeps the asker's): by memory.
+CREATE INDEX injection_uses_memory_idx ON injection_uses (memory_id);
