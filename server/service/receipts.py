@@ -88,7 +88,8 @@ class Receipts:
                 for verdict in VERDICTS
             }
             ids = [i for i, _ in counted] + [m for rows in judged.values() for m, _, _ in rows]
-            rows = {m.id: m for m in await memory_store.get_many(conn, ids)}
+            found = await memory_store.get_many(conn, ids)
+            rows = {m.id: m for m in found if m.deleted_at is None}  # retired: not listed
         most = [
             InjectedMemory(memory_id, count, preview(rows[memory_id].content))
             for memory_id, count in counted

@@ -9,6 +9,7 @@ import { idParam, navigate, type Route, routePath, useLocation } from "./lib/rou
 import { focusSearchBox, isSearchShortcut } from "./lib/shortcuts";
 import { useApi } from "./lib/useApi";
 import { useHealth } from "./lib/useHealth";
+import { ContextPage } from "./pages/ContextPage";
 import { DriftedPage } from "./pages/DriftedPage";
 import { MemoryPage } from "./pages/MemoryPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
@@ -24,6 +25,7 @@ const TITLES: Record<Route["name"], string> = {
   memory: "Memory",
   preferences: "Preferences",
   sessions: "Sessions",
+  context: "Context",
   drifted: "Drifted",
   settings: "Settings",
   "not-found": "Not found",
@@ -44,6 +46,8 @@ function page(route: Route, params: URLSearchParams) {
       return <PreferencesPage params={params} />;
     case "sessions":
       return <SessionsPage params={params} />;
+    case "context":
+      return <ContextPage params={params} />;
     case "drifted":
       return <DriftedPage params={params} />;
     case "settings":

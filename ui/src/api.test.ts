@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   ApiError,
+  getContext,
   getHealth,
   getMemory,
   searchMemories,
@@ -67,6 +68,18 @@ describe("errors", () => {
     expect(calls[0]!.init.method).toBe("POST");
     expect(new Headers(calls[0]!.init.headers).get("Content-Type")).toBe("application/json");
     expect(JSON.parse(String(calls[0]!.init.body))).toEqual({ query: "pnpm", mode: "keyword" });
+  });
+});
+
+describe("getContext", () => {
+  it("sends the period and leaves out an empty project", async () => {
+    const calls = fakeFetch(() => jsonResponse({}));
+    await getContext({ project: "", days: 7 });
+    await getContext({ project: "acme-api", days: 90, top: 5 });
+    expect(calls.map((call) => call.url)).toEqual([
+      "/api/context?days=7",
+      "/api/context?project=acme-api&days=90&top=5",
+    ]);
   });
 });
 

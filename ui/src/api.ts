@@ -8,6 +8,7 @@
 import type {
   BulkDeleteResult,
   CodeCheck,
+  ContextReport,
   DriftedList,
   Health,
   JournalPage,
@@ -262,6 +263,12 @@ export const getPreferences = (project: string | undefined, signal?: AbortSignal
 
 export const lockPreference = (id: number, locked: boolean) =>
   request<Memory>("POST", `/api/memories/${id}/lock`, { body: { locked } });
+
+export type ContextQuery = { project?: string; days?: number; top?: number };
+
+/** What the hooks injected over the last `days` days and what the agent used of it. */
+export const getContext = (query: ContextQuery, signal?: AbortSignal) =>
+  request<ContextReport>("GET", "/api/context", { query, signal });
 
 /** Lessons newest first, disabled ones included; with a project, its own and the general ones. */
 export const getLessons = (project: string | undefined, signal?: AbortSignal) =>

@@ -349,3 +349,51 @@ export type DriftedList = {
   complete: boolean;
   memories: DriftedMemory[];
 };
+
+/** GET /api/context: counts over the period's receipts (a memory injected twice counts twice). */
+export type ContextTotals = {
+  injections: number;
+  /** Memories injected, counting repeats. */
+  memories: number;
+  chars: number;
+  /** Estimated: four characters a token. */
+  tokens: number;
+  /** Of those memories, how many were judged (their session imported)... */
+  judged: number;
+  /** ...judged used... */
+  used: number;
+  /** ...and used, then corrected by the user's next prompt. */
+  contradicted: number;
+};
+
+/** What the hooks injected on one day (UTC) into one project's sessions. */
+export type ContextDay = {
+  /** YYYY-MM-DD */
+  day: string;
+  project: string;
+  injections: number;
+  memories: number;
+  tokens: number;
+  judged: number;
+  used: number;
+};
+
+export type InjectedMemory = { id: number; injections: number; preview: string };
+
+/** `count` of the memory's `judged` injections were judged the way its list says. */
+export type JudgedMemory = { id: number; judged: number; count: number; preview: string };
+
+export type ContextReport = {
+  since: string;
+  project: string | null;
+  totals: ContextTotals;
+  /** Newest day first. */
+  days: ContextDay[];
+  most_injected: InjectedMemory[];
+  /** Judged unused every time (count == judged): to retire or edit. */
+  never_used: JudgedMemory[];
+  /** count: times judged used. */
+  most_used: JudgedMemory[];
+  /** Used, then the user corrected the agent: to review. */
+  contradicted: JudgedMemory[];
+};

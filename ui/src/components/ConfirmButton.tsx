@@ -2,6 +2,9 @@ import { useState } from "react";
 
 export type ConfirmButtonProps = {
   label: string;
+  /** The button's accessible name when its label alone is ambiguous (one per list row);
+   * it should start with `label`, e.g. "Retire #42". */
+  accessibleLabel?: string;
   /** The question asked before acting, e.g. "Purge #42 for good?" */
   question: string;
   confirmLabel: string;
@@ -13,6 +16,7 @@ export type ConfirmButtonProps = {
 /** A destructive action that asks once, inline, before it runs. */
 export function ConfirmButton({
   label,
+  accessibleLabel,
   question,
   confirmLabel,
   onConfirm,
@@ -27,6 +31,7 @@ export function ConfirmButton({
         type="button"
         className={`button button-small ${tone}`}
         disabled={disabled}
+        aria-label={accessibleLabel}
         onClick={() => setAsking(true)}
       >
         {label}

@@ -15,6 +15,7 @@ const NAV: { name: RouteName; label: string; href: string; hint?: string }[] = [
   },
   { name: "preferences", label: "Preferences", href: routePath({ name: "preferences" }) },
   { name: "sessions", label: "Sessions", href: routePath({ name: "sessions" }) },
+  { name: "context", label: "Context", href: routePath({ name: "context" }) },
   { name: "drifted", label: "Drifted", href: routePath({ name: "drifted" }) },
   { name: "settings", label: "Settings", href: routePath({ name: "settings" }) },
 ];

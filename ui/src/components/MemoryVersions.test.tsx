@@ -31,7 +31,10 @@ async function settle() {
 
 describe("MemoryVersions", () => {
   it("lists the chain oldest first with dates, reasons and the current one marked", async () => {
-    vi.stubGlobal("fetch", vi.fn(async () => jsonResponse(CHAIN)));
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async () => jsonResponse(CHAIN)),
+    );
     const opened: number[] = [];
     const { container } = await render(
       <MemoryVersions
@@ -58,7 +61,10 @@ describe("MemoryVersions", () => {
   });
 
   it("sets a link by id and removes the one there is", async () => {
-    vi.stubGlobal("fetch", vi.fn(async () => jsonResponse([version({ id: 12, current: true })])));
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async () => jsonResponse([version({ id: 12, current: true })])),
+    );
     const links: number[] = [];
     const { container } = await render(
       <MemoryVersions

@@ -28,11 +28,7 @@ export function PreferenceCard({
     <li className={`preference${superseded ? " is-superseded" : ""}`}>
       <p className="preference-text">{memory.content}</p>
       <div className="preference-facts">
-        <MeterBar
-          fraction={item.confidence}
-          label={confidenceLabel(item)}
-          name="confidence"
-        />
+        <MeterBar fraction={item.confidence} label={confidenceLabel(item)} name="confidence" />
         <span>{evidenceLabel(item)}</span>
         <span>last seen {formatDate(item.last_seen)}</span>
         {memory.project && <span>{memory.project}</span>}

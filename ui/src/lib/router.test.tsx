@@ -21,6 +21,7 @@ describe("parseRoute", () => {
     ["/ui/memories/42", { name: "memory", id: 42 }],
     ["/ui/preferences", { name: "preferences" }],
     ["/ui/sessions", { name: "sessions" }],
+    ["/ui/context", { name: "context" }],
     ["/ui/settings", { name: "settings" }],
   ])("%s", (path, route) => {
     expect(parseRoute(path)).toEqual(route);
@@ -40,6 +41,7 @@ describe("parseRoute", () => {
       { name: "memory", id: 7 },
       { name: "preferences" },
       { name: "sessions" },
+      { name: "context" },
       { name: "settings" },
     ] as const) {
       expect(parseRoute(routePath(route))).toEqual(route);

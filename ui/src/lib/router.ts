@@ -11,6 +11,7 @@ export type Route =
   | { name: "memory"; id: number }
   | { name: "preferences" }
   | { name: "sessions" }
+  | { name: "context" }
   | { name: "drifted" }
   | { name: "settings" }
   | { name: "not-found"; path: string };
@@ -23,6 +24,7 @@ const SIMPLE: Record<string, Route> = {
   search: { name: "search" },
   preferences: { name: "preferences" },
   sessions: { name: "sessions" },
+  context: { name: "context" },
   drifted: { name: "drifted" },
   settings: { name: "settings" },
 };
