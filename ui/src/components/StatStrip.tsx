@@ -1,13 +1,12 @@
 import { formatBytes, formatCount } from "../lib/format";
 import type { SessionPage, Stats } from "../types";
+import { Figures, type Figure } from "./Figures";
 
 export type StatStripProps = {
   stats: Stats | undefined;
   sessions: SessionPage | undefined;
   error: string | null;
 };
-
-type Figure = { label: string; value: string; title?: string };
 
 export function statFigures(stats: Stats, sessions: SessionPage | undefined): Figure[] {
   return [
@@ -49,14 +48,7 @@ export function StatStrip({ stats, sessions, error }: StatStripProps) {
   }
   return (
     <section className="stat-strip" aria-label="Statistics">
-      <dl className="stats">
-        {statFigures(stats, sessions).map((figure) => (
-          <div className="stat" key={figure.label} title={figure.title}>
-            <dt>{figure.label}</dt>
-            <dd>{figure.value}</dd>
-          </div>
-        ))}
-      </dl>
+      <Figures figures={statFigures(stats, sessions)} />
     </section>
   );
 }

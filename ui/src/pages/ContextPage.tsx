@@ -14,10 +14,9 @@ import { formatCount, formatDate } from "../lib/format";
 import { routePath, setParams } from "../lib/router";
 import { useApi } from "../lib/useApi";
 import type { ContextReport, JudgedMemory } from "../types";
+import { Figures, type Figure } from "../components/Figures";
 
 export type ContextPageProps = { params: URLSearchParams };
-
-type Figure = { label: string; value: string; title: string };
 
 export function contextFigures(report: ContextReport): Figure[] {
   const totals = report.totals;
@@ -142,14 +141,7 @@ export function ContextPage({ params }: ContextPageProps) {
             so far.
           </p>
           <section className="context-totals" aria-label="Totals">
-            <dl className="stats">
-              {contextFigures(report).map((figure) => (
-                <div className="stat" key={figure.label} title={figure.title}>
-                  <dt>{figure.label}</dt>
-                  <dd>{figure.value}</dd>
-                </div>
-              ))}
-            </dl>
+            <Figures figures={contextFigures(report)} />
           </section>
           <section className="panel" aria-labelledby="context-days-title">
             <h2 id="context-days-title">By day and project</h2>
