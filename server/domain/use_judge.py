@@ -9,8 +9,10 @@ memory it used leaves traces there: the memory's distinctive terms, the things o
   tokens (`user_id`, `p99`, `camelCase`, `pgx.Pool`, `--frozen-lockfile`, numbers of three
   digits or more). Its *plain* terms are the other words of four letters or more that are
   not everyday English or everyday coding talk (COMMON_WORDS), and names ("Debezium").
-- **not evidence**: a term the prompt itself says; the agent would use it anyway.
-- **used** when one strong term, or two different plain ones, appear in what the agent did
+- **not evidence**: a term the prompt itself says (the agent would use it anyway), and a term
+  another memory injected with it names too (`apart`: a project's shared names say the agent
+  worked on the project, not which memory it followed).
+- **used** when one strong term, or three different plain ones, appear in what the agent did
   after the injection (matched whole, ignoring case), or when the agent fetched the memory
   (`get_memory` with its id).
 - **contradicted** when it was used and the user's next prompt reads as a correction of the
@@ -35,11 +37,12 @@ from server.core.models.receipts import Verdict
 from server.domain.anchors import anchors_of
 
 MIN_PLAIN_CHARS = 4
-PLAIN_TERMS_NEEDED = 2
+PLAIN_TERMS_NEEDED = 3
 MAX_EVIDENCE_TERMS = 5
 FETCH_TOOLS = ("get_memory",)  # an agent's MCP tool name ends with one of these
 
-# Words too common in English or in talk about code to say which memory the agent followed.
+# Words too common in English or in talk about code to say which memory the agent followed
+# (and the pieces a contraction leaves: "doesn" of "doesn't").
 _COMMON = """
     about above across actually added adding after again against agent ahead allow allowed
     allows almost alone along already also although always among another answer anyone
@@ -71,6 +74,11 @@ _COMMON = """
     wants well went were what when where whether which while whole will wish with within
     without work worked working works would write writes writing written wrong year years
     your yours
+    aren couldn didn doesn hasn haven isn shouldn wasn weren won wouldn
+    bytes byte chars class column columns commit commits committed copy deploy directory
+    field fields file files folder folders import imports lint method module modules object
+    python release request requests response return returns rows script scripts string
+    strings struct table tables task tasks
 """
 COMMON_WORDS = frozenset(_COMMON.split())
 
@@ -79,7 +87,7 @@ _CODE_TOKEN = re.compile(r"(?<![\w.-])-{0,2}[A-Za-z0-9_$][\w$.@/+-]*[\w$]")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _DOTTED = re.compile(r"\w\.[A-Za-z_]")
 _HAS_DIGIT_AND_LETTER = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])")
-_BIG_NUMBER = re.compile(r"^\d{3,}$")
+_BIG_NUMBER = re.compile(r"^\d{4,}$")  # 8080, 1800; not 100 or 500, which any code has
 _FLAG = re.compile(r"^--?[a-z][\w-]+$")
 
 
@@ -112,8 +120,8 @@ def memory_terms(text: str) -> MemoryTerms:
                 strong[name.lower()] = None
         if anchor.value and _distinctive_value(anchor.value):
             strong[anchor.value.lower()] = None
-        if anchor.kind == "version" and len(anchor.name) < 3:
-            del strong[anchor.name.lower()]  # "go 1.22": the version says it, "go" does not
+        if anchor.kind == "version" and (len(anchor.name) < 3 or anchor.name in COMMON_WORDS):
+            del strong[anchor.name.lower()]  # "go 1.22", "Python 3.12": the version says it
     for match in _CODE_TOKEN.finditer(text):
         token = match.group(0).rstrip(".")
         if _code_like(token):
@@ -127,6 +135,23 @@ def memory_terms(text: str) -> MemoryTerms:
         if len(word) >= MIN_PLAIN_CHARS and word not in COMMON_WORDS and word not in strong:
             plain[word] = None
     return MemoryTerms(tuple(strong), tuple(plain))
+
+
+def apart(terms: Sequence[MemoryTerms]) -> list[MemoryTerms]:
+    """Each memory's terms without those another of `terms` has too: memories injected
+    together often share their project's names ("JetStream", "gridwire-sink"), and a shared
+    name says the agent worked on the project, not which of them it followed."""
+    counts: dict[str, int] = {}
+    for one in terms:
+        for term in {*one.strong, *one.plain}:
+            counts[term] = counts.get(term, 0) + 1
+    return [
+        MemoryTerms(
+            tuple(t for t in one.strong if counts[t] == 1),
+            tuple(t for t in one.plain if counts[t] == 1),
+        )
+        for one in terms
+    ]
 
 
 def judge_use(
@@ -169,13 +194,15 @@ def _distinctive_value(value: str) -> bool:
 
 def _code_like(token: str) -> bool:
     bare = token.lstrip("-")
-    if len(bare) < 2:
+    if len(bare) < 3:
         return False
     if _FLAG.match(token) and token.startswith("--"):
         return True
     if _BIG_NUMBER.match(bare):
         return True
-    if "_" in bare.strip("_") or _CAMEL.search(bare) or _DOTTED.search(bare):
+    if "_" in bare.strip("_") or _DOTTED.search(bare):
+        return True
+    if _CAMEL.search(bare) and len(bare) >= 5:  # JetStream, GraphQL; not units like mA, kSPS
         return True
     # p99, es2022, v2; "450ms" and "512Mi", but not "3rd" or "2x"
     return bool(_HAS_DIGIT_AND_LETTER.match(bare)) and (not bare[0].isdigit() or len(bare) >= 4)
@@ -208,9 +235,16 @@ def _found(
 
 
 def _describe(found: list[tuple[str, str]]) -> str:
-    """`pnpm-lock.yaml in its reply; pnpm in Bash call`: each term where it was first seen."""
+    """`pnpm-lock.yaml in its reply; pnpm in Bash call`: each term where it was first seen
+    (a file's name or a shorter path is not repeated beside its full path)."""
+    terms = [term for term, _ in found]
+    shown = [
+        (term, where)
+        for term, where in found
+        if not any(other.endswith("/" + term) for other in terms)
+    ]
     places: dict[str, list[str]] = {}
-    for term, where in found[:MAX_EVIDENCE_TERMS]:
+    for term, where in shown[:MAX_EVIDENCE_TERMS]:
         places.setdefault(where, []).append(term)
     return "; ".join(f"{', '.join(terms)} in {where}" for where, terms in places.items())
 

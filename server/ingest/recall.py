@@ -160,6 +160,9 @@ class HookRecall:
             len(context.markdown),
             memory_ids=memory_ids_in(context.markdown),
         )
+        if session_id and receipt.memory_ids:
+            # Already in the agent's context: prompt recall does not repeat them.
+            self.injected.add(session_id, receipt.memory_ids)
         check = self._left_to_the_hook(cwd, shown) if context.markdown else []
         return StartAnswer(context, check, receipt)
 

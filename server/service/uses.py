@@ -26,7 +26,7 @@ from datetime import timedelta
 from server.core.config import Settings
 from server.core.models.journal import AgentAction
 from server.core.models.receipts import Receipt, SessionWork, UseCounts, UseJudgement
-from server.domain.use_judge import judge_use, memory_terms
+from server.domain.use_judge import apart, judge_use, memory_terms
 from server.store import journal as journal_store
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
@@ -110,14 +110,14 @@ def _judge_receipt(
     if not turn:
         return []
     asked = f"{asked} {receipt.project}"
+    shown = [i for i in dict.fromkeys(receipt.memory_ids) if i in contents]
+    terms = apart([memory_terms(contents[memory_id]) for memory_id in shown])
     judgements = []
-    for memory_id in dict.fromkeys(receipt.memory_ids):
-        if memory_id in contents:
-            terms = memory_terms(contents[memory_id])
-            judged = judge_use(memory_id, terms, asked, turn, correction)
-            judgements.append(
-                UseJudgement(receipt.id, memory_id, receipt.at, judged.verdict, judged.evidence)
-            )
+    for memory_id, own in zip(shown, terms, strict=True):
+        judged = judge_use(memory_id, own, asked, turn, correction)
+        judgements.append(
+            UseJudgement(receipt.id, memory_id, receipt.at, judged.verdict, judged.evidence)
+        )
     return judgements
 
 

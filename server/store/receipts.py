@@ -202,8 +202,10 @@ async def uses_of(conn: Conn, receipt_ids: list[int]) -> list[UseJudgement]:
 async def use_counts(
     conn: Conn, memory_ids: list[int], half_life_days: float
 ) -> dict[int, UseCounts]:
-    """Per memory, the caller's verdicts counted with weights that halve every
-    `half_life_days` days of age: what prompt recall learns from."""
+    """Per memory, the caller's verdicts on prompt recall's injections, counted with weights
+    that halve every `half_life_days` days of age: what prompt recall learns from. Verdicts
+    on the session-start context are left out: it is judged against the whole session, so
+    "unused" there says little about a prompt it would answer."""
     cur = await conn.execute(
         "SELECT memory_id,"
         " coalesce(sum(w) FILTER (WHERE verdict = 'used'), 0),"
@@ -211,7 +213,8 @@ async def use_counts(
         " coalesce(sum(w) FILTER (WHERE verdict = 'contradicted'), 0)"
         " FROM (SELECT memory_id, verdict,"
         "  power(0.5, greatest(extract(epoch FROM now() - at), 0) / 86400.0 / %(half)s) AS w"
-        f"  FROM injection_uses WHERE {_MINE} AND memory_id = ANY(%(ids)s)) AS judged"
+        f"  FROM injection_uses WHERE {_MINE} AND memory_id = ANY(%(ids)s)"
+        "   AND receipt_id IN (SELECT id FROM injections WHERE hook = 'prompt')) AS judged"
         " GROUP BY memory_id",
         {"ids": memory_ids, "half": half_life_days},
     )

@@ -27,6 +27,7 @@ FOLDER = "-home-dev-acme-api"
 PNPM = "The acme-api project uses pnpm, never npm: the lockfile is pnpm-lock.yaml."
 ORDERS = "Orders are paginated with an opaque cursor, fifty per page, in acme-api."
 LIMITS = "POST /invoices is rate limited per API key; anonymous calls share one IP bucket."
+CI = "acme-api's CI workflow lives in .github/workflows/ci.yml and runs on every push."
 
 
 async def save(service: MemoryService, *facts: str) -> list[int]:
@@ -84,18 +85,22 @@ FOLLOW_UP = {
 async def test_an_imported_session_marks_each_injected_memory_used_unused_or_contradicted(
     service: MemoryService, settings: Settings, tmp_path: Path
 ) -> None:
-    ids = dict(zip((PNPM, ORDERS, LIMITS), await save(service, PNPM, ORDERS, LIMITS), strict=True))
-    pnpm = ids[PNPM]
+    [ci] = await save(service, CI)  # before the session: its start context shows it
     wide = replace(settings, recall_threshold=0.05, recall_max_hits=2)
     writer = SessionWriter("s-use", CWD, start=datetime.now(UTC))
     async with serving(create_app(wide, service)) as url, httpx.AsyncClient(base_url=url) as http:
         hook = {"session_id": "s-use", "cwd": CWD}
-        assert (await http.post("/api/hooks/session-start", json=hook)).status_code == 200
+        start = (await http.post("/api/hooks/session-start", json=hook)).json()
+        saved = await save(service, PNPM, ORDERS, LIMITS)
+        ids = dict(zip((PNPM, ORDERS, LIMITS), saved, strict=True))
+        pnpm = ids[PNPM]
         first = await ask(http, writer, "which package manager and lockfile do we keep?")
         asked_first = writer.prompt_id
         writer.call("t1", "Bash", {"command": "pnpm install --frozen-lockfile"}, message_id="m1")
         writer.result("t1", "Lockfile is up to date, resolution step is skipped")
         writer.say("Installed; pnpm-lock.yaml did not change.")
+        writer.call("t2", "Read", {"file_path": f"{CWD}/.github/workflows/ci.yml"}, message_id="m2")
+        writer.result("t2", "on: push")
         ignored = next(i for i in first if i != pnpm)
         fact = next(f for f in FOLLOW_UP if ids[f] not in first)  # not yet shown this session
         question, reply, correction = FOLLOW_UP[fact]
@@ -123,7 +128,11 @@ async def test_an_imported_session_marks_each_injected_memory_used_unused_or_con
     corrected = judged[(asked_second, ids[fact])]
     assert corrected["verdict"] == "contradicted", corrected
     assert "its reply" in corrected["evidence"] and correction in corrected["evidence"]
-    assert judged[("session_start", pnpm)]["verdict"] == "used"
+    [at_start] = [r for r in page["receipts"] if r["hook"] == "session_start"]
+    assert at_start["memory_ids"] == [ci] and f"#{ci}" in start["additionalContext"]
+    assert ci not in first + second, "what the session was given at start is not repeated"
+    assert judged[("session_start", ci)]["verdict"] == "used"
+    assert judged[("session_start", ci)]["evidence"] == ".github/workflows/ci.yml in Read call"
 
     counted = [u["verdict"] for u in page["uses"]]
     assert report["totals"] | {"chars": 0, "tokens": 0} == {
@@ -143,7 +152,7 @@ async def test_an_imported_session_marks_each_injected_memory_used_unused_or_con
     )
     assert ignored in [m["id"] for m in report["never_used"]]
     assert pnpm not in [m["id"] for m in report["never_used"]]
-    assert report["most_used"][0]["id"] == pnpm, "used at start and in its turn"
+    assert pnpm in [m["id"] for m in report["most_used"]]
     assert [(m["id"], m["count"]) for m in report["contradicted"]] == [(ids[fact], 1)]
     text = "\n".join(report_lines(await service.context_report("acme-api")))
     assert f"never used (retire or edit them):\n  #{ignored} " in text

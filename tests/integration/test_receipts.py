@@ -33,6 +33,9 @@ FACTS = (
     "POST /invoices is rate limited per API key; anonymous calls share one IP bucket.",
 )
 SESSION = "s-receipts"
+# Saved before the session starts, so its start context shows this and not the facts (saved
+# after it): what a session was given at start, prompt recall does not give it again.
+EARLIER = "acme-api's CI workflow lives in .github/workflows/ci.yml and runs on every push."
 
 
 async def stored_facts(service: MemoryService) -> list[int]:
@@ -61,12 +64,13 @@ def ids_in(markdown: str) -> list[int]:
 async def test_a_replayed_session_leaves_one_receipt_per_injection(
     service: MemoryService, settings: Settings
 ) -> None:
-    await stored_facts(service)
+    await service.save(EARLIER, project="acme-api", project_path=CWD, kind="distilled")
     await service.add_lesson(LessonDraft(pattern="npm install", message="Use pnpm here."))
     wide = replace(settings, recall_threshold=0.05, recall_max_hits=2)
     async with serving(create_app(wide, service)) as url, httpx.AsyncClient(base_url=url) as http:
         hook = {"session_id": SESSION, "cwd": CWD}
         start = (await http.post("/api/hooks/session-start", json=hook)).json()
+        await stored_facts(service)
         first = (
             await http.post(
                 "/api/hooks/prompt",
@@ -160,7 +164,7 @@ async def test_no_receipts_are_kept_at_zero_days_and_old_ones_are_pruned(
 async def test_the_hooks_keep_a_session_within_its_token_budget(
     service: MemoryService, settings: Settings
 ) -> None:
-    await stored_facts(service)
+    await service.save(EARLIER, project="acme-api", project_path=CWD, kind="distilled")
     await service.add_lesson(LessonDraft(pattern="npm install", message="Use pnpm here."))
     tight = replace(
         settings,
@@ -182,6 +186,7 @@ async def test_the_hooks_keep_a_session_within_its_token_budget(
         hook = {"session_id": "s-budget", "cwd": CWD}
         start = await http.post("/api/hooks/session-start", json=hook)
         given.append(start.json()["additionalContext"])
+        await stored_facts(service)
         for number, prompt in enumerate(prompts):
             answer = await http.post(
                 "/api/hooks/prompt", json={**hook, "prompt": prompt, "prompt_id": f"b{number}"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from server.core.models.journal import AgentAction
-from server.domain.use_judge import judge_use, memory_terms
+from server.domain.use_judge import apart, judge_use, memory_terms
 from server.ingest.tool_calls import action_text
 
 AT = datetime(2026, 5, 1, tzinfo=UTC)
@@ -43,14 +43,14 @@ def test_a_file_name_and_a_folder_count_as_written_in_commands() -> None:
     assert (used.verdict, used.evidence) == ("used", "db/migrate in Bash call")
 
 
-def test_one_strong_term_or_two_plain_ones_make_a_use() -> None:
+def test_one_strong_term_or_three_plain_ones_make_a_use() -> None:
     terms = memory_terms("Orders are paginated with an opaque cursor, fifty per page.")
 
-    one = judge_use(1, terms, "", [said("I added a cursor parameter.")])
     two = judge_use(1, terms, "", [said("It returns an opaque cursor.")])
+    three = judge_use(1, terms, "", [said("It returns fifty rows and an opaque cursor.")])
 
-    assert one.verdict == "unused", "one plain word is chance"
-    assert (two.verdict, two.evidence) == ("used", "opaque, cursor in its reply")
+    assert two.verdict == "unused", "two plain words can be chance"
+    assert (three.verdict, three.evidence) == ("used", "opaque, cursor, fifty in its reply")
 
 
 def test_what_the_prompt_already_says_is_no_evidence() -> None:
@@ -89,3 +89,24 @@ def test_a_tool_input_is_read_as_key_value_lines_of_its_values() -> None:
     )
 
     assert text == "file_path: a.py\nold_string: x\nnew_string: y\nn: 2"
+
+
+def test_names_two_memories_injected_together_share_are_no_evidence_for_either() -> None:
+    sink = memory_terms("The JetStream sink in internal/sink/sink.go batches 2000 rows per COPY.")
+    consumer = memory_terms("The JetStream consumer gridwire-sink acks after the COPY commits.")
+
+    apart_sink, apart_consumer = apart([sink, consumer])
+    action = [said("I checked the JetStream dashboards.")]
+
+    assert "jetstream" in sink.strong and "jetstream" not in apart_sink.strong
+    assert "2000" in apart_sink.strong and "internal/sink/sink.go" in apart_sink.strong
+    assert judge_use(1, apart_sink, "", action).verdict == "unused"
+    assert judge_use(1, sink, "", action).verdict == "used", "alone, the name would count"
+    assert "gridwire-sink" in apart_consumer.plain or "gridwire" in apart_consumer.plain
+
+
+def test_units_and_round_numbers_are_not_strong_terms() -> None:
+    terms = memory_terms("Channel 0 reads 1187 mA; the batch holds 500 rows, v2 of the format.")
+
+    assert "1187" in terms.strong
+    assert not {"ma", "500", "v2"} & set(terms.strong)
