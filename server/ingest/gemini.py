@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from server.core.errors import InvalidInput
+from server.core.models.journal import ACTION_CHARS, AgentAction
 from server.ingest.agent_format import AgentFormat
 from server.ingest.discovery import TranscriptFile
 from server.ingest.gemini_discovery import (
@@ -81,6 +82,7 @@ from server.ingest.jsonl_lines import (
     parse_json_object,
 )
 from server.ingest.timestamps import parse_timestamp
+from server.ingest.tool_calls import action_text
 from server.ingest.transcript_chunk import PromptRecord, ToolEvent, TranscriptChunk, Turn
 
 __all__ = [
@@ -116,6 +118,7 @@ class _SessionReader:
         self.turns: list[Turn] = []
         self.events: dict[str, ToolEvent] = {}  # by call id, in the order first met
         self.prompts: list[PromptRecord] = []
+        self.actions: list[AgentAction] = []  # what the agent did, for the judge of memory use
         self.skipped: Counter[str] = Counter()
         self.seen: set[str] = set()  # message ids met in this read or earlier lines
         self.spoken: set[str] = set()  # message ids whose turn is out (here or earlier)
@@ -235,6 +238,8 @@ class _SessionReader:
         if kind == "user":
             self.prompt_key = turn.uuid
             self.prompts.append(PromptRecord.of_turn(turn, turn.uuid))
+        else:
+            self.actions.append(AgentAction(self.prompt_key, turn.timestamp, None, turn.text))
 
     def _take_calls(self, message: Mapping[str, Any]) -> None:
         for call in message_calls(message):
@@ -256,6 +261,11 @@ class _SessionReader:
                 prompt_key=known.prompt_key if known else self.prompt_key,
             )
             self.events[call_id] = event.with_outcome(outcome) if outcome is not None else event
+            if known is None:
+                called = action_text(call.get("args"), ACTION_CHARS)
+                self.actions.append(
+                    AgentAction(event.prompt_key, event.timestamp, event.tool, called)
+                )
 
     def chunk(self, *, malformed: int, lines_read: int, end_offset: int) -> TranscriptChunk:
         return TranscriptChunk(
@@ -270,6 +280,7 @@ class _SessionReader:
             title=self.title,
             version=None,  # Gemini CLI does not record its version in a session
             prompts=self.prompts,
+            actions=self.actions,
         )
 
 

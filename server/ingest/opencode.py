@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from server.core.errors import InvalidInput
-from server.core.models.journal import ERROR_CHARS, OUTPUT_PREVIEW_CHARS
+from server.core.models.journal import ACTION_CHARS, ERROR_CHARS, OUTPUT_PREVIEW_CHARS, AgentAction
 from server.ingest.agent_format import AgentFormat
 from server.ingest.discovery import TranscriptFile
 from server.ingest.hook_sessions import absolute_path
@@ -57,7 +57,7 @@ from server.ingest.opencode_db import (
     session_rows,
 )
 from server.ingest.prose import clean
-from server.ingest.tool_calls import output_excerpt, tool_target
+from server.ingest.tool_calls import action_text, output_excerpt, tool_target
 from server.ingest.transcript_chunk import PromptRecord, ToolEvent, TranscriptChunk, Turn
 
 logger = logging.getLogger(__name__)
@@ -158,6 +158,7 @@ class _SessionReader:
         self.turns: list[Turn] = []
         self.events: list[ToolEvent] = []
         self.prompts: list[PromptRecord] = []
+        self.actions: list[AgentAction] = []  # what the agent did, for the judge of memory use
         self.skipped: Counter[str] = Counter()
         self.malformed = 0
         self.prompt_key: str | None = None
@@ -183,6 +184,7 @@ class _SessionReader:
             title=self.records.title or None,
             version=self.records.version or None,
             prompts=self.prompts,
+            actions=self.actions,
         )
 
     def _take(
@@ -231,6 +233,8 @@ class _SessionReader:
         if role == "user":
             self.prompt_key = message_id
             self.prompts.append(PromptRecord.of_turn(turn, message_id))
+        else:
+            self.actions.append(AgentAction(self.prompt_key, turn.timestamp, None, turn.text))
 
     def _prose(self, parts: list[Mapping[str, Any]]) -> str:
         texts = []
@@ -278,6 +282,9 @@ class _SessionReader:
                     error=(output_excerpt(error, ERROR_CHARS) or "failed") if failed else None,
                 )
             )
+            called = action_text(state.get("input"), ACTION_CHARS)
+            event = self.events[-1]
+            self.actions.append(AgentAction(self.prompt_key, event.timestamp, event.tool, called))
 
 
 def _size(records: SessionRecords) -> int:

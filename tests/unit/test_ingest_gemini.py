@@ -305,3 +305,14 @@ def test_odd_records_are_malformed_not_fatal(tmp_path: Path) -> None:
     assert chunk.events == []
     assert chunk.malformed == 1
     assert chunk.skipped == {"empty": 2}
+
+
+def test_calls_and_replies_are_kept_as_actions_under_their_prompt() -> None:
+    chunk = read_gemini_session(MAIN)
+
+    calls = [a for a in chunk.actions if a.tool is not None]
+    replies = [a.text for a in chunk.actions if a.tool is None]
+    assert [a.tool for a in calls] == [e.tool for e in chunk.events]
+    assert [a.prompt_key for a in calls] == [e.prompt_key for e in chunk.events]
+    assert all(a.text for a in calls), "each call's args as key: value lines"
+    assert replies == [t.text for t in chunk.turns if t.role == "assistant"]

@@ -190,3 +190,13 @@ def test_a_hook_may_name_only_a_session_in_an_opencode_database(db: Path, tmp_pa
         (MAIN_SESSION, "session", None),
         (SUBAGENT_SESSION, "subagent", MAIN_SESSION),
     ]
+
+
+def test_finished_calls_and_replies_are_kept_as_actions_under_their_prompt(db: Path) -> None:
+    chunk = read_opencode_session(session_path(db, MAIN_SESSION))
+
+    calls = [a for a in chunk.actions if a.tool is not None]
+    replies = [a.text for a in chunk.actions if a.tool is None]
+    assert [(a.tool, a.prompt_key) for a in calls] == [(e.tool, e.prompt_key) for e in chunk.events]
+    assert all(a.text for a in calls), "each call's input as key: value lines"
+    assert replies == [t.text for t in chunk.turns if t.role == "assistant"]
