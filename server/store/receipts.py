@@ -164,13 +164,15 @@ async def judgeable(conn: Conn, session_ids: list[str]) -> list[Receipt]:
 
 
 async def save_uses(conn: Conn, judgements: list[UseJudgement]) -> None:
-    """Store verdicts; one already stored is replaced only by a stronger one."""
+    """Store verdicts, each its receipt's owner's (the import that judges may act for nobody:
+    the hourly job); one already stored is replaced only by a stronger one."""
     if not judgements:
         return
     async with conn.cursor() as cur:
         await cur.executemany(
-            "INSERT INTO injection_uses (receipt_id, memory_id, at, verdict, evidence)"
-            " VALUES (%(receipt_id)s, %(memory_id)s, %(at)s, %(verdict)s, %(evidence)s)"
+            "INSERT INTO injection_uses (receipt_id, memory_id, owner_id, at, verdict, evidence)"
+            " SELECT %(receipt_id)s, %(memory_id)s, owner_id, %(at)s, %(verdict)s, %(evidence)s"
+            " FROM injections WHERE id = %(receipt_id)s"
             " ON CONFLICT (receipt_id, memory_id) DO UPDATE SET verdict = excluded.verdict,"
             " evidence = excluded.evidence, judged_at = now()"
             f" WHERE {_RANK.format('excluded.verdict')}"

@@ -16,7 +16,9 @@ import httpx
 
 from server.app import create_app
 from server.cli.stats import report_lines
+from server.core.access import acting_as
 from server.core.config import Settings
+from server.core.models.receipts import Injection
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
@@ -230,3 +232,32 @@ async def test_a_memory_injected_and_never_used_sinks_below_one_that_was_used(
     factors = await service.use_factors(ids)
     assert factors[ignored] < 1.0 < factors[followed]
     assert await off.use_factors(ids) == {}, "switched off, recall learns nothing"
+
+
+async def test_an_import_for_nobody_judges_a_user_s_receipts_as_theirs(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    # The hourly import acts for nobody; the verdicts must still be the receipt's owner's,
+    # or their prompt recall would never learn from them.
+    [pnpm] = await save(service, PNPM)
+    alice, _ = await service.users.add("alice")
+    bob, _ = await service.users.add("bob")
+    writer = SessionWriter("s-alice", CWD, start=datetime.now(UTC))
+    writer.prompt("what should I run to install the dependencies?")
+    with acting_as(service.users.viewer(alice.user)):
+        await service.record_injection(
+            Injection("prompt", "s-alice", "acme-api", 80, [pnpm], prompt_id=writer.prompt_id)
+        )
+    writer.call("t1", "Bash", {"command": "git diff pnpm-lock.yaml"}, message_id="m1")
+    writer.result("t1", "no changes")
+
+    await imported(service, writer, tmp_path / "projects")  # acting for nobody
+
+    with acting_as(service.users.viewer(alice.user)):
+        mine = await service.use_factors([pnpm])
+        [verdict] = (await service.receipts()).uses
+    with acting_as(service.users.viewer(bob.user)):
+        theirs = await service.use_factors([pnpm])
+        assert (await service.receipts()).uses == []
+    assert verdict.verdict == "used"
+    assert mine[pnpm] > 1.0 and theirs == {}, "alice's recall learns from it, bob's does not"
