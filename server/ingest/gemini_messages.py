@@ -22,6 +22,7 @@ __all__ = [
     "gemini_tool_target",
     "message_calls",
     "user_prose",
+    "without_hook_context",
 ]
 
 _REFERENCED_FILES = "--- Content from referenced files ---"
@@ -76,6 +77,13 @@ def _text(parts: list[Mapping[str, Any]]) -> str:
         for part in parts
         if isinstance(part.get("text"), str) and not part.get("thought")
     )
+
+
+def without_hook_context(prompt: str) -> str:
+    """A prompt without the `<hook_context>` blocks Gemini CLI folds into it: what hooks
+    (ours among them: the session-start context) added earlier, which its BeforeAgent hook
+    then sends back as part of the prompt."""
+    return _HOOK_CONTEXT.sub("", prompt)
 
 
 def user_prose(message: Mapping[str, Any], is_subagent: bool) -> tuple[str, str | None]:

@@ -45,6 +45,7 @@ from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
 from server.domain.lessons import reminder
+from server.ingest.gemini_messages import without_hook_context
 from server.ingest.recall_check import WORKING_TREES, R, Recalled, hook_check_items
 from server.ingest.tool_calls import call_from_hook
 from server.service.face import MemoryApi
@@ -170,7 +171,7 @@ class HookRecall:
         self, session_id: str, cwd: str, prompt: str, prompt_id: str = ""
     ) -> PromptAnswer:
         """Context for one prompt and the ids of the memories in it; empty if none fit."""
-        query = prompt.strip()[:MAX_QUERY_CHARS]
+        query = without_hook_context(prompt).strip()[:MAX_QUERY_CHARS]
         if len(query) < MIN_PROMPT_CHARS:
             return PromptAnswer("", [], [])
         project = await self.project_for(cwd)

@@ -47,6 +47,7 @@ PROMPT = (
     "no — per API key (`x-api-key`), not per IP. anonymous requests without a key get the IP "
     "bucket at 10/min."
 )
+RECENT_WORK = "acme-api's nightly export job now writes Parquet files to the reports bucket."
 RATE_LIMIT = (
     "Rate limit POST /invoices per API key (x-api-key) at 30/min; anonymous requests without a "
     "key are limited per IP at 10/min."
@@ -75,11 +76,16 @@ async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterat
 
 @pytest.fixture
 async def project(service: MemoryService, isolated_home: Path) -> tuple[Path, int]:
-    """A repository the memory knows (one fact), and the two lessons; the fact's id."""
+    """A repository the memory knows (one fact for prompt recall, and a distilled one its
+    session-start context shows instead: a session gets a memory once), and the two lessons;
+    the fact's id."""
     folder = isolated_home / "work" / "acme-api"
     folder.mkdir(parents=True)
+    await service.save(
+        RECENT_WORK, project="acme-api", project_path=str(folder), kind="distilled", force=True
+    )
     saved = await service.save(
-        RATE_LIMIT, project="acme-api", project_path=str(folder), kind="distilled", force=True
+        RATE_LIMIT, project="acme-api", project_path=str(folder), kind="manual", force=True
     )
     await service.add_lesson(STAGING)
     await service.add_lesson(FORCE_PUSH)
@@ -180,7 +186,7 @@ async def test_codex_runs_our_hooks_in_a_real_session(
     assert session.returncode == 0, session.stderr[-3000:]
     assert len(asked) == 3
     # The prompt's recall reached the model with the prompt; the lessons with the calls.
-    assert f"distilled #{fact}, acme-api" in asked[0]
+    assert f"manual #{fact}, acme-api" in asked[0]
     assert STAGING.message in asked[1]
     assert "blocked by PreToolUse hook" in asked[2] and FORCE_PUSH.message in asked[2]
 
@@ -238,7 +244,7 @@ async def test_gemini_runs_our_hooks_in_a_real_session(
     assert FORCE_PUSH.message in results[1]["output"]  # stopped, with the lesson as the reason
     [chat] = (isolated_home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")
     written = chat.read_text()
-    assert f"distilled #{fact}, acme-api" in written  # the recall, appended to the prompt
+    assert f"manual #{fact}, acme-api" in written  # the recall, appended to the prompt
     assert STAGING.message in written  # the lesson, appended to the warned call's result
     session_id = next(event["session_id"] for event in events if event["type"] == "init")
 

@@ -115,9 +115,9 @@ async def test_hook_context_labels_memories_as_recalled_data(app_url: str, injec
             "/api/hooks/session-start",
             json={"session_id": "a-new-session", "cwd": CWD, "source": "startup"},
         )
-        prompt = await http.post(
+        prompt = await http.post(  # another session: this one was given it at start
             "/api/hooks/prompt",
-            json={"session_id": "a-new-session", "cwd": CWD, "prompt": SAVED_INJECTION},
+            json={"session_id": "another-session", "cwd": CWD, "prompt": SAVED_INJECTION},
         )
 
     assert start.status_code == prompt.status_code == 200

@@ -316,3 +316,15 @@ def test_calls_and_replies_are_kept_as_actions_under_their_prompt() -> None:
     assert [a.prompt_key for a in calls] == [e.prompt_key for e in chunk.events]
     assert all(a.text for a in calls), "each call's args as key: value lines"
     assert replies == [t.text for t in chunk.turns if t.role == "assistant"]
+
+
+def test_a_prompt_is_read_without_the_hook_context_gemini_folds_into_it() -> None:
+    from server.ingest.gemini_messages import without_hook_context
+
+    prompt = (
+        "<hook_context>Memory context: acme-api\n- [distilled #1] Parquet exports.</hook_context>"
+        "\n\nhow is POST /invoices rate limited?"
+    )
+
+    assert without_hook_context(prompt).strip() == "how is POST /invoices rate limited?"
+    assert without_hook_context("no context here") == "no context here"
