@@ -1,9 +1,10 @@
 """`claude-memory stats`: the store's counts, or with `--context` what the hooks injected.
 
 Registered by server/cli/main.py. Prints JSON on stdout; `--context --plain` prints the report
-as lines: per day and project the injections, memories and estimated tokens, then the memories
-injected most often (with their ids, to retire or edit them: `PATCH` / `DELETE
-/api/memories/ID`, the web UI, or MCP). The figures come from the receipts the hooks keep
+as lines: per day and project the injections, memories, estimated tokens and share used, then
+the memories injected most often, never used, used most, and used then corrected (with their
+ids, to retire, edit or review them: `PATCH` / `DELETE /api/memories/ID`, the web UI's Context
+page, or MCP). The figures come from the receipts the hooks keep
 (RECEIPTS_RETENTION_DAYS), each user's own on a team's server (run with their token's user
 through the API instead; the CLI acts for nobody, so it reports every user's).
 """
