@@ -256,6 +256,9 @@ async def http_latency(url: str, mode: str, queries: list[str]) -> list[float]:
     return samples
 
 
+TIE_EPSILON = 1e-5  # float32 dot products against pgvector's cosine distance
+
+
 async def hnsw_recall(service: MemoryService, queries: list[str]) -> float:
     """Share of the exact top 10 that the HNSW look-up returns.
 
@@ -279,10 +282,12 @@ async def hnsw_recall(service: MemoryService, queries: list[str]) -> float:
     for vector in query_vectors:
         best = np.full(len(memory_ids), -np.inf, dtype=np.float32)
         np.maximum.at(best, slot, vectors @ vector)
-        exact = {int(memory_ids[i]) for i in np.argsort(-best)[:10]}
+        tenth = float(np.sort(best)[-10])
         async with transaction(service.pool) as conn:
             approximate = await search_store.semantic_candidates(conn, vector, MemoryFilter(), 10)
-        found += len(exact & {memory_id for memory_id, _ in approximate})
+        # A memory as close as the exact tenth counts: with --reuse-vectors many memories
+        # share a statement's vector, and which of the tied ones make "the" top 10 is chance.
+        found += sum(1 for _, similarity in approximate if similarity >= tenth - TIE_EPSILON)
     return round(found / (10 * len(query_vectors)), 4)
 
 
