@@ -6,7 +6,7 @@ memory it used leaves traces there: the memory's distinctive terms, the things o
 
 - **terms**: a memory's *strong* terms are its anchors (paths and their file names, symbols,
   setting keys and values, packages and versions: server/domain/anchors.py) and its code-like
-  tokens (`user_id`, `p99`, `camelCase`, `pgx.Pool`, `--frozen-lockfile`, numbers of three
+  tokens (`user_id`, `p99`, `camelCase`, `pgx.Pool`, `--frozen-lockfile`, numbers of four
   digits or more). Its *plain* terms are the other words of four letters or more that are
   not everyday English or everyday coding talk (COMMON_WORDS), and names ("Debezium").
 - **not evidence**: a term the prompt itself says (the agent would use it anyway), and a term
@@ -23,7 +23,8 @@ Where it guesses: a term can appear for another reason (the agent would have run
 pnpm repository anyway), so "used" means "acted in line with it", not "needed it"; a memory
 whose advice the agent followed in other words ("the lockfile" for "pnpm-lock.yaml") is
 judged unused; a correction may be about something else the agent did in the same turn.
-Pure functions; the service chooses the actions and prompts (server/service/receipts.py).
+Pure functions; the service chooses the actions and prompts (server/service/uses.py) and
+reads a turn's actions once (`read_actions`) for all the memories judged on it.
 """
 
 from __future__ import annotations
@@ -101,6 +102,17 @@ class MemoryTerms:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadAction:
+    """An action as the judge reads it: where it happened, its text lower-cased and its
+    words, each computed once for every memory judged against it."""
+
+    tool: str | None
+    where: str  # "Bash call", "its reply"
+    text: str
+    words: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class Judged:
     """A verdict and what it rests on (for the receipt's reader)."""
 
@@ -154,16 +166,29 @@ def apart(terms: Sequence[MemoryTerms]) -> list[MemoryTerms]:
     ]
 
 
+def read_actions(actions: Iterable[AgentAction]) -> list[ReadAction]:
+    """The actions of a turn, read once for every memory judged against them."""
+    return [
+        ReadAction(
+            action.tool,
+            f"{action.tool} call" if action.tool else "its reply",
+            action.text.lower(),
+            _words(action.text),
+        )
+        for action in actions
+    ]
+
+
 def judge_use(
     memory_id: int,
     terms: MemoryTerms,
     prompt: str,
-    actions: Sequence[AgentAction],
+    actions: Sequence[ReadAction],
     correction: str | None = None,
 ) -> Judged:
-    """Whether the agent used memory `memory_id` (with `terms`) in `actions`, the things it did
-    after the injection in answer to `prompt`; `correction` is the cue and quote of the user's
-    next prompt when it reads as a correction of the agent."""
+    """Whether the agent used memory `memory_id` (with `terms`) in `actions` (`read_actions`),
+    the things it did after the injection in answer to `prompt`; `correction` is the cue and
+    quote of the user's next prompt when it reads as a correction of the agent."""
     fetched = _fetched(memory_id, actions)
     said = _words(prompt)
     strong = [t for t in terms.strong if not _said(t, prompt, said)]
@@ -221,15 +246,21 @@ def _whole(term: str) -> re.Pattern[str]:
 
 
 def _found(
-    terms: Iterable[str], actions: Sequence[AgentAction], *, whole: bool
+    terms: Iterable[str], actions: Sequence[ReadAction], *, whole: bool
 ) -> list[tuple[str, str]]:
-    """(term, where) for each term some action names: the first action that does."""
+    """(term, where) for each term some action names: the first action that does. A strong
+    term is matched whole (a substring test first: most actions do not hold it at all), a
+    plain one as a word."""
     found = []
-    words = [(_words(action.text) if not whole else frozenset()) for action in actions]
     for term in terms:
-        for action, said in zip(actions, words, strict=True):
-            if (_whole(term).search(action.text) is not None) if whole else (term in said):
-                found.append((term, f"{action.tool} call" if action.tool else "its reply"))
+        pattern = _whole(term) if whole else None
+        for action in actions:
+            if (
+                term in action.text and pattern.search(action.text) is not None
+                if pattern is not None
+                else term in action.words
+            ):
+                found.append((term, action.where))
                 break
     return found
 
@@ -249,7 +280,7 @@ def _describe(found: list[tuple[str, str]]) -> str:
     return "; ".join(f"{', '.join(terms)} in {where}" for where, terms in places.items())
 
 
-def _fetched(memory_id: int, actions: Sequence[AgentAction]) -> str | None:
+def _fetched(memory_id: int, actions: Sequence[ReadAction]) -> str | None:
     wanted = re.compile(rf"(?:^|\n)(?:memory_id|id): {memory_id}(?:\n|$)")
     for action in actions:
         tool = action.tool or ""

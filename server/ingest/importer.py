@@ -211,7 +211,8 @@ class SessionImporter:
             )
         self._sessions.add(session_id)
         if chunk.actions and not self.dry_run:
-            self._work.append(SessionWork(session_id, chunk.actions, _corrections(chunk)))
+            corrections = await anyio.to_thread.run_sync(_corrections, chunk)
+            self._work.append(SessionWork(session_id, chunk.actions, corrections))
         self.summary.events += len(events)
         self.summary.prompts += len(prompts)
         self._pending.append(
@@ -370,10 +371,14 @@ def _modified_at(path: Path) -> datetime:
 def _corrections(chunk: TranscriptChunk) -> dict[str, str]:
     """The chunk's prompts that read as a correction of what the agent did in the turn
     before (its calls and words): prompt key -> the quote, for the judge of memory use."""
+    done: dict[str, list[str]] = {}
+    for action in chunk.actions:
+        if action.prompt_key:
+            done.setdefault(action.prompt_key, []).append(action.text)
     found: dict[str, str] = {}
     before: str | None = None
     for prompt in chunk.prompts:
-        context = "\n".join(a.text for a in chunk.actions if before and a.prompt_key == before)
+        context = "\n".join(done.get(before, [])) if before else ""
         cue = correction_cue(prompt.text, context[-CORRECTION_CONTEXT_CHARS:])
         if cue is not None:
             found[prompt.key] = cue[1]

@@ -23,10 +23,12 @@ import logging
 from collections.abc import Sequence
 from datetime import timedelta
 
+import anyio
+
 from server.core.config import Settings
 from server.core.models.journal import AgentAction
 from server.core.models.receipts import Receipt, SessionWork, UseCounts, UseJudgement
-from server.domain.use_judge import apart, judge_use, memory_terms
+from server.domain.use_judge import apart, judge_use, memory_terms, read_actions
 from server.store import journal as journal_store
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
@@ -74,12 +76,11 @@ class Uses:
             prompts = await journal_store.sessions_prompts(conn, list(sessions))
             ids = sorted({i for r in receipts for i in r.memory_ids})
             contents = {m.id: m.content for m in await memory_store.get_many(conn, ids)}
-            judgements: list[UseJudgement] = []
-            for receipt in receipts:
-                session_prompts = [p for p in prompts if p.session_id == receipt.session_id]
-                judgements += _judge_receipt(
-                    receipt, sessions[receipt.session_id], session_prompts, contents
-                )
+        # Reading every action against every memory's terms is CPU work: off the event loop.
+        judgements = await anyio.to_thread.run_sync(
+            _judge_all, receipts, sessions, prompts, contents
+        )
+        async with transaction(self.pool) as conn:  # verdicts only rise: a race loses nothing
             await receipt_store.save_uses(conn, judgements)
         logger.info("judged %d injected memories in %d sessions", len(judgements), len(sessions))
         return len(judgements)
@@ -96,6 +97,23 @@ class Uses:
         return {memory_id: use_factor(c) for memory_id, c in counts.items()}
 
 
+def _judge_all(
+    receipts: list[Receipt],
+    sessions: dict[str, SessionWork],
+    prompts: list[PromptRow],
+    contents: dict[int, str],
+) -> list[UseJudgement]:
+    by_session: dict[str, list[PromptRow]] = {}
+    for prompt in prompts:
+        by_session.setdefault(prompt.session_id, []).append(prompt)
+    judgements: list[UseJudgement] = []
+    for receipt in receipts:
+        judgements += _judge_receipt(
+            receipt, sessions[receipt.session_id], by_session.get(receipt.session_id, []), contents
+        )
+    return judgements
+
+
 def _judge_receipt(
     receipt: Receipt,
     work: SessionWork,
@@ -110,11 +128,12 @@ def _judge_receipt(
     if not turn:
         return []
     asked = f"{asked} {receipt.project}"
+    seen = read_actions(turn)
     shown = [i for i in dict.fromkeys(receipt.memory_ids) if i in contents]
     terms = apart([memory_terms(contents[memory_id]) for memory_id in shown])
     judgements = []
     for memory_id, own in zip(shown, terms, strict=True):
-        judged = judge_use(memory_id, own, asked, turn, correction)
+        judged = judge_use(memory_id, own, asked, seen, correction)
         judgements.append(
             UseJudgement(receipt.id, memory_id, receipt.at, judged.verdict, judged.evidence)
         )

@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from server.core.models.journal import AgentAction
-from server.domain.use_judge import apart, judge_use, memory_terms
+from server.domain.use_judge import (
+    Judged,
+    MemoryTerms,
+    apart,
+    judge_use,
+    memory_terms,
+    read_actions,
+)
 from server.ingest.tool_calls import action_text
 
 AT = datetime(2026, 5, 1, tzinfo=UTC)
@@ -13,6 +20,16 @@ AT = datetime(2026, 5, 1, tzinfo=UTC)
 
 def call(tool: str, **tool_input: object) -> AgentAction:
     return AgentAction("p1", AT, tool, action_text(tool_input, 20_000))
+
+
+def judge(
+    memory_id: int,
+    terms: MemoryTerms,
+    prompt: str,
+    actions: list[AgentAction],
+    correction: str | None = None,
+) -> Judged:
+    return judge_use(memory_id, terms, prompt, read_actions(actions), correction)
 
 
 def said(text: str) -> AgentAction:
@@ -39,15 +56,15 @@ def test_a_file_name_and_a_folder_count_as_written_in_commands() -> None:
 
     assert {"db/migrate", "pnpm-lock.yaml"} <= set(terms.strong)
     assert "lock" not in terms.plain and "yaml" not in terms.plain
-    used = judge_use(1, terms, "", [call("Bash", command="ls db/migrate | wc -l")])
+    used = judge(1, terms, "", [call("Bash", command="ls db/migrate | wc -l")])
     assert (used.verdict, used.evidence) == ("used", "db/migrate in Bash call")
 
 
 def test_one_strong_term_or_three_plain_ones_make_a_use() -> None:
     terms = memory_terms("Orders are paginated with an opaque cursor, fifty per page.")
 
-    two = judge_use(1, terms, "", [said("It returns an opaque cursor.")])
-    three = judge_use(1, terms, "", [said("It returns fifty rows and an opaque cursor.")])
+    two = judge(1, terms, "", [said("It returns an opaque cursor.")])
+    three = judge(1, terms, "", [said("It returns fifty rows and an opaque cursor.")])
 
     assert two.verdict == "unused", "two plain words can be chance"
     assert (three.verdict, three.evidence) == ("used", "opaque, cursor, fifty in its reply")
@@ -57,8 +74,8 @@ def test_what_the_prompt_already_says_is_no_evidence() -> None:
     terms = memory_terms("Deploys go through `make release` and the ArgoCD app gridwire-prod.")
     action = [call("Bash", command="argocd app sync gridwire-prod")]
 
-    asked = judge_use(1, terms, "sync gridwire-prod in ArgoCD please", action)
-    unasked = judge_use(1, terms, "ship it", action)
+    asked = judge(1, terms, "sync gridwire-prod in ArgoCD please", action)
+    unasked = judge(1, terms, "ship it", action)
 
     assert asked.verdict == "unused"
     assert unasked.verdict == "used" and "argocd" in unasked.evidence.lower()
@@ -68,10 +85,10 @@ def test_fetching_the_memory_is_a_use_and_a_correction_after_a_use_contradicts_i
     terms = memory_terms("The staging database is pg-staging-2.")
     fetch = call("mcp__claude-memory__get_memory", memory_id=42)
 
-    fetched = judge_use(42, terms, "", [fetch])
-    other = judge_use(7, terms, "", [fetch])
-    corrected = judge_use(42, terms, "", [fetch], correction='"No, it moved."')
-    ignored = judge_use(7, terms, "", [said("Done.")], correction='"No, it moved."')
+    fetched = judge(42, terms, "", [fetch])
+    other = judge(7, terms, "", [fetch])
+    corrected = judge(42, terms, "", [fetch], correction='"No, it moved."')
+    ignored = judge(7, terms, "", [said("Done.")], correction='"No, it moved."')
 
     assert (fetched.verdict, fetched.evidence) == (
         "used",
@@ -100,8 +117,8 @@ def test_names_two_memories_injected_together_share_are_no_evidence_for_either()
 
     assert "jetstream" in sink.strong and "jetstream" not in apart_sink.strong
     assert "2000" in apart_sink.strong and "internal/sink/sink.go" in apart_sink.strong
-    assert judge_use(1, apart_sink, "", action).verdict == "unused"
-    assert judge_use(1, sink, "", action).verdict == "used", "alone, the name would count"
+    assert judge(1, apart_sink, "", action).verdict == "unused"
+    assert judge(1, sink, "", action).verdict == "used", "alone, the name would count"
     assert "gridwire-sink" in apart_consumer.plain or "gridwire" in apart_consumer.plain
 
 
