@@ -84,6 +84,8 @@ _STARTS_WITH_DATE = re.compile(rf"(?:\d|{_MONTH}\b)", re.I)
 _GERUND = re.compile(r"^\w+ing\b", re.I)
 _PRESENT_CLAUSE = re.compile(r"\b(?:is|are|am|does|do|gets|times out)\b|'re\b|'s\s+\w+ed\b", re.I)
 _LOOKS_BACK = re.compile(r"\b(?:was|were|did|had|used|held|kept|ran|took|got|went)\b", re.I)
+# An event told in the past tense looks back by itself: "GOMEMLIMIT before we raised the limit?"
+_PAST_EVENT = re.compile(r"(?:we|i|they|you)\s+[a-z]+(?<!e)ed\b", re.I)  # not "we need"
 # How far a period read from an event reaches: "before the ticket" is the weeks leading to it.
 EVENT_SPAN = timedelta(days=45)
 # A change made in the session that followed the event is still "right after" it.
@@ -127,7 +129,8 @@ def event_reference(query: str) -> EventReference | None:
         rest = query[: match.start()] + " " + query[match.end() :]
         if _GERUND.match(phrase) or _PRESENT_CLAUSE.search(phrase):
             continue
-        if not _LOOKS_BACK.search(rest) or _absolute_period(phrase) is not None:
+        looks_back = _LOOKS_BACK.search(rest) or _PAST_EVENT.match(phrase)
+        if not looks_back or _absolute_period(phrase) is not None:
             continue
         if names_relative_time(phrase):
             continue

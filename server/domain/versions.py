@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from server.core.models.search import SearchHit
+from server.domain.statements import statement_spans
 
 Tense = Literal["present", "past", "first"]
 
@@ -39,18 +40,40 @@ _PAST = re.compile(
     r"|before (?:that|then))\b",
     re.I,
 )
+# In a question that looks back (a past-tense auxiliary), "originally", "the very first loop"
+# and "when we first added it" ask for the first state ("how long do we keep the original
+# response?" does not), and "the old address" for an earlier one; asked in
+# the present they are about order or a name ("what is the first step?", "is the old server
+# still up?"). "before we raised it" looks back by its own verb.
+_LOOKS_BACK = re.compile(r"\b(?:was|were|did|had)\b", re.I)
+_FIRST_OF_PAST = re.compile(
+    r"\bthe\s+(?:very\s+)?first\s+[a-z]|\b(?:we|i|they|you|it)\s+first\s+[a-z]+ed\b", re.I
+)
+_THE_OLD = re.compile(r"\bthe\s+old\s+[a-z]", re.I)
+_BEFORE_PAST_EVENT = re.compile(r"\bbefore\s+(?:we|i|they|you|it)\s+[a-z]+(?<!e)ed\b", re.I)
 # Past-tense words that leave a question's time open ("what did we decide?" is often about now,
 # "how large was the pool when it failed?" is not): enough to hold back weaker evidence.
 _PAST_WORDS = re.compile(r"\b(?:was|were|did|had|first)\b", re.I)
+# A linked version takes the place of a hit that states MANY_FACTS statements or more only when
+# its similarity to the question is at least LINK_MIN_SHARE of the hit's. Where lifting the
+# successor found the answer (both coding corpora) the share was 0.87 or more; where it buried
+# the answer under a successor about another fact of the same memory, 0.71 or less; the
+# shared fixtures' correction of a two-line plan is lifted at a lower share, and must be
+# (docs/BENCHMARKS.md, session 20).
+LINK_MIN_SHARE = 0.8
+MANY_FACTS = 3
 PASSED_BY = 0.999  # the hit a lifted version passes keeps this share of its score
 MAX_PULLED = 5  # versions pulled into one result list, at most
 
 
 def question_tense(query: str) -> Tense:
     """Whether a question asks about the present, a past state, or the first state of a fact."""
-    if _FIRST.search(query):
+    looks_back = _LOOKS_BACK.search(query) is not None
+    if looks_back and (_FIRST.search(query) or _FIRST_OF_PAST.search(query)):
         return "first"
-    if _PAST.search(query):
+    if _PAST.search(query) or _BEFORE_PAST_EVENT.search(query):
+        return "past"
+    if looks_back and _THE_OLD.search(query):
         return "past"
     return "present"
 
@@ -142,7 +165,7 @@ def order_versions(
         for position, hit in enumerate(ranked):
             target_id = hit.superseded_by if tense == "present" else hit.supersedes
             target = by_id.get(target_id) if target_id is not None else None
-            if target is None or not _should_lift(hit, tense):
+            if target is None or not _should_lift(hit, tense) or not _as_close(target, hit):
                 continue
             index = next((i for i, h in enumerate(ranked) if h.id == target.id), None)
             if index is not None and index < position:
@@ -175,6 +198,21 @@ def _should_lift(hit: SearchHit, tense: Tense) -> bool:
     if tense == "past":
         return hit.superseded_by is None and hit.supersedes is not None
     return hit.supersedes is not None
+
+
+def _as_close(version: SearchHit, hit: SearchHit) -> bool:
+    """Whether `version` may take the place of `hit`: always when `hit` states one or two
+    things (the link is about all of it: a correction is often shorter and less like the
+    question than the plan it corrects), else only when `version` is about the question
+    nearly as much. A link joins whole memories, and one that states many facts is replaced
+    in one of them: "bump minReplicas to 3" supersedes a report of three changes, and a
+    question about the report's pool size is not asked of the bump. Unknown similarities
+    (keyword search) trust the link."""
+    if version.similarity is None or hit.similarity is None or hit.similarity <= 0:
+        return True
+    if len(statement_spans(hit.content)) < MANY_FACTS:
+        return True
+    return version.similarity >= LINK_MIN_SHARE * hit.similarity
 
 
 def lift_newer(

@@ -95,6 +95,10 @@ RELATIVE_DATED_MIN_SIMILARITY = 0.3
 # "before the security review": the memory that tells of the event must be about it, as close as
 # prompt recall asks a memory to be to a prompt (the bundled model's measured recall cut-off).
 EVENT_MIN_SIMILARITY = 0.45
+# The event is the closest turn of a session among this many closest memories (notes describe
+# events and are dated when written): outside corpus past answered@1 0.444 -> 0.472, @5 0.861
+# -> 0.889; the team corpus unchanged (docs/BENCHMARKS.md, session 20).
+EVENT_CANDIDATES = 5
 # Versions of a fact are close but are not duplicates; read more pairs so that leaving them out
 # still fills the page.
 DUPLICATE_OVERFETCH = 2
@@ -312,17 +316,23 @@ class Searcher:
         return await self._event_period(reference, where), True
 
     async def _event_period(self, reference: EventReference, where: MemoryFilter) -> Period | None:
-        """The weeks before or after the event a question names, dated by the memory in scope
-        closest to the event's words; None when no memory is close enough to be that event."""
+        """The weeks before or after the event a question names, dated by the turn in scope
+        closest to the event's words (or the closest memory of any kind when no turn is among
+        the closest); None when no memory is close enough to be that event."""
         [vector] = await self.embedder.encode_queries_async([reference.phrase])
         async with transaction(self.pool) as conn:
             found = await search_store.semantic_candidates(
-                conn, vector, where, 1, EVENT_MIN_SIMILARITY
+                conn, vector, where, EVENT_CANDIDATES, EVENT_MIN_SIMILARITY
             )
-            rows = await memory_store.get_many(conn, [found[0][0]]) if found else []
+            rows = await memory_store.get_many(conn, [i for i, _ in found])
             if not rows:
                 return None
-            event = rows[0]
+            # An event happens in a session; a note (a runbook, a handbook) describes the
+            # state around it and is dated when it was written. The closest turn of a
+            # session dates the event, the closest memory of any kind when no turn is close.
+            by_id = {m.id: m for m in rows}
+            ranked = [by_id[i] for i, _ in found if i in by_id]
+            event = next((m for m in ranked if m.session_id), ranked[0])
             at = event.created_at
             if event.session_id and reference.direction == "before":
                 # The session that tells of the event is where it happened: its earlier turns

@@ -71,9 +71,9 @@ def day(number: int, month: int = 3) -> datetime:
 
 async def test_a_turn_first_in_both_lists_stays_first_above_notes(service: MemoryService) -> None:
     await other_topics(service)
-    # A user's turn is first by meaning and by words; handbook notes (which the kind weight
-    # favours over raw turns) come second and third in both lists. Rank fusion gave them
-    # nearly the same fused score, and the kind weight then put a note first.
+    # A user's turn is first by meaning and by words; saved handbook lines (which the kind
+    # weight favours over raw turns) come second and third in both lists. Rank fusion gave
+    # them nearly the same fused score, and the kind weight then put a saved line first.
     answer = await remember(
         service,
         "no loguru in ledgerline. the billing worker logs through structlog, configured in"
@@ -92,7 +92,7 @@ async def test_a_turn_first_in_both_lists_stays_first_above_notes(service: Memor
         ],
         start=10,
     ):
-        await remember(service, text, "note", day(number))
+        await remember(service, text, "manual", day(number))
 
     query = "can I use loguru for logging in the billing worker?"
     where = MemoryFilter(project=PROJECT)
@@ -100,9 +100,9 @@ async def test_a_turn_first_in_both_lists_stays_first_above_notes(service: Memor
     keyword = await service.search_keyword(query, where=where, use_prior=False)
     result = await service.search_hybrid(query, where=where)
 
-    # The premise: first in both lists, and a note second in both.
+    # The premise: first in both lists, and a saved line second in both.
     assert semantic.hits[0].id == keyword.hits[0].id == answer
-    assert semantic.hits[1].kind == keyword.hits[1].kind == "note"
+    assert semantic.hits[1].kind == keyword.hits[1].kind == "manual"
     assert result.hits[0].id == answer
 
 
@@ -346,3 +346,80 @@ async def test_before_an_event_ends_where_the_session_that_tells_of_it_began(
     assert f"#{event}" in (result.hits[0].time_note or "")
     # The session's own earlier turns are part of the change, not the state before it.
     assert next(h for h in result.hits if h.id == during).time_note is None
+
+
+async def test_a_link_does_not_lift_a_version_about_another_fact_of_the_memory(
+    service: MemoryService,
+) -> None:
+    await other_topics(service)
+    report = await remember(
+        service,
+        "Changes on perf/billing-latency:\n"
+        "- Pool: the billing worker's database pool now holds 24 connections.\n"
+        "- Batching: invoices are rendered in batches of 50.\n"
+        "- Scaling: the worker deployment keeps 2 replicas at minimum.",
+        "raw",
+        day(5),
+        session="s-latency",
+    )
+    bump = await remember(
+        service,
+        "Keep 3 replicas of the billing worker at minimum from now on; 2 is not enough.",
+        "raw",
+        day(6),
+        session="s-latency-2",
+    )
+    await service.update(bump, supersedes=report)
+    where = MemoryFilter(project=PROJECT)
+
+    pool = await service.search_hybrid(
+        "how many connections does the billing pool hold?", where=where
+    )
+    scaling = await service.search_hybrid(
+        "how many billing worker replicas run at minimum?", where=where
+    )
+
+    # The question about the pool is not asked of the bump: the report keeps its place.
+    assert pool.hits[0].id == report
+    # The question about the replicas is: the bump comes first, the report after it.
+    assert [h.id for h in scaling.hits[:2]] == [bump, report]
+
+
+async def test_an_event_is_dated_by_the_session_it_happened_in_not_a_later_note(
+    service: MemoryService,
+) -> None:
+    project = "quayline"
+
+    async def say(text: str, at: datetime, kind: str = "raw", session: str | None = None) -> int:
+        return await remember(service, text, kind, at, session=session, project=project)
+
+    before = await say("The quayline importer runs with 4 worker threads.", day(2), session="s1")
+    asked = await say(
+        "Imports are too slow: speed up the importer, use 16 worker threads.", day(10), session="s2"
+    )
+    done = await say(
+        "Done: the importer now runs with 16 worker threads.",
+        day(10).replace(hour=11),
+        session="s2",
+    )
+    # Written later, about the speed-up: closer to the event's words than the session itself.
+    await say(
+        "quayline runbook: the importer speed-up. Since the importer speed-up the importer runs"
+        " 16 worker threads.",
+        day(20),
+        kind="note",
+    )
+
+    result = await service.search_hybrid(
+        "how many worker threads did the importer run before the importer speed-up?",
+        where=MemoryFilter(project=project),
+    )
+
+    ids = [hit.id for hit in result.hits]
+    hit = result.hits[ids.index(before)]
+    # Dated by the turn that asked for the speed-up, not by the runbook written ten days later
+    # (whose period would hold the speed-up's own turns).
+    assert hit.time_note == (
+        f"before the importer speed-up (#{asked}, 2026-03-10), the time the question names"
+    )
+    assert ids.index(before) < min(ids.index(asked), ids.index(done))

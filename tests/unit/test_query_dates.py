@@ -117,6 +117,8 @@ def test_no_relative_phrase_names_nothing_even_with_an_anchor(query: str) -> Non
             "the pool incident fix",
         ),
         ("What held the UI state before the March refactor?", "before", "the March refactor"),
+        # The event told in the past tense looks back by itself, with no "was" or "did".
+        ("Retry budget before we doubled it?", "before", "we doubled it"),
     ],
 )
 def test_an_event_a_question_looks_back_from(query: str, direction: str, phrase: str) -> None:
@@ -132,6 +134,8 @@ def test_an_event_a_question_looks_back_from(query: str, direction: str, phrase:
         "How long do we wait before a payment call times out?",  # present: a routine
         "How long are raw files retained before they're deleted?",
         "What runs before the deploy?",  # not a question about the past
+        "What runs before we deploy?",
+        "What do we check before we need a new key?",
         "What did we run before that?",  # no event named
         "What did Maria do the week before August 3, 2023?",  # a date, read as a date
         "What did we change two weeks before last week?",

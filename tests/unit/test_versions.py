@@ -53,6 +53,14 @@ def _hit(
         ("what did the tool used to be called?", "past"),
         ("what was the limit originally?", "first"),
         ("at first, where did the lock live?", "first"),
+        ("which database did the very first prototype use?", "first"),
+        ("what was the timeout when we first added the retry?", "first"),
+        ("retry budget before we doubled it?", "past"),
+        ("what was the old deploy host?", "past"),
+        # Asked in the present, "original", "first" and "old" are not about time.
+        ("how long do we keep the original upload?", "present"),
+        ("what is the first step of the release?", "present"),
+        ("is the old deploy host still up?", "present"),
     ],
 )
 def test_question_tense(question: str, tense: str) -> None:
@@ -65,6 +73,21 @@ def test_present_lifts_the_successor_to_the_superseded_hits_place() -> None:
     assert [h.id for h in ordered] == [3, 1, 2]
     assert [h.score for h in ordered] == sorted((h.score for h in ordered), reverse=True)
     assert ordered[0].version_note == "current version of #1"
+
+
+@pytest.mark.parametrize(("successor_similarity", "lifted"), [(0.45, True), (0.3, False)])
+def test_a_version_takes_the_place_only_when_about_the_question_nearly_as_much(
+    successor_similarity: float, lifted: bool
+) -> None:
+    report = "Pool: 24 connections.\nBatches: 50 invoices.\nReplicas: 2 at minimum."
+    old = replace(_hit(1, 0.9, by=3), similarity=0.55, content=report)
+    other = replace(_hit(2, 0.8), similarity=0.5)
+    new = replace(_hit(3, 0.5, supersedes=1), similarity=successor_similarity)
+    ordered = order_versions([old, other, new], [], "present")
+    assert [h.id for h in ordered] == ([3, 1, 2] if lifted else [1, 2, 3])
+    # A memory of one or two statements is replaced as a whole, however unlike the question.
+    short = replace(old, content="Rate limit per IP, 30 a minute.")
+    assert order_versions([short, other, new], [], "present")[0].id == 3
 
 
 def test_present_pulls_in_a_missing_successor() -> None:
