@@ -423,3 +423,67 @@ async def test_an_event_is_dated_by_the_session_it_happened_in_not_a_later_note(
         f"before the importer speed-up (#{asked}, 2026-03-10), the time the question names"
     )
     assert ids.index(before) < min(ids.index(asked), ids.index(done))
+
+
+async def test_a_note_chunk_does_not_outrank_a_later_turn_by_its_kind(
+    service: MemoryService,
+) -> None:
+    await other_topics(service)
+    handbook = await remember(
+        service,
+        "ledgerline handbook: release announcements go in the #releases channel.",
+        "note",
+        day(3),
+    )
+    turn = await remember(
+        service,
+        "From now on release announcements go to the #platform channel.",
+        "raw",
+        day(25),
+        session="s-announce",
+    )
+    where = MemoryFilter(project=PROJECT)
+    question = "which channel do release announcements go to?"
+
+    plain = await service.search_hybrid(question, where=where, use_prior=False)
+    ranked = await service.search_hybrid(question, where=where)
+
+    # The premise: the two score within a few percent of each other, unlinked.
+    assert [h.id for h in plain.hits[:2]] == [turn, handbook]
+    assert plain.hits[1].score > 0.9 * plain.hits[0].score
+    assert ranked.hits[0].supersedes is None and ranked.hits[0].superseded_by is None
+    # A chunk of an imported note is raw material like a turn: it gains nothing by its kind
+    # (at 1.0 against the turn's 0.9 the March handbook came first).
+    assert [h.id for h in ranked.hits[:2]] == [turn, handbook]
+
+
+async def test_the_very_first_asks_for_the_first_version(service: MemoryService) -> None:
+    await other_topics(service)
+    first = await remember(
+        service,
+        "Jobs for the importer come from a Redis list, importer-jobs.",
+        "raw",
+        day(2),
+        session="s-importer-1",
+    )
+    later = await remember(
+        service,
+        "The invoice importer now reads its jobs from the SQS queue importer-jobs-v2 instead of"
+        " the Redis list.",
+        "raw",
+        day(20),
+        session="s-importer-2",
+    )
+    await service.update(later, supersedes=first)
+    where = MemoryFilter(project=PROJECT)
+
+    now = await service.search_hybrid(
+        "where does the invoice importer read its jobs from?", where=where
+    )
+    then = await service.search_hybrid(
+        "where did the very first invoice importer read its jobs from?", where=where
+    )
+
+    assert now.hits[0].id == later
+    assert then.hits[0].id == first
+    assert then.hits[0].version_note == f"the version before #{later}"
