@@ -42,12 +42,13 @@ _PAST = re.compile(
 )
 # In a question that looks back (a past-tense auxiliary), "originally", "the very first loop"
 # and "when we first added it" ask for the first state ("how long do we keep the original
-# response?" does not), and "the old address" for an earlier one; asked in
+# response?" does not, nor does "the first weekend of August": a plain "the first X" is as
+# often a time or a count), and "the old address" for an earlier one; asked in
 # the present they are about order or a name ("what is the first step?", "is the old server
 # still up?"). "before we raised it" looks back by its own verb.
 _LOOKS_BACK = re.compile(r"\b(?:was|were|did|had)\b", re.I)
 _FIRST_OF_PAST = re.compile(
-    r"\bthe\s+(?:very\s+)?first\s+[a-z]|\b(?:we|i|they|you|it)\s+first\s+[a-z]+ed\b", re.I
+    r"\bthe\s+very\s+first\s+[a-z]|\b(?:we|i|they|you|it)\s+first\s+[a-z]+ed\b", re.I
 )
 _THE_OLD = re.compile(r"\bthe\s+old\s+[a-z]", re.I)
 _BEFORE_PAST_EVENT = re.compile(r"\bbefore\s+(?:we|i|they|you|it)\s+[a-z]+(?<!e)ed\b", re.I)
