@@ -65,6 +65,19 @@ async def remember(
     return outcome.id
 
 
+async def linked_turns(
+    service: MemoryService, older: tuple[str, int], newer: tuple[str, int]
+) -> tuple[int, int]:
+    """Two turns of the project (text, day of March), each its own session, the newer one
+    superseding the older: the ids (older, newer)."""
+    ids = [
+        await remember(service, text, "raw", day(number), session=f"s-linked-{number}")
+        for text, number in (older, newer)
+    ]
+    await service.update(ids[1], supersedes=ids[0])
+    return ids[0], ids[1]
+
+
 def day(number: int, month: int = 3) -> datetime:
     return datetime(2026, month, number, 10, 0, tzinfo=UTC)
 
@@ -352,24 +365,17 @@ async def test_a_link_does_not_lift_a_version_about_another_fact_of_the_memory(
     service: MemoryService,
 ) -> None:
     await other_topics(service)
-    report = await remember(
+    report, bump = await linked_turns(
         service,
-        "Changes on perf/billing-latency:\n"
-        "- Pool: the billing worker's database pool now holds 24 connections.\n"
-        "- Batching: invoices are rendered in batches of 50.\n"
-        "- Scaling: the worker deployment keeps 2 replicas at minimum.",
-        "raw",
-        day(5),
-        session="s-latency",
+        (
+            "Changes on perf/billing-latency:\n"
+            "- Pool: the billing worker's database pool now holds 24 connections.\n"
+            "- Batching: invoices are rendered in batches of 50.\n"
+            "- Scaling: the worker deployment keeps 2 replicas at minimum.",
+            5,
+        ),
+        ("Keep 3 replicas of the billing worker at minimum from now on; 2 is not enough.", 6),
     )
-    bump = await remember(
-        service,
-        "Keep 3 replicas of the billing worker at minimum from now on; 2 is not enough.",
-        "raw",
-        day(6),
-        session="s-latency-2",
-    )
-    await service.update(bump, supersedes=report)
     where = MemoryFilter(project=PROJECT)
 
     pool = await service.search_hybrid(
@@ -459,22 +465,15 @@ async def test_a_note_chunk_does_not_outrank_a_later_turn_by_its_kind(
 
 async def test_the_very_first_asks_for_the_first_version(service: MemoryService) -> None:
     await other_topics(service)
-    first = await remember(
+    first, later = await linked_turns(
         service,
-        "Jobs for the importer come from a Redis list, importer-jobs.",
-        "raw",
-        day(2),
-        session="s-importer-1",
+        ("Jobs for the importer come from a Redis list, importer-jobs.", 2),
+        (
+            "The invoice importer now reads its jobs from the SQS queue importer-jobs-v2"
+            " instead of the Redis list.",
+            20,
+        ),
     )
-    later = await remember(
-        service,
-        "The invoice importer now reads its jobs from the SQS queue importer-jobs-v2 instead of"
-        " the Redis list.",
-        "raw",
-        day(20),
-        session="s-importer-2",
-    )
-    await service.update(later, supersedes=first)
     where = MemoryFilter(project=PROJECT)
 
     now = await service.search_hybrid(
