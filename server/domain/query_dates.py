@@ -85,7 +85,10 @@ _GERUND = re.compile(r"^\w+ing\b", re.I)
 _PRESENT_CLAUSE = re.compile(r"\b(?:is|are|am|does|do|gets|times out)\b|'re\b|'s\s+\w+ed\b", re.I)
 _LOOKS_BACK = re.compile(r"\b(?:was|were|did|had|used|held|kept|ran|took|got|went)\b", re.I)
 # An event told in the past tense looks back by itself: "GOMEMLIMIT before we raised the limit?"
-_PAST_EVENT = re.compile(r"(?:we|i|they|you)\s+[a-z]+(?<!e)ed\b", re.I)  # not "we need"
+# (a verb in -ed after a pronoun; not "we need"). server/domain/versions.py reads the tense of
+# "before <this>" with the same clause.
+PAST_EVENT_CLAUSE = r"(?:we|i|they|you|it)\s+[a-z]+(?<!e)ed\b"
+_PAST_EVENT = re.compile(PAST_EVENT_CLAUSE, re.I)
 # How far a period read from an event reaches: "before the ticket" is the weeks leading to it.
 EVENT_SPAN = timedelta(days=45)
 # A change made in the session that followed the event is still "right after" it.

@@ -255,11 +255,11 @@ def _found(
     for term in terms:
         pattern = _whole(term) if whole else None
         for action in actions:
-            if (
-                term in action.text and pattern.search(action.text) is not None
-                if pattern is not None
-                else term in action.words
-            ):
+            if pattern is None:
+                named = term in action.words
+            else:
+                named = term in action.text and pattern.search(action.text) is not None
+            if named:
                 found.append((term, action.where))
                 break
     return found

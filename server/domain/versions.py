@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from server.core.models.search import SearchHit
+from server.domain.query_dates import PAST_EVENT_CLAUSE
 from server.domain.statements import statement_spans
 
 Tense = Literal["present", "past", "first"]
@@ -46,12 +47,12 @@ _PAST = re.compile(
 # often a time or a count), and "the old address" for an earlier one; asked in
 # the present they are about order or a name ("what is the first step?", "is the old server
 # still up?"). "before we raised it" looks back by its own verb.
-_LOOKS_BACK = re.compile(r"\b(?:was|were|did|had)\b", re.I)
+_PAST_AUXILIARY = re.compile(r"\b(?:was|were|did|had)\b", re.I)
 _FIRST_OF_PAST = re.compile(
     r"\bthe\s+very\s+first\s+[a-z]|\b(?:we|i|they|you|it)\s+first\s+[a-z]+ed\b", re.I
 )
 _THE_OLD = re.compile(r"\bthe\s+old\s+[a-z]", re.I)
-_BEFORE_PAST_EVENT = re.compile(r"\bbefore\s+(?:we|i|they|you|it)\s+[a-z]+(?<!e)ed\b", re.I)
+_BEFORE_PAST_EVENT = re.compile(rf"\bbefore\s+{PAST_EVENT_CLAUSE}", re.I)
 # Past-tense words that leave a question's time open ("what did we decide?" is often about now,
 # "how large was the pool when it failed?" is not): enough to hold back weaker evidence.
 _PAST_WORDS = re.compile(r"\b(?:was|were|did|had|first)\b", re.I)
@@ -69,7 +70,7 @@ MAX_PULLED = 5  # versions pulled into one result list, at most
 
 def question_tense(query: str) -> Tense:
     """Whether a question asks about the present, a past state, or the first state of a fact."""
-    looks_back = _LOOKS_BACK.search(query) is not None
+    looks_back = _PAST_AUXILIARY.search(query) is not None
     if looks_back and (_FIRST.search(query) or _FIRST_OF_PAST.search(query)):
         return "first"
     if _PAST.search(query) or _BEFORE_PAST_EVENT.search(query):
