@@ -76,14 +76,23 @@ class EventReference:
 # "before / after / since / prior to <event>", the event being what follows up to the end of
 # the clause. A gerund ("before giving up", "before installing") or a present verb names a step
 # of a routine, not an event, and so does any "before" in a question about the present: the
-# question must look back ("what was", "did we", "were").
+# question must look back ("what was", "did we", "were", or a question whose own verb is in
+# the past tense: "which key signed the images"). A version number's dots ("the 2.4.0
+# release") do not end the clause.
 _EVENT = re.compile(
-    r"\b(before|after|since|prior\s+to)\s+(?!(?:that|then|now|it|this)\b)([^?.!,;]{3,80})", re.I
+    r"\b(before|after|since|prior\s+to)\s+(?!(?:that|then|now|it|this)\b)"
+    r"((?:[^?.!,;]|(?<=\d)\.(?=\d)){3,80})",
+    re.I,
 )
 _STARTS_WITH_DATE = re.compile(rf"(?:\d|{_MONTH}\b)", re.I)
 _GERUND = re.compile(r"^\w+ing\b", re.I)
 _PRESENT_CLAUSE = re.compile(r"\b(?:is|are|am|does|do|gets|times out)\b|'re\b|'s\s+\w+ed\b", re.I)
-_LOOKS_BACK = re.compile(r"\b(?:was|were|did|had|used|held|kept|ran|took|got|went)\b", re.I)
+_LOOKS_BACK = re.compile(
+    r"\b(?:was|were|did|had|used|held|kept|ran|took|got|went)\b"
+    r"|^\s*(?:which|what|who)\s+(?:(?!(?:is|are|am|do|does|can|will|must|should|has|have)\b)"
+    r"[\w.-]+\s+){0,2}[a-z]+(?<!e)ed\b",
+    re.I,
+)
 # An event told in the past tense looks back by itself: "GOMEMLIMIT before we raised the limit?"
 # (a verb in -ed after a pronoun; not "we need"). server/domain/versions.py reads the tense of
 # "before <this>" with the same clause.

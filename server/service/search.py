@@ -318,13 +318,21 @@ class Searcher:
     async def _event_period(self, reference: EventReference, where: MemoryFilter) -> Period | None:
         """The weeks before or after the event a question names, dated by the turn in scope
         closest to the event's words (or the closest memory of any kind when no turn is among
-        the closest); None when no memory is close enough to be that event."""
+        the closest), else by the first turn holding all its words; None when no memory is
+        close enough to be that event."""
         [vector] = await self.embedder.encode_queries_async([reference.phrase])
         async with transaction(self.pool) as conn:
             found = await search_store.semantic_candidates(
                 conn, vector, where, EVENT_CANDIDATES, EVENT_MIN_SIMILARITY
             )
             rows = await memory_store.get_many(conn, [i for i, _ in found])
+            if not rows:
+                # A short name ("the rotation", "the 2.4.0 release") is too little for its
+                # vector to reach the turn that tells of it: the first turn holding its words
+                # dates it (the first mention; later turns talk about it after the fact).
+                named = await search_store.first_turn_naming(conn, reference.phrase, where)
+                rows = await memory_store.get_many(conn, [named] if named else [])
+                found = [(m.id, 0.0) for m in rows]
             if not rows:
                 return None
             # An event happens in a session; a note (a runbook, a handbook) describes the

@@ -486,3 +486,36 @@ async def test_the_very_first_asks_for_the_first_version(service: MemoryService)
     assert now.hits[0].id == later
     assert then.hits[0].id == first
     assert then.hits[0].version_note == f"the version before #{later}"
+
+
+async def test_an_event_the_model_cannot_place_is_dated_by_the_first_turn_naming_it(
+    service: MemoryService,
+) -> None:
+    """A one-word event ("the rotation") is too short for its vector to reach a turn, so it is
+    dated by the first conversation turn holding its words."""
+    project = "tallyhook"
+
+    async def say(text: str, at: datetime, session: str) -> int:
+        return await remember(service, text, "raw", at, session=session, project=project)
+
+    await other_topics(service)
+    before = await say("Release images are signed with the key tally-2025.", day(2), "s1")
+    rotated = await say(
+        "The signing key rotated today: tally-2026 replaces tally-2025, which gets revoked.",
+        day(12),
+        "s2",
+    )
+    await say("Release images are signed with the key tally-2026 now.", day(15), "s3")
+    where = MemoryFilter(project=project)
+    # The premise: by meaning alone nothing is close enough to be the event.
+    close = await service.search_semantic("the rotation", where=where, min_similarity=0.45)
+    assert close.hits == []
+
+    result = await service.search_hybrid(
+        "which key signed the release images before the rotation?", where=where
+    )
+
+    assert result.hits[0].id == before
+    assert result.hits[0].time_note == (
+        f"before the rotation (#{rotated}, 2026-03-12), the time the question names"
+    )

@@ -119,6 +119,11 @@ def test_no_relative_phrase_names_nothing_even_with_an_anchor(query: str) -> Non
         ("What held the UI state before the March refactor?", "before", "the March refactor"),
         # The event told in the past tense looks back by itself, with no "was" or "did".
         ("Retry budget before we doubled it?", "before", "we doubled it"),
+        # A version number's dots do not end the phrase.
+        ("what was the MSRV right before the 2.4.0 release?", "before", "the 2.4.0 release"),
+        # A question whose own verb is in the past tense looks back without an auxiliary.
+        ("which key signed the images before the rotation?", "before", "the rotation"),
+        ("who approved deploys after the reorg?", "after", "the reorg"),
     ],
 )
 def test_an_event_a_question_looks_back_from(query: str, direction: str, phrase: str) -> None:
@@ -139,6 +144,8 @@ def test_an_event_a_question_looks_back_from(query: str, direction: str, phrase:
         "What did we run before that?",  # no event named
         "What did Maria do the week before August 3, 2023?",  # a date, read as a date
         "What did we change two weeks before last week?",
+        "Which seed runs before the migration?",  # "seed" is not a verb in the past tense
+        "What is needed before the release?",
     ],
 )
 def test_no_event_in_routines_dates_or_the_present(query: str) -> None:
