@@ -6,6 +6,7 @@ Kept free of I/O so each rule can be tested and measured on its own (bench/ and 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -80,6 +81,31 @@ def score_fusion(
 def asks(kind: str, content: str) -> bool:
     """A conversation turn that ends in a question: it asks for the answer, it rarely holds it."""
     return kind == "raw" and content.rstrip().endswith("?")
+
+
+# A question for a cause: "why did the pods restart?", "what caused the spike?".
+_ASKS_WHY = re.compile(
+    r"\bwhy\b|\bwhat\s+(?:caused|causes|was causing|made)\b|\broot cause\b", re.I
+)
+# English connectives that state a cause or a purpose. The turn that says why ("the cache grows
+# because nothing prunes it") is often ranked below the turn that reports the symptom, which
+# repeats the question's words.
+_GIVES_REASON = re.compile(
+    r"\b(?:because|caused|causes|due to|owing to|as a result|result of|resulted in|results in"
+    r"|led to|leads to|leading to|the reason|reason is|root cause|is why|therefore|hence|thus"
+    r"|comes from|came from|stems from|so that)\b",
+    re.I,
+)
+
+
+def asks_why(query: str) -> bool:
+    """Whether a question asks for a cause or a reason."""
+    return _ASKS_WHY.search(query) is not None
+
+
+def gives_reason(content: str) -> bool:
+    """Whether a memory states a cause or a purpose in so many words."""
+    return _GIVES_REASON.search(content) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -519,3 +519,33 @@ async def test_an_event_the_model_cannot_place_is_dated_by_the_first_turn_naming
     assert result.hits[0].time_note == (
         f"before the rotation (#{rotated}, 2026-03-12), the time the question names"
     )
+
+
+async def test_a_question_that_asks_why_favours_the_turn_that_gives_the_reason(
+    service: MemoryService,
+) -> None:
+    await other_topics(service)
+    symptom = await remember(
+        service,
+        "The invoice export job timed out again on the first of the month.",
+        "raw",
+        day(3),
+        session="s-export",
+    )
+    reason = await remember(
+        service,
+        "The export times out because it loads every tenant's invoices into memory at once.",
+        "raw",
+        day(3).replace(minute=20),
+        session="s-export",
+    )
+    question = "why did the invoice export job time out?"
+    where = MemoryFilter(project=PROJECT)
+    # The premise: on the two lists alone the symptom, in the question's own words, comes first
+    # (fused 1.0 against 0.95).
+    plain = await service.search_hybrid(question, where=where, use_prior=False)
+    assert [h.id for h in plain.hits[:2]] == [symptom, reason]
+
+    result = await service.search_hybrid(question, where=where)
+
+    assert [h.id for h in result.hits[:2]] == [reason, symptom]

@@ -9,6 +9,8 @@ import pytest
 from server.core.ranking import (
     RankingPrior,
     asks,
+    asks_why,
+    gives_reason,
     idf,
     parse_kind_weights,
     score_fusion,
@@ -120,3 +122,33 @@ def test_parse_kind_weights_rejects_malformed_entries(bad: str) -> None:
 
 def test_any_term_query_quotes_every_lexeme() -> None:
     assert any_term_query(["it's", "a\\b", "x|y"]) == "'it''s' | 'a\\\\b' | 'x|y'"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("why did the nightly export time out?", True),
+        ("Any idea why the cache keeps growing?", True),
+        ("what caused the spike in 502s last week?", True),
+        ("what was the root cause of the outage?", True),
+        ("what timeout does the export use?", False),
+        ("what did we change in the cache?", False),
+    ],
+)
+def test_a_question_asks_why(query: str, expected: bool) -> None:
+    assert asks_why(query) is expected
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("The export times out because it loads every tenant at once.", True),
+        ("The growth comes from the retry queue, which nothing drains.", True),
+        ("We batch by tenant so that no job holds all invoices in memory.", True),
+        ("Raised the pool to 32 connections; the backlog was due to starved workers.", True),
+        ("The export job timed out again on the first of the month.", False),
+        ("Cause and effect are the same here", False),  # "cause" alone states no cause
+    ],
+)
+def test_a_memory_gives_a_reason(content: str, expected: bool) -> None:
+    assert gives_reason(content) is expected
