@@ -290,7 +290,8 @@ def same_subject_candidates(
     `min_gap` later, scoring at least `min_share` of the older's score, and both stating a
     value (a number or a code span). The caller keeps the pairs whose stored vectors are close.
     A value stated in a mid-way runbook and stated again, changed, in a later session is the
-    case; in a conversation about someone's life (no values) nothing is paired."""
+    case; in a conversation about someone's life (no values) nothing is paired. A user's later
+    message in the same session counts however soon it follows (`_user_follow_up`)."""
     pairs: list[tuple[int, int]] = []
     for position, older in enumerate(hits[:places]):
         if not older.project or older.superseded_by is not None:
@@ -300,12 +301,29 @@ def same_subject_candidates(
         for newer in hits[position + 1 : depth]:
             if (
                 newer.project == older.project
-                and newer.created_at >= older.created_at + min_gap
+                and (
+                    newer.created_at >= older.created_at + min_gap or _user_follow_up(older, newer)
+                )
                 and newer.score >= min_share * older.score
                 and _STATES_A_VALUE.search(newer.content)
             ):
                 pairs.append((older.id, newer.id))
     return pairs
+
+
+def _user_follow_up(older: SearchHit, newer: SearchHit) -> bool:
+    """`newer` is the user's later message in the session of the user's `older` one: a
+    decision or a correction made after reading the agent's answer ("no, set it to 45s"),
+    which states the current value however soon it follows. Turns of one exchange by two
+    speakers are not paired so (a reply restates the explanation above it, measured: outside
+    corpus answered@1 -0.03 to -0.09)."""
+    return (
+        older.role == "user"
+        and newer.role == "user"
+        and older.session_id is not None
+        and newer.session_id == older.session_id
+        and newer.created_at > older.created_at
+    )
 
 
 def earlier_subject_candidates(

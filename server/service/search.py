@@ -708,6 +708,7 @@ def _hit(
         supersedes=m.supersedes,
         superseded_by=m.superseded_by,
         owner=m.owner,
+        role=m.role,
         visibility=m.visibility,
     )
 

@@ -549,3 +549,33 @@ async def test_a_question_that_asks_why_favours_the_turn_that_gives_the_reason(
     result = await service.search_hybrid(question, where=where)
 
     assert [h.id for h in result.hits[:2]] == [reason, symptom]
+
+
+async def test_a_users_correction_minutes_later_comes_above_the_request_it_changes(
+    service: MemoryService,
+) -> None:
+    await other_topics(service)
+    session = "s-webhooks"
+    at = day(4)
+    request = await remember(
+        service, "Set the webhook retry limit to 5 attempts.", "raw", at, session=session
+    )
+    correction = await remember(
+        service,
+        "No, 8 attempts for webhooks: the partner API flaps for minutes at a time.",
+        "raw",
+        at.replace(minute=3),
+        session=session,
+    )
+    # Without a link between them, as most such pairs are on sessions the rules were not
+    # written beside.
+    await service.update(correction, supersedes=0)
+    question = "what is the webhook retry limit?"
+    where = MemoryFilter(project=PROJECT)
+    plain = await service.search_hybrid(question, where=where, use_prior=False)
+    assert [h.id for h in plain.hits[:2]] == [request, correction]
+
+    result = await service.search_hybrid(question, where=where)
+
+    assert [h.id for h in result.hits[:2]] == [correction, request]
+    assert result.hits[0].version_note == f"newer, about the same as #{request}"

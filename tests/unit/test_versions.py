@@ -219,6 +219,31 @@ def test_same_subject_candidates_skip_other_projects_and_the_same_exchange() -> 
     assert found == []
 
 
+def test_a_users_later_message_in_the_session_pairs_however_soon_it_follows() -> None:
+    asked = _valued(2, 1.0, "Cap the export at 10,000 rows per file.")
+    turn = {"session_id": "s1", "role": "user"}
+    asked = replace(asked, **turn)
+    soon = asked.created_at + timedelta(minutes=2)
+    corrected = replace(_valued(9, 0.9, "No, cap it at 25,000 rows."), created_at=soon, **turn)
+    agent_reply = replace(
+        _valued(8, 0.9, "Capped at 10,000 rows per file."),
+        created_at=soon,
+        session_id="s1",
+        role="assistant",
+    )
+    other_session = replace(corrected, id=7, session_id="s2")
+
+    def pairs(hits: list[SearchHit]) -> list[tuple[int, int]]:
+        return same_subject_candidates(
+            hits, places=3, depth=8, min_share=0.8, min_gap=timedelta(hours=1)
+        )
+
+    assert pairs([asked, corrected]) == [(2, 9)]
+    # The agent's reply and a message of another session minutes later are not follow-ups.
+    assert pairs([asked, agent_reply]) == []
+    assert pairs([asked, other_session]) == []
+
+
 def test_earlier_subject_candidates_pair_a_newer_hit_with_older_statements_below_it() -> None:
     current = _valued(20, 1.0, "publish interval 30 s, QoS 1")
     prose = _valued(5, 0.95, "We talked about the interval again.")

@@ -49,6 +49,7 @@ class SearchHit:
     version_note: str | None = None
     time_note: str | None = None
     owner: str | None = None  # who saved it, on a team's server (Memory.owner)
+    role: str | None = None  # who said it, for a conversation turn: "user" or "assistant"
     visibility: str = "shared"
     verdict: str | None = None
     verdict_note: str | None = None
