@@ -77,7 +77,7 @@ class EventReference:
 # the clause. A gerund ("before giving up", "before installing") or a present verb names a step
 # of a routine, not an event, and so does any "before" in a question about the present: the
 # question must look back ("what was", "did we", "were", or a question whose own verb is in
-# the past tense: "which key signed the images"). A version number's dots ("the 2.4.0
+# the past tense: "which queue handled the retries"). A version number's dots ("the 4.2.0
 # release") do not end the clause.
 _EVENT = re.compile(
     r"\b(before|after|since|prior\s+to)\s+(?!(?:that|then|now|it|this)\b)"

@@ -336,7 +336,7 @@ class Searcher:
             )
             rows = await memory_store.get_many(conn, [i for i, _ in found])
             if not rows:
-                # A short name ("the rotation", "the 2.4.0 release") is too little for its
+                # A short name ("the cutover", "the 4.2.0 release") is too little for its
                 # vector to reach the turn that tells of it: the first turn holding its words
                 # dates it (the first mention; later turns talk about it after the fact).
                 named = await search_store.first_turn_naming(conn, reference.phrase, where)

@@ -491,7 +491,7 @@ async def test_the_very_first_asks_for_the_first_version(service: MemoryService)
 async def test_an_event_the_model_cannot_place_is_dated_by_the_first_turn_naming_it(
     service: MemoryService,
 ) -> None:
-    """A one-word event ("the rotation") is too short for its vector to reach a turn, so it is
+    """A one-word event ("the cutover") is too short for its vector to reach a turn, so it is
     dated by the first conversation turn holding its words."""
     project = "tallyhook"
 
@@ -499,25 +499,25 @@ async def test_an_event_the_model_cannot_place_is_dated_by_the_first_turn_naming
         return await remember(service, text, "raw", at, session=session, project=project)
 
     await other_topics(service)
-    before = await say("Release images are signed with the key tally-2025.", day(2), "s1")
-    rotated = await say(
-        "The signing key rotated today: tally-2026 replaces tally-2025, which gets revoked.",
+    before = await say("Failed webhooks are retried from the SQS queue tally-retries.", day(2), "1")
+    cutover = await say(
+        "Cutover is done: retries now run from the Redis stream tally:retries, SQS is drained.",
         day(12),
-        "s2",
+        "2",
     )
-    await say("Release images are signed with the key tally-2026 now.", day(15), "s3")
+    await say("Failed webhooks are retried from the Redis stream tally:retries.", day(15), "3")
     where = MemoryFilter(project=project)
     # The premise: by meaning alone nothing is close enough to be the event.
-    close = await service.search_semantic("the rotation", where=where, min_similarity=0.45)
+    close = await service.search_semantic("the cutover", where=where, min_similarity=0.45)
     assert close.hits == []
 
     result = await service.search_hybrid(
-        "which key signed the release images before the rotation?", where=where
+        "which queue handled the webhook retries before the cutover?", where=where
     )
 
     assert result.hits[0].id == before
     assert result.hits[0].time_note == (
-        f"before the rotation (#{rotated}, 2026-03-12), the time the question names"
+        f"before the cutover (#{cutover}, 2026-03-12), the time the question names"
     )
 
 

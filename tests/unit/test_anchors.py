@@ -42,7 +42,9 @@ def kinds(text: str) -> list[tuple[str, str, str | None]]:
         ]),
         ("run it with `pytest --maxfail=1 -q`", [("setting", "--maxfail", "1")]),
         ("the `InvoiceService.create` method", [("symbol", "InvoiceService.create", None)]),
-        ("We set GOMEMLIMIT=900MiB. It held.", [("setting", "GOMEMLIMIT", "900MiB")]),
+        ("We set NODE_OPTIONS=--max-old-space-size. It held.", [
+            ("setting", "NODE_OPTIONS", "--max-old-space-size")
+        ]),
         ("Build with the Dockerfile, then Makefile targets", [
             ("path", "Dockerfile", None), ("path", "Makefile", None)
         ]),

@@ -71,10 +71,10 @@ def test_one_strong_term_or_three_plain_ones_make_a_use() -> None:
 
 
 def test_what_the_prompt_already_says_is_no_evidence() -> None:
-    terms = memory_terms("Deploys go through `make release` and the ArgoCD app gridwire-prod.")
-    action = [call("Bash", command="argocd app sync gridwire-prod")]
+    terms = memory_terms("Deploys go through `make release` and the ArgoCD app tallyhook-prod.")
+    action = [call("Bash", command="argocd app sync tallyhook-prod")]
 
-    asked = judge(1, terms, "sync gridwire-prod in ArgoCD please", action)
+    asked = judge(1, terms, "sync tallyhook-prod in ArgoCD please", action)
     unasked = judge(1, terms, "ship it", action)
 
     assert asked.verdict == "unused"
@@ -109,17 +109,17 @@ def test_a_tool_input_is_read_as_key_value_lines_of_its_values() -> None:
 
 
 def test_names_two_memories_injected_together_share_are_no_evidence_for_either() -> None:
-    sink = memory_terms("The JetStream sink in internal/sink/sink.go batches 2000 rows per COPY.")
-    consumer = memory_terms("The JetStream consumer gridwire-sink acks after the COPY commits.")
+    sink = memory_terms("RabbitMQ sink in internal/export/writer.go batches 1500 rows per INSERT.")
+    consumer = memory_terms("The RabbitMQ consumer tallyhook-export acks after the INSERT commits.")
 
     apart_sink, apart_consumer = apart([sink, consumer])
-    action = [said("I checked the JetStream dashboards.")]
+    action = [said("I checked the RabbitMQ dashboards.")]
 
-    assert "jetstream" in sink.strong and "jetstream" not in apart_sink.strong
-    assert "2000" in apart_sink.strong and "internal/sink/sink.go" in apart_sink.strong
+    assert "rabbitmq" in sink.strong and "rabbitmq" not in apart_sink.strong
+    assert "1500" in apart_sink.strong and "internal/export/writer.go" in apart_sink.strong
     assert judge(1, apart_sink, "", action).verdict == "unused"
     assert judge(1, sink, "", action).verdict == "used", "alone, the name would count"
-    assert "gridwire-sink" in apart_consumer.plain or "gridwire" in apart_consumer.plain
+    assert "tallyhook-export" in apart_consumer.plain or "tallyhook" in apart_consumer.plain
 
 
 def test_units_and_round_numbers_are_not_strong_terms() -> None:

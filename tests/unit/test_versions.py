@@ -186,10 +186,10 @@ def _valued(memory_id: int, score: float, content: str, project: str = "acme") -
 
 
 def test_same_subject_candidates_pair_values_stated_at_two_times() -> None:
-    runbook = _valued(2, 1.0, "AckWait is 2m on the sink consumer.")
-    later = _valued(9, 0.85, "Set AckWait to 45s and heartbeat every 15s.")
-    weak = _valued(8, 0.5, "AckWait 30s was the first setting.")
-    prose = _valued(7, 0.95, "We talked about the consumer again.")
+    runbook = _valued(2, 1.0, "The session cookie lives 8h on the admin app.")
+    later = _valued(9, 0.85, "Set the session cookie to 2h and refresh it every 30m.")
+    weak = _valued(8, 0.5, "A 24h cookie was the first setting.")
+    prose = _valued(7, 0.95, "We talked about the cookie again.")
 
     found = same_subject_candidates(
         [runbook, prose, later, weak],
@@ -245,11 +245,11 @@ def test_a_users_later_message_in_the_session_pairs_however_soon_it_follows() ->
 
 
 def test_earlier_subject_candidates_pair_a_newer_hit_with_older_statements_below_it() -> None:
-    current = _valued(20, 1.0, "publish interval 30 s, QoS 1")
+    current = _valued(20, 1.0, "sync interval 10 min, batches of 50")
     prose = _valued(5, 0.95, "We talked about the interval again.")
-    first = _valued(3, 0.85, "publish one reading every 60 s")
-    weak = _valued(2, 0.5, "interval: 60 s in the draft")
-    later = _valued(25, 0.9, "interval 45 s from now on")
+    first = _valued(3, 0.85, "sync the catalogue every 30 min")
+    weak = _valued(2, 0.5, "interval: 30 min in the draft")
+    later = _valued(25, 0.9, "interval 15 min from now on")
 
     found = earlier_subject_candidates(
         [current, prose, first, weak, later],
@@ -264,9 +264,9 @@ def test_earlier_subject_candidates_pair_a_newer_hit_with_older_statements_below
 
 
 def test_earlier_subject_candidates_look_back_from_the_moment_the_question_names() -> None:
-    after_fix = _valued(20, 1.0, "watchdog timeout 20 s")
-    before_fix = _valued(6, 0.9, "watchdog armed at 8 s")
-    also_after = _valued(15, 0.9, "watchdog timeout raised to 12 s")
+    after_fix = _valued(20, 1.0, "health check timeout 20 s")
+    before_fix = _valued(6, 0.9, "health check armed at 5 s")
+    also_after = _valued(15, 0.9, "health check timeout raised to 12 s")
     fix = datetime(2026, 5, 12, tzinfo=UTC)
 
     found = earlier_subject_candidates(
