@@ -151,7 +151,7 @@ def memory_terms(text: str) -> MemoryTerms:
 
 def apart(terms: Sequence[MemoryTerms]) -> list[MemoryTerms]:
     """Each memory's terms without those another of `terms` has too: memories injected
-    together often share their project's names ("JetStream", "gridwire-sink"), and a shared
+    together often share their project's names ("RabbitMQ", "tallyhook-export"), and a shared
     name says the agent worked on the project, not which of them it followed."""
     counts: dict[str, int] = {}
     for one in terms:

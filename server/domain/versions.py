@@ -207,8 +207,8 @@ def _as_close(version: SearchHit, hit: SearchHit) -> bool:
     things (the link is about all of it: a correction is often shorter and less like the
     question than the plan it corrects), else only when `version` is about the question
     nearly as much. A link joins whole memories, and one that states many facts is replaced
-    in one of them: "bump minReplicas to 3" supersedes a report of three changes, and a
-    question about the report's pool size is not asked of the bump. Unknown similarities
+    in one of them: "raise the worker count to 6" supersedes a report of three changes, and a
+    question about the report's pool size is not asked of that turn. Unknown similarities
     (keyword search) trust the link."""
     if version.similarity is None or hit.similarity is None or hit.similarity <= 0:
         return True
