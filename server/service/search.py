@@ -339,7 +339,7 @@ class Searcher:
                 # A short name ("the cutover", "the 4.2.0 release") is too little for its
                 # vector to reach the turn that tells of it: the first turn holding its words
                 # dates it (the first mention; later turns talk about it after the fact).
-                named = await search_store.first_turn_naming(conn, reference.phrase, where)
+                named = await memory_store.oldest_turn(conn, replace(where, text=reference.phrase))
                 rows = await memory_store.get_many(conn, [named] if named else [])
                 found = [(m.id, 0.0) for m in rows]
             if not rows:

@@ -373,6 +373,17 @@ async def oldest_created_at(conn: Conn, where: MemoryFilter) -> datetime | None:
     return row[0] if row else None
 
 
+async def oldest_turn(conn: Conn, where: MemoryFilter) -> int | None:
+    """The id of the oldest conversation turn (a memory of a session) the filter selects."""
+    cur = await conn.execute(
+        f"SELECT id FROM memories WHERE session_id IS NOT NULL AND {FILTER_SQL}"
+        " ORDER BY created_at, id LIMIT 1",
+        filter_params(where),
+    )
+    row = await cur.fetchone()
+    return int(row[0]) if row else None
+
+
 async def list_page(conn: Conn, where: MemoryFilter, limit: int, offset: int) -> list[Memory]:
     """Newest first; id breaks ties so pages never overlap or skip."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:

@@ -499,18 +499,3 @@ async def similar_pairs(
         {"ids": list(memory_ids), "min": min_similarity},
     )
     return [(int(row[0]), int(row[1]), float(row[2])) for row in await cur.fetchall()]
-
-
-async def first_turn_naming(conn: Conn, phrase: str, where: MemoryFilter) -> int | None:
-    """The oldest conversation turn the filter selects that holds every word of `phrase` (its
-    English stems, stop words left out); None when none does or the phrase has no such word."""
-    cur = await conn.execute(
-        "SELECT id FROM memories"
-        " WHERE tsv @@ plainto_tsquery('english', %(phrase)s)"
-        " AND numnode(plainto_tsquery('english', %(phrase)s)) > 0"
-        f" AND session_id IS NOT NULL AND {FILTER_SQL}"
-        " ORDER BY created_at, id LIMIT 1",
-        {**filter_params(where), "phrase": phrase},
-    )
-    row = await cur.fetchone()
-    return int(row[0]) if row else None
