@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 BUILT_IN = Path(__file__).with_name("vocabulary.txt")
@@ -31,18 +31,35 @@ class Vocabulary:
     """Groups of equivalent forms, each form kept as its lower-cased words."""
 
     groups: tuple[tuple[tuple[str, ...], ...], ...] = ()
+    # (group's place, form) by the form's first word: a query looks up each of its own words
+    # instead of scanning every form of the table (search runs this for every question).
+    _by_first_word: dict[str, list[tuple[int, tuple[str, ...]]]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        by_first_word: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        for place, group in enumerate(self.groups):
+            for form in group:
+                by_first_word.setdefault(form[0], []).append((place, form))
+        object.__setattr__(self, "_by_first_word", by_first_word)
 
     def expansions(self, query: str) -> list[str]:
         """The forms of every group the query names that the query does not already hold."""
         words = _words(query)
+        named: dict[int, set[tuple[str, ...]]] = {}
+        for start, word in enumerate(words):
+            # A one-word form may be named in the plural ("SLOs"): look the word up bare too.
+            looked_up = (word, word[:-1]) if word.endswith("s") else (word,)
+            for key in looked_up:
+                for place, form in self._by_first_word.get(key, ()):
+                    if _named_at(words, start, form):
+                        named.setdefault(place, set()).add(form)
         added: list[str] = []
-        for group in self.groups:
-            named = [form for form in group if _contains(words, form)]
-            if not named:
-                continue
-            for form in group:
+        for place in sorted(named):
+            for form in self.groups[place]:
                 text = " ".join(form)
-                if form not in named and text not in added:
+                if form not in named[place] and text not in added:
                     added.append(text)
         return added
 
@@ -102,11 +119,12 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(text.lower()))
 
 
-def _contains(words: tuple[str, ...], form: tuple[str, ...]) -> bool:
-    """Whether `form` occurs in `words` as consecutive whole words (last one maybe plural)."""
-    size = len(form)
-    for start in range(len(words) - size + 1):
-        window = words[start : start + size]
-        if window[:-1] == form[:-1] and window[-1] in (form[-1], form[-1] + "s"):
-            return True
-    return False
+def _named_at(words: tuple[str, ...], start: int, form: tuple[str, ...]) -> bool:
+    """Whether `form` occurs in `words` at `start` as consecutive whole words, its last word
+    maybe in the plural."""
+    window = words[start : start + len(form)]
+    return (
+        len(window) == len(form)
+        and window[:-1] == form[:-1]
+        and window[-1] in (form[-1], form[-1] + "s")
+    )
