@@ -20,9 +20,10 @@ from server.core.errors import DatabaseSetupError
 
 logger = logging.getLogger(__name__)
 
-# ef_search 200 keeps HNSW recall@10 at or above 0.99 of exact search (docs/BENCHMARKS.md);
-# iterative scans keep filtered searches from returning fewer hits than asked for.
-SEARCH_SETTINGS = (("hnsw.ef_search", "200"), ("hnsw.iterative_scan", "relaxed_order"))
+# ef_search 100 keeps HNSW recall@10 at or above 0.99 of exact search on the m 32 /
+# ef_construction 300 graph (server/store/embedding_model.py, docs/BENCHMARKS.md); iterative
+# scans keep filtered searches from returning fewer hits than asked for.
+SEARCH_SETTINGS = (("hnsw.ef_search", "100"), ("hnsw.iterative_scan", "relaxed_order"))
 
 
 class MemoryPool(AsyncConnectionPool[psycopg.AsyncConnection[tuple[object, ...]]]):

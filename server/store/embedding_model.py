@@ -7,6 +7,7 @@ the configured model, which migrations cannot know.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,9 +19,13 @@ from server.core.models.vectors import EmbeddingModelRecord, Window
 from server.store.memories import COLUMNS
 from server.store.tx import Conn, returned_ids
 
+logger = logging.getLogger(__name__)
+
 _ADOPT_LOCK_KEY = 0x636C6D656E
 # (table, HNSW index name) for every vector column.
 VECTOR_TABLES = (("memories", "memories_embedding_hnsw"), ("memory_chunks", "memory_chunks_hnsw"))
+# The HNSW graph's build settings, as (option, value); see create_vector_indexes.
+HNSW_GRAPH = (("m", 32), ("ef_construction", 300))
 
 
 async def lock_model_record(conn: Conn) -> None:
@@ -83,19 +88,49 @@ async def set_dimension(conn: Conn, table: str, dimension: int) -> None:
 
 
 async def create_vector_indexes(conn: Conn) -> None:
-    """Build any missing HNSW index; a build over many rows may outlast statement_timeout.
+    """Build any missing HNSW index, and rebuild one built with other graph settings; a build
+    over many rows may outlast statement_timeout.
 
-    m 24 and ef_construction 200: on MiniLM vectors the default graph (16, 64) reached only
-    0.955 recall@10 at 30,000 memories; this one reaches 0.996-0.999 (docs/BENCHMARKS.md).
+    m 32 and ef_construction 300 (`HNSW_GRAPH`): the denser graph reaches 0.99 recall@10 at
+    `hnsw.ef_search` 100 (server/db/pool.py), so each look-up reads fewer rows than the m 24 /
+    ef_construction 200 graph needed at 200; the default graph (16, 64) reached only 0.955 at
+    30,000 memories (docs/BENCHMARKS.md). A store whose index predates the setting gets the
+    new graph once, at the next start: about a minute per 50,000 memories.
     """
     await conn.execute("SET LOCAL statement_timeout = 0")
+    built = await _index_options(conn)
+    wanted = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)
     for table, index in VECTOR_TABLES:
+        if index in built and built[index] != wanted:
+            logger.warning(
+                "rebuilding the vector index %s with m %d, ef_construction %d (once)",
+                index,
+                *(value for _, value in HNSW_GRAPH),
+            )
+            await conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index)))
         await conn.execute(
             sql.SQL(
                 "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops)"
-                " WITH (m = 24, ef_construction = 200)"
-            ).format(sql.Identifier(index), sql.Identifier(table))
+                " WITH ({})"
+            ).format(
+                sql.Identifier(index),
+                sql.Identifier(table),
+                sql.SQL(", ").join(
+                    sql.SQL("{} = {}").format(sql.SQL(name), sql.Literal(value))
+                    for name, value in HNSW_GRAPH
+                ),
+            )
         )
+
+
+async def _index_options(conn: Conn) -> dict[str, list[str]]:
+    """The storage options (sorted `name=value`) of each vector index that exists."""
+    cur = await conn.execute(
+        "SELECT relname, coalesce(reloptions, '{}') FROM pg_class"
+        " WHERE relkind = 'i' AND relname = ANY(%(names)s)",
+        {"names": [index for _, index in VECTOR_TABLES]},
+    )
+    return {str(row[0]): sorted(row[1]) for row in await cur.fetchall()}
 
 
 async def count_missing_vectors(conn: Conn) -> int:

@@ -80,7 +80,7 @@ async def test_the_server_works_through_pgbouncer_in_transaction_mode(
 
     versions = sorted(m.version for m in [*first, *second])
     assert versions == [m.version for m in discover_migrations()], "each migration once"
-    assert in_effect == ("200", "30s")
+    assert in_effect == ("100", "30s")
     assert [s.status for s in saved] == ["saved"] * len(NOTES)
     assert {a.status_code for a in answers} == {200}
     assert all(a.json()["results"][0]["content"] == NOTES[2] for a in answers[:24])
