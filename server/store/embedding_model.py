@@ -95,7 +95,7 @@ async def create_vector_indexes(conn: Conn) -> None:
     `hnsw.ef_search` 100 (server/db/pool.py), so each look-up reads fewer rows than the m 24 /
     ef_construction 200 graph needed at 200; the default graph (16, 64) reached only 0.955 at
     30,000 memories (docs/BENCHMARKS.md). A store whose index predates the setting gets the
-    new graph once, at the next start: about a minute per 50,000 memories.
+    new graph once, at the next start: about two minutes per 50,000 memories on two cores.
     """
     await conn.execute("SET LOCAL statement_timeout = 0")
     built = await _index_options(conn)
