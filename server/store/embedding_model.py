@@ -124,10 +124,11 @@ async def create_vector_indexes(conn: Conn) -> None:
 
 
 async def _index_options(conn: Conn) -> dict[str, list[str]]:
-    """The storage options (sorted `name=value`) of each vector index that exists."""
+    """The storage options (sorted `name=value`) of each vector index that exists (in the
+    connection's search path, where the tables it indexes are)."""
     cur = await conn.execute(
         "SELECT relname, coalesce(reloptions, '{}') FROM pg_class"
-        " WHERE relkind = 'i' AND relname = ANY(%(names)s)",
+        " WHERE relkind = 'i' AND relname = ANY(%(names)s) AND pg_table_is_visible(oid)",
         {"names": [index for _, index in VECTOR_TABLES]},
     )
     return {str(row[0]): sorted(row[1]) for row in await cur.fetchall()}
