@@ -78,9 +78,22 @@ def score_fusion(
     return fused
 
 
-def asks(kind: str, content: str) -> bool:
-    """A conversation turn that ends in a question: it asks for the answer, it rarely holds it."""
-    return kind == "raw" and content.rstrip().endswith("?")
+# A sentence ending in a question mark: after a word (or its closing quote or bracket), before
+# a space or the end, so code ("a ? b : c", "user?.id") and URLs ("?page=2") do not ask.
+_QUESTION = re.compile(r"\w[\"')\]]?\?(?:\s|$)")
+
+
+def asks(kind: str, content: str, role: str | None = None) -> bool:
+    """A conversation turn that asks for the answer; it rarely holds it.
+
+    Any turn that ends in a question asks. In an agent session the user also asks in the
+    middle of a turn ("which Node does the API need now? The appendix lists them."), and the
+    answer is in the agent's reply: a user's turn with a question anywhere asks too.
+    """
+    if kind != "raw":
+        return False
+    text = content.rstrip()
+    return text.endswith("?") or (role == "user" and _QUESTION.search(text) is not None)
 
 
 # A question for a cause: "why did the pods restart?", "what caused the spike?".

@@ -668,7 +668,9 @@ class Searcher:
                 m,
                 round(
                     base_score(m)
-                    * prior.factor(m.kind, m.created_at, now, asking=asks(m.kind, m.content))
+                    * prior.factor(
+                        m.kind, m.created_at, now, asking=asks(m.kind, m.content, m.role)
+                    )
                     * (REASON_WEIGHT if why and gives_reason(m.content) else 1.0),
                     6,
                 ),

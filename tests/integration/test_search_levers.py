@@ -165,6 +165,39 @@ async def test_a_question_turn_ranks_below_the_turn_that_answers_it(
     assert ranked.index(answer.id) < ranked.index(asked)
 
 
+async def test_a_users_turn_that_asks_mid_way_ranks_below_the_reply_that_answers_it(
+    service: MemoryService,
+) -> None:
+    asked = await remember(
+        service,
+        "ok, and what does the staging cache run on these days? I need it for the upgrade"
+        " ticket, the template wants the exact version.",
+        "raw",
+        day(6),
+        session="s-redis",
+    )
+    answer = await service.save(
+        "The staging cache runs Redis 7.2.4 (the `redis:7.2.4-alpine` image in"
+        " deploy/staging/cache.yaml); production runs the same version.",
+        project=PROJECT,
+        project_path=PATH,
+        kind="raw",
+        role="assistant",
+        session_id="s-redis",
+        created_at=day(6).replace(minute=1),
+        force=True,
+    )
+
+    hits = (
+        await service.search_hybrid(
+            "what does the staging cache run on?", where=MemoryFilter(project=PROJECT)
+        )
+    ).hits
+
+    ranked = [hit.id for hit in hits]
+    assert ranked.index(answer.id) < ranked.index(asked)
+
+
 async def test_the_vocabulary_finds_jargon_asked_in_plain_words(service: MemoryService) -> None:
     jargon = await remember(
         service,

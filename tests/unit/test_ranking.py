@@ -95,6 +95,20 @@ def test_a_turn_that_asks_is_weighed_down_only_when_it_is_a_question() -> None:
     assert prior.factor("raw", NOW, NOW) == pytest.approx(1.0)
 
 
+def test_a_users_turn_asks_with_a_question_anywhere_in_it() -> None:
+    asking = "ok. Which Redis version does staging run? I need it for the upgrade ticket."
+
+    assert asks("raw", asking, "user")
+    assert not asks("raw", asking, "assistant")
+    assert not asks("raw", asking, None)
+    assert asks("raw", 'Did you mean "prod"?\nStaging is fine.', "user")
+    # Code and addresses hold question marks that ask nothing.
+    assert not asks("raw", "Use `const host = ssl ? a : b;` in the client.", "user")
+    assert not asks("raw", "It reads `user?.id` and skips the rest.", "user")
+    assert not asks("raw", "See https://example.test/search?page=2 for the list.", "user")
+    assert not asks("note", asking, "user")
+
+
 def test_prior_scales_by_kind_and_fades_with_age() -> None:
     prior = RankingPrior(kind_weights={"raw": 0.9}, recency_weight=0.2, half_life_days=30)
 
