@@ -87,7 +87,7 @@ def asks(kind: str, content: str, role: str | None = None) -> bool:
     """A conversation turn that asks for the answer; it rarely holds it.
 
     Any turn that ends in a question asks. In an agent session the user also asks in the
-    middle of a turn ("which Node does the API need now? The appendix lists them."), and the
+    middle of a turn ("which Redis does staging run? I need it for the ticket."), and the
     answer is in the agent's reply: a user's turn with a question anywhere asks too.
     """
     if kind != "raw":
