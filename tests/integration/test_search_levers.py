@@ -65,6 +65,21 @@ async def remember(
     return outcome.id
 
 
+async def reply(service: MemoryService, content: str, at: datetime, session: str) -> int:
+    """The agent's turn in a session of the project: the id."""
+    outcome = await service.save(
+        content,
+        project=PROJECT,
+        project_path=PATH,
+        kind="raw",
+        role="assistant",
+        session_id=session,
+        created_at=at,
+        force=True,
+    )
+    return outcome.id
+
+
 async def linked_turns(
     service: MemoryService, older: tuple[str, int], newer: tuple[str, int]
 ) -> tuple[int, int]:
@@ -130,16 +145,12 @@ async def test_a_question_turn_ranks_below_the_turn_that_answers_it(
         day(4),
         session="s-lock",
     )
-    answer = await service.save(
+    answer = await reply(
+        service,
         "Clear the stuck lock with `ledgerctl deploy unlock --env staging` once nothing is"
         " deploying: the crashed runner left it behind.",
-        project=PROJECT,
-        project_path=PATH,
-        kind="raw",
-        role="assistant",
-        session_id="s-lock",
-        created_at=day(4).replace(minute=1),
-        force=True,
+        day(4).replace(minute=1),
+        session="s-lock",
     )
 
     query, where = "how do I clear a stuck deploy lock?", MemoryFilter(project=PROJECT)
@@ -160,9 +171,9 @@ async def test_a_question_turn_ranks_below_the_turn_that_answers_it(
     assert weighted_score[asked] == pytest.approx(
         plain_score[asked] * prior.question_weight, abs=2e-6
     )
-    assert weighted_score[answer.id] == pytest.approx(plain_score[answer.id], abs=2e-6)
+    assert weighted_score[answer] == pytest.approx(plain_score[answer], abs=2e-6)
     ranked = [hit.id for hit in weighted]
-    assert ranked.index(answer.id) < ranked.index(asked)
+    assert ranked.index(answer) < ranked.index(asked)
 
 
 async def test_a_users_turn_that_asks_mid_way_ranks_below_the_reply_that_answers_it(
@@ -176,16 +187,12 @@ async def test_a_users_turn_that_asks_mid_way_ranks_below_the_reply_that_answers
         day(6),
         session="s-redis",
     )
-    answer = await service.save(
+    answer = await reply(
+        service,
         "The staging cache runs Redis 7.2.4 (the `redis:7.2.4-alpine` image in"
         " deploy/staging/cache.yaml); production runs the same version.",
-        project=PROJECT,
-        project_path=PATH,
-        kind="raw",
-        role="assistant",
-        session_id="s-redis",
-        created_at=day(6).replace(minute=1),
-        force=True,
+        day(6).replace(minute=1),
+        session="s-redis",
     )
 
     hits = (
@@ -195,7 +202,7 @@ async def test_a_users_turn_that_asks_mid_way_ranks_below_the_reply_that_answers
     ).hits
 
     ranked = [hit.id for hit in hits]
-    assert ranked.index(answer.id) < ranked.index(asked)
+    assert ranked.index(answer) < ranked.index(asked)
 
 
 async def test_the_vocabulary_finds_jargon_asked_in_plain_words(service: MemoryService) -> None:
