@@ -1,6 +1,7 @@
 """Retrieval behind MemoryService's search methods: semantic, keyword, hybrid, related, duplicates.
 
-- semantic: cosine similarity over the HNSW indexes (memories and their passages).
+- semantic: cosine similarity over the HNSW indexes (memories and their passages, the two read
+  at once on two connections).
 - keyword: the query's English stems and whole identifiers, any of which may match, ranked
   by BM25 with IDF from the planner's term statistics; cover density breaks ties. Candidates
   are the memories holding one of the rarer terms (seeds), so common words stay cheap.
@@ -19,10 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from cachetools import TTLCache
@@ -143,6 +144,8 @@ MAX_CHAIN_STEPS = 3
 # Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
 _FREQUENCY_TTL_SECONDS = 300.0
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True, slots=True)
 class CorpusStatistics:
@@ -189,10 +192,8 @@ class Searcher:
         check_limit(limit)
         check_unit("min_similarity", min_similarity)
         [vector] = await self.embedder.encode_queries_async([text])
+        candidates = await self._nearest(vector, where, _candidate_count(limit), min_similarity)
         async with transaction(self.pool) as conn:
-            candidates = await search_store.semantic_candidates(
-                conn, vector, where, _candidate_count(limit), min_similarity
-            )
             rows = await memory_store.get_many(conn, [i for i, _ in candidates])
         similarity = dict(candidates)
         hits = self._rank(rows, lambda m: similarity[m.id], use_prior, text, similarity=similarity)
@@ -382,18 +383,40 @@ class Searcher:
         min_similarity: float,
         dated_min_similarity: float,
     ) -> dict[str, list[tuple[int, float]]]:
-        """Hybrid's semantic candidates (and the dated period's), in one transaction."""
+        """Hybrid's semantic candidates (and the dated period's), each look-up on its own
+        connection, all at once."""
+        if dated is None:
+            return {"semantic": await self._nearest(vector, where, count, min_similarity)}
+        nearest, in_period = await _at_once(
+            self._nearest(vector, where, count, min_similarity),
+            self._nearest_in_period(vector, dated, count, dated_min_similarity),
+        )
+        return {"semantic": nearest, "semantic_dated": in_period}
+
+    async def _nearest(
+        self, vector: np.ndarray, where: MemoryFilter, count: int, min_similarity: float
+    ) -> list[tuple[int, float]]:
+        """The closest memories by their own vectors and by their passages': the two HNSW
+        look-ups run at once on two connections, so on two cores the semantic leg takes about
+        the slower of the two instead of their sum (docs/BENCHMARKS.md, session 23)."""
+
+        async def look_up(passages: bool) -> list[tuple[int, float]]:
+            async with transaction(self.pool) as conn:
+                return await search_store.nearest_rows(
+                    conn, vector, where, count, passages=passages
+                )
+
+        found = await _at_once(look_up(passages=False), look_up(passages=True))
+        return search_store.best_per_memory(found, count, min_similarity)
+
+    async def _nearest_in_period(
+        self, vector: np.ndarray, dated: MemoryFilter, count: int, min_similarity: float
+    ) -> list[tuple[int, float]]:
+        """The closest memories from the period a question names, ranked exactly."""
         async with transaction(self.pool) as conn:
-            lists = {
-                "semantic": await search_store.semantic_candidates(
-                    conn, vector, where, count, min_similarity
-                )
-            }
-            if dated is not None:
-                lists["semantic_dated"] = await search_store.semantic_candidates(
-                    conn, vector, dated, count, dated_min_similarity, within_period=True
-                )
-        return lists
+            return await search_store.semantic_candidates(
+                conn, vector, dated, count, min_similarity, within_period=True
+            )
 
     async def related(self, memory_id: int, limit: int) -> list[RelatedMemory]:
         check_limit(limit)
@@ -734,6 +757,18 @@ def _within(where: MemoryFilter, period: Period | None) -> MemoryFilter | None:
     if since >= before:
         return None
     return replace(where, since=since, before=before)
+
+
+async def _at_once(*steps: Awaitable[T]) -> list[T]:
+    """The steps' results, the steps run side by side. The first failure cancels the others
+    and is raised as it is (a TaskGroup would wrap it in an ExceptionGroup, which the
+    adapters' error mapping does not know)."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for task in tasks:
+            _discard(task)
 
 
 def _discard(task: asyncio.Future[Any]) -> None:

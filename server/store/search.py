@@ -20,8 +20,8 @@ from server.store.tx import Conn
 from server.store.visibility import VISIBLE_SQL, visible
 
 # Best distance per memory over its own vector and its chunks' (passages and statements, see
-# migrations/020_statement_units.sql). Both look-ups use their HNSW index; MATERIALIZED keeps
-# the planner from merging them into one unindexed scan.
+# migrations/020_statement_units.sql) in one statement: for a look-up within a period, whose
+# rows the planner reads by date. MATERIALIZED keeps the planner from merging the two parts.
 _NEAREST_SQL = (
     "WITH own AS MATERIALIZED ("
     "  SELECT id, embedding <=> %(vec)s AS distance FROM memories"
@@ -37,6 +37,20 @@ _NEAREST_SQL = (
     " FROM (SELECT id, distance FROM own UNION ALL SELECT id, distance FROM passages) AS both_"
     " GROUP BY id HAVING 1 - min(distance) >= %(min_similarity)s"
     " ORDER BY min(distance), id LIMIT %(k)s"
+)
+
+# The same two parts as separate statements, each read from its table's HNSW index, so that
+# the two look-ups can run at once on two connections (`nearest_rows`, `best_per_memory`).
+_NEAREST_OWN_SQL = (
+    "SELECT id, embedding <=> %(vec)s FROM memories"
+    f" WHERE embedding IS NOT NULL AND {FILTER_SQL}"
+    " ORDER BY embedding <=> %(vec)s LIMIT %(k)s"
+)
+_NEAREST_PASSAGES_SQL = (
+    "SELECT c.memory_id, c.embedding <=> %(vec)s"
+    " FROM memory_chunks c JOIN memories ON memories.id = c.memory_id"
+    f" WHERE {FILTER_SQL}"
+    " ORDER BY c.embedding <=> %(vec)s LIMIT %(k)s"
 )
 
 # A memory has several chunk rows (passages, statements), and the nearest rows of a look-up
@@ -56,6 +70,41 @@ async def prefer_indexes(conn: Conn) -> None:
     await conn.execute("SET LOCAL enable_seqscan = off")
 
 
+async def nearest_rows(
+    conn: Conn, embedding: np.ndarray, where: MemoryFilter, limit: int, *, passages: bool
+) -> list[tuple[int, float]]:
+    """(memory id, cosine distance) of the memories' own vectors nearest the query, or with
+    `passages` of their chunk rows (CHUNK_ROWS_PER_MEMORY rows read per memory wanted, since
+    one memory may own several of the nearest), through the table's HNSW index.
+
+    A semantic look-up reads both and joins them with `best_per_memory`.
+    """
+    await prefer_indexes(conn)
+    params = {
+        **filter_params(where),
+        "vec": embedding,
+        "k": limit * CHUNK_ROWS_PER_MEMORY if passages else limit,
+    }
+    rows = await _in_vector_order(
+        conn, _NEAREST_PASSAGES_SQL if passages else _NEAREST_OWN_SQL, params
+    )
+    return [(int(row[0]), float(row[1])) for row in rows]
+
+
+def best_per_memory(
+    found: Sequence[Sequence[tuple[int, float]]], limit: int, min_similarity: float = -1.0
+) -> list[tuple[int, float]]:
+    """(memory id, cosine similarity) of the `limit` closest memories, best first, from
+    look-ups that each gave (memory id, distance): a memory counts by its nearest row."""
+    nearest: dict[int, float] = {}
+    for rows in found:
+        for memory_id, distance in rows:
+            if distance < nearest.get(memory_id, 2.0):
+                nearest[memory_id] = distance
+    ranked = sorted(nearest.items(), key=lambda item: (item[1], item[0]))
+    return [(i, 1.0 - d) for i, d in ranked if 1.0 - d >= min_similarity][:limit]
+
+
 async def semantic_candidates(
     conn: Conn,
     embedding: np.ndarray,
@@ -65,13 +114,21 @@ async def semantic_candidates(
     *,
     within_period: bool = False,
 ) -> list[tuple[int, float]]:
-    """(memory id, cosine similarity) of the closest memories, best first.
+    """(memory id, cosine similarity) of the closest memories, best first, on one connection.
 
     `within_period`: the filter names a period (a question's date), so the planner may read
     the period's rows by date and rank them exactly. Through the HNSW index instead, a narrow
     period makes the iterative scan walk most of the graph to find k rows from then: at
     100,000 memories that was hybrid's tail (the dated look-up's p95 86 ms against 9 ms p50).
+    Otherwise the two indexes are read one after the other (`nearest_rows`); a search that
+    can spare a second connection reads them at once instead (server/service/search.py).
     """
+    if not within_period:
+        found = [
+            await nearest_rows(conn, embedding, where, limit, passages=passages)
+            for passages in (False, True)
+        ]
+        return best_per_memory(found, limit, min_similarity)
     await prefer_indexes(conn)
     params = {
         **filter_params(where),
@@ -80,12 +137,8 @@ async def semantic_candidates(
         "rows_per_memory": CHUNK_ROWS_PER_MEMORY,
         "min_similarity": min_similarity,
     }
-    if within_period:
-        cur = await conn.execute(_NEAREST_SQL, params)
-        rows = await cur.fetchall()
-    else:
-        rows = await _in_vector_order(conn, _NEAREST_SQL, params)
-    return [(int(row[0]), float(row[1])) for row in rows]
+    cur = await conn.execute(_NEAREST_SQL, params)
+    return [(int(row[0]), float(row[1])) for row in await cur.fetchall()]
 
 
 async def _in_vector_order(conn: Conn, sql: str, params: dict[str, Any]) -> list[Any]:

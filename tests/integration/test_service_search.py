@@ -6,10 +6,11 @@ import json
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from server.core.errors import InvalidInput, NotFound
+from server.core.errors import InvalidInput, NotFound, Unavailable
 from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchResult
 from server.core.validation import content_hash
@@ -275,6 +276,49 @@ async def test_long_memory_is_found_by_text_near_its_end(service: MemoryService)
         )
         row = await cur.fetchone()
     assert row is not None and row[0] > 5
+
+
+async def test_vector_look_ups_at_once_find_what_one_connection_finds(
+    service: MemoryService,
+) -> None:
+    """Search reads the memories' index and the passages' index at once on two connections;
+    what it finds is what reading both on one connection finds."""
+    for seed in (21, 22, 23):
+        await service.save(" ".join(filler(60, seed=seed)))  # long: found by its passages
+    await bulk_insert(service, filler(120, seed=24))
+    for query in ("billing invoice retry", "schema migration latency", "deploy release token"):
+        [vector] = await service.embedder.encode_queries_async([query])
+        at_once = await service.searcher._nearest(vector, MemoryFilter(), 15, 0.0)
+        async with transaction(service.pool) as conn:
+            one_by_one = await search_store.semantic_candidates(
+                conn, vector, MemoryFilter(), 15, 0.0
+            )
+
+        assert len(at_once) == 15
+        assert [i for i, _ in at_once] == [i for i, _ in one_by_one]
+        assert [s for _, s in at_once] == pytest.approx([s for _, s in one_by_one])
+
+
+async def test_a_failed_vector_look_up_fails_the_search_with_its_own_error(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One of the two look-ups failing cancels the other and reaches the caller as the
+    error it is (a 503 over REST), not wrapped in a group; the next search answers."""
+    await bulk_insert(service, filler(50, seed=31))
+    read_index = search_store.nearest_rows
+
+    async def passages_unreachable(*args: Any, passages: bool, **kwargs: Any) -> Any:
+        if passages:
+            raise Unavailable("the database is not reachable")
+        return await read_index(*args, passages=passages, **kwargs)
+
+    monkeypatch.setattr(search_store, "nearest_rows", passages_unreachable)
+    for search in (service.search_hybrid, service.search_semantic):
+        with pytest.raises(Unavailable):
+            await search("cache retry backoff", limit=5)
+    monkeypatch.undo()
+
+    assert len((await service.search_hybrid("cache retry backoff", limit=5)).hits) == 5
 
 
 async def test_hybrid_lifts_matches_from_the_date_a_question_names(

@@ -17,7 +17,7 @@ from server.core.ranking import (
     seed_terms,
     term_weights,
 )
-from server.store.search import any_term_query
+from server.store.search import any_term_query, best_per_memory
 
 NOW = datetime(2026, 11, 22, tzinfo=UTC)
 
@@ -136,6 +136,24 @@ def test_parse_kind_weights_rejects_malformed_entries(bad: str) -> None:
 
 def test_any_term_query_quotes_every_lexeme() -> None:
     assert any_term_query(["it's", "a\\b", "x|y"]) == "'it''s' | 'a\\\\b' | 'x|y'"
+
+
+def test_best_per_memory_counts_each_memory_by_its_nearest_row() -> None:
+    own = [(7, 0.30), (3, 0.50)]
+    # Memory 3's statement is nearer than its own vector; memory 9 has two passages.
+    passages = [(3, 0.10), (9, 0.20), (9, 0.25), (7, 0.60)]
+
+    found = best_per_memory([own, passages], limit=10)
+
+    assert found == [(3, pytest.approx(0.90)), (9, pytest.approx(0.80)), (7, pytest.approx(0.70))]
+
+
+def test_best_per_memory_keeps_the_limit_the_cut_and_breaks_ties_by_id() -> None:
+    rows = [(5, 0.2), (2, 0.2), (8, 0.5), (4, 0.9)]
+
+    assert [i for i, _ in best_per_memory([rows], limit=2)] == [2, 5]
+    assert [i for i, _ in best_per_memory([rows], limit=10, min_similarity=0.5)] == [2, 5, 8]
+    assert best_per_memory([[], []], limit=5) == []
 
 
 @pytest.mark.parametrize(
