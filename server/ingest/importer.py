@@ -11,6 +11,11 @@ many files are embedded in one batch (`BATCH_TURNS`), then each file's turns, to
 journal prompts and new read position are written in one transaction: a crash leaves every file
 either imported up to a recorded point or untouched. Dedup is by record uuid and content hash,
 in the service.
+
+A run that will at least double the store (a first import, mostly) builds the vector indexes
+once, when it ends, instead of growing them turn by turn (server/service/bulk_indexes.py). How
+many turns are coming is known only roughly before the files are read: when the first batch
+is full, the turns read so far per byte read, times the bytes still unread, is the estimate.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,6 +77,7 @@ class ImportSummary:
     prompts: int = 0  # human prompts read for the journal
     redactions: int = 0
     links_restored: int = 0  # supersession links an export file carried (import --memories)
+    indexes_built_after: bool = False  # a large import: vector indexes built once, at the end
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -91,6 +98,7 @@ class ImportSummary:
             "prompts": self.prompts,
             "redactions": self.redactions,
             "links_restored": self.links_restored,
+            "indexes_built_after": self.indexes_built_after,
             "errors": self.errors,
             "seconds": round(self.seconds, 3),
         }
@@ -133,6 +141,10 @@ class SessionImporter:
         self._pending_turns = 0
         self._names: dict[str, str] = {}
         self._sessions: set[str] = set()
+        self._bytes_unread = 0  # by this run, when it starts
+        self._bytes_read = 0
+        self._indexes_planned = False
+        self._after_run: AsyncExitStack | None = None
 
     async def run(self, root: Path) -> ImportSummary:
         """Import every session file the agent's discovery finds under `root`."""
@@ -152,11 +164,15 @@ class SessionImporter:
         state = await self.service.import_state()
         self._names = dict(state.project_names)
         self.summary.files_found = len(files)
-        for done, transcript in enumerate(files, start=1):
-            await self._import_file(transcript, state.offsets.get(str(transcript.path)))
-            if self.progress is not None:
-                self.progress(done, len(files))
-        await self._flush()
+        self._bytes_unread = sum(
+            _unread(transcript, state.offsets.get(str(transcript.path))) for transcript in files
+        )
+        async with AsyncExitStack() as self._after_run:
+            for done, transcript in enumerate(files, start=1):
+                await self._import_file(transcript, state.offsets.get(str(transcript.path)))
+                if self.progress is not None:
+                    self.progress(done, len(files))
+            await self._flush()
         self.summary.sessions = len(self._sessions)
         self.summary.seconds = time.monotonic() - started
         return self.summary
@@ -181,6 +197,7 @@ class SessionImporter:
             self.summary.files_unchanged += 1  # only a half-written line so far
             return
         self.summary.files_read += 1
+        self._bytes_read += chunk.end_offset - start
         self.summary.malformed_lines += chunk.malformed
         self.summary.turns_skipped.update(chunk.skipped)
         session_id = transcript.session_id or chunk.session_id or transcript.path.stem
@@ -226,7 +243,20 @@ class SessionImporter:
         )
         self._pending_turns += len(drafts)
         if self._pending_turns >= BATCH_TURNS:
+            if not self._indexes_planned:
+                await self._plan_indexes()
             await self._flush()
+
+    async def _plan_indexes(self) -> None:
+        """Before the first full batch is written: estimate the run's turns from the bytes
+        read so far, and let the service build the vector indexes after a large import."""
+        self._indexes_planned = True
+        if self.dry_run or self._after_run is None:
+            return
+        expected = self._pending_turns * self._bytes_unread // max(self._bytes_read, 1)
+        self.summary.indexes_built_after = await self._after_run.enter_async_context(
+            self.service.vector_indexes_after(expected)
+        )
 
     def _project_name(self, project_path: str) -> str:
         if not project_path:
@@ -358,6 +388,13 @@ def _prompt(prompt: PromptRecord, session_id: str, project: str) -> JournalPromp
         at=prompt.timestamp,
         project=project,
     )
+
+
+def _unread(transcript: TranscriptFile, done: tuple[int, int] | None) -> int:
+    """Bytes of the file a run will read: past the stored position, or all of a file that
+    shrank (it was replaced)."""
+    start = done[0] if done else 0
+    return transcript.size - start if transcript.size >= start else transcript.size
 
 
 def _modified_at(path: Path) -> datetime:

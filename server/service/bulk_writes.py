@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, replace
 
 from server.core.config import Settings
@@ -31,6 +32,7 @@ from server.core.models.sessions import FileImport, FileImportOutcome, ImportSta
 from server.core.redact import redact
 from server.core.validation import prepare_draft
 from server.domain.supersession_rules import redundant_near_copy
+from server.service.bulk_indexes import vector_indexes_after
 from server.service.embeddings import Embedder
 from server.service.journal import redacted_call, redacted_prompt
 from server.service.supersessions import link_new_memories
@@ -208,6 +210,12 @@ class BulkWrites:
         """Which transcript records are already stored (for dry runs)."""
         async with transaction(self.pool) as conn:
             return await memory_store.existing_record_uuids(conn, uuids)
+
+    def vector_indexes_after(self, expected_turns: int) -> AbstractAsyncContextManager[bool]:
+        """For an import of about `expected_turns` turns: the block runs without the vector
+        indexes and builds them once, after, when that is cheaper (server/service/
+        bulk_indexes.py); the context's value says whether it does."""
+        return vector_indexes_after(self.pool, expected_turns)
 
     async def import_files(self, imports: Sequence[FileImport]) -> list[FileImportOutcome]:
         """Store each file's new turns, events and read position, one transaction per file.

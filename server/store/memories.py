@@ -355,6 +355,13 @@ async def count(conn: Conn, where: MemoryFilter) -> int:
     return int(row[0]) if row else 0
 
 
+async def count_all(conn: Conn) -> int:
+    """Every row, deleted and archived ones included: what the vector indexes hold."""
+    cur = await conn.execute("SELECT count(*) FROM memories")
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
 async def newest_created_at(conn: Conn, where: MemoryFilter) -> datetime | None:
     """When the newest memory the filter selects was made; None when it selects none."""
     cur = await conn.execute(

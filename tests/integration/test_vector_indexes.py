@@ -50,3 +50,24 @@ async def test_a_new_store_gets_the_graph_and_an_older_graph_is_rebuilt_at_start
     assert [hit.content for hit in found.hits] == [
         "The staging cluster drains its nodes before every kernel upgrade."
     ]
+
+
+async def test_indexes_an_interrupted_import_left_dropped_are_built_at_the_next_start(
+    fresh_database: Callable[[], str], embedder: Embedder, tmp_path: Path
+) -> None:
+    url = fresh_database()
+    settings = Settings(database_url=Secret(url), claude_memory_home=tmp_path, cache_max_size=0)
+    async with open_service(settings, embedder=embedder) as service:
+        await service.save("The release train leaves every second Tuesday at noon UTC.")
+    with psycopg.connect(url, autocommit=True) as conn:  # what a killed bulk import leaves
+        for _, index in VECTOR_TABLES:
+            conn.execute(f"DROP INDEX {index}")
+    assert index_options(url) == {}
+
+    async with open_service(settings, embedder=embedder) as service:
+        found = await service.search_semantic("when does the release train leave?", limit=1)
+
+    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    assert [hit.content for hit in found.hits] == [
+        "The release train leaves every second Tuesday at noon UTC."
+    ]

@@ -211,6 +211,12 @@ def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> 
     def public(cls: type) -> set[str]:
         return {n for n, v in inspect.getmembers(cls) if not n.startswith("_") and callable(v)}
 
-    importers = {"import_files", "import_state", "stored_record_uuids", "restore_links"}
+    importers = {
+        "import_files",
+        "import_state",
+        "stored_record_uuids",
+        "restore_links",
+        "vector_indexes_after",
+    }
     assert public(MemoryService) - public(MemoryApi) == importers
     assert public(MemoryApi) <= public(MemoryService)

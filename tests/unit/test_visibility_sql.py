@@ -79,6 +79,7 @@ EXEMPT: dict[str, str] = {
     "memories.set_embeddings": WRITE,
     "memories.fill_missing_vectors": WRITE,
     "memories.existing_record_uuids": IMPORT,
+    "memories.count_all": "index upkeep: how many rows the vector indexes hold, no content",
     "search.document_frequencies": STATS,
     "search.live_count": STATS,
     "search.average_term_count": STATS,

@@ -1,0 +1,160 @@
+"""A large import into a small store writes without the vector indexes and builds them once,
+after (server/service/bulk_indexes.py); a small one grows them as it goes.
+
+The thresholds are lowered for the test (a real one needs thousands of turns): the decision,
+the drop, the writes and the build all run on the real database and model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from server.core.config import Secret, Settings
+from server.core.models.memories import MemoryDraft
+from server.ingest import importer
+from server.ingest.importer import ImportFilters, SessionImporter
+from server.service import bulk_indexes
+from server.service.embeddings import Embedder
+from server.service.memory import MemoryService
+from server.service.runtime import open_service
+from server.store.embedding_model import HNSW_GRAPH, VECTOR_TABLES
+from tests.transcripts import SessionWriter
+
+CURRENT = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)
+TOPICS = ["billing", "search", "deploys", "caching", "auth", "exports"]
+
+
+def index_options(url: str) -> dict[str, list[str]]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT relname, coalesce(reloptions, '{}') FROM pg_class"
+            " WHERE relkind = 'i' AND relname = ANY(%s)",
+            ([index for _, index in VECTOR_TABLES],),
+        ).fetchall()
+    return {str(name): sorted(options) for name, options in rows}
+
+
+def write_sessions(projects: Path, count: int) -> None:
+    """`count` sessions of four distinct turns each, about one topic apiece."""
+    for number in range(count):
+        topic = TOPICS[number % len(TOPICS)]
+        SessionWriter(f"{number:08d}-aaaa-4bbb-8ccc-000000000000").prompt(
+            f"Session {number}: can you look at why the {topic} worker retries forever?"
+        ).say(
+            f"The {topic} worker (session {number}) retries because its backoff is never reset."
+        ).prompt(
+            f"Session {number}: please reset the {topic} backoff after a successful attempt."
+        ).say(
+            f"Done in session {number}: the {topic} backoff now resets after every success."
+        ).write(projects)
+
+
+@pytest.fixture
+def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importer, "BATCH_TURNS", 8)
+    monkeypatch.setattr(bulk_indexes, "MIN_DEFERRED_TURNS", 12)
+
+
+@pytest.fixture
+async def fresh_service(
+    fresh_database: Callable[[], str], embedder: Embedder, tmp_path: Path
+) -> AsyncIterator[tuple[MemoryService, str]]:
+    url = fresh_database()
+    settings = Settings(database_url=Secret(url), claude_memory_home=tmp_path, cache_max_size=0)
+    async with open_service(settings, embedder=embedder) as service:
+        yield service, url
+
+
+@pytest.mark.usefixtures("small_thresholds")
+async def test_a_large_first_import_builds_the_indexes_once_after(
+    fresh_service: tuple[MemoryService, str], tmp_path: Path
+) -> None:
+    service, url = fresh_service
+    projects = tmp_path / "projects"
+    write_sessions(projects, 12)
+    seen: list[set[str]] = []
+    run = SessionImporter(
+        service, ImportFilters(), progress=lambda done, total: seen.append(set(index_options(url)))
+    )
+
+    summary = await run.run(projects)
+
+    assert summary.turns_imported == 48
+    assert summary.indexes_built_after is True
+    assert summary.as_json()["indexes_built_after"] is True
+    # Before the first batch of 8 turns was written the indexes stood; once the run knew how
+    # large it was they were gone for the rest of it, and built again when it ended.
+    assert seen[0] == {index for _, index in VECTOR_TABLES}
+    assert seen[-1] == set()
+    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    found = await service.search_semantic("why does the caching worker retry forever?", limit=3)
+    assert any("caching worker" in hit.content for hit in found.hits)
+
+
+@pytest.mark.usefixtures("small_thresholds")
+async def test_an_import_smaller_than_the_store_grows_the_indexes_as_it_goes(
+    fresh_service: tuple[MemoryService, str], tmp_path: Path
+) -> None:
+    service, url = fresh_service
+    notes = [
+        MemoryDraft(content=f"Team note {n}: the on-call rota for week {n} is posted on Monday.")
+        for n in range(60)
+    ]
+    await service.save_many(notes, force=True)
+    projects = tmp_path / "projects"
+    write_sessions(projects, 12)
+    seen: list[set[str]] = []
+    run = SessionImporter(
+        service, ImportFilters(), progress=lambda done, total: seen.append(set(index_options(url)))
+    )
+
+    summary = await run.run(projects)
+
+    assert summary.turns_imported == 48
+    assert summary.indexes_built_after is False
+    assert all(present == {index for _, index in VECTOR_TABLES} for present in seen)
+
+
+async def test_the_indexes_are_built_again_when_the_import_fails(
+    fresh_service: tuple[MemoryService, str],
+) -> None:
+    service, url = fresh_service
+    with pytest.raises(RuntimeError, match="the disk went away"):
+        async with service.vector_indexes_after(50_000) as deferred:
+            assert deferred is True
+            assert index_options(url) == {}
+            await service.save("The nightly export job writes to the analytics bucket first.")
+            raise RuntimeError("the disk went away")
+
+    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    found = await service.search_semantic("where does the nightly export write?", limit=1)
+    assert [hit.content for hit in found.hits] == [
+        "The nightly export job writes to the analytics bucket first."
+    ]
+
+
+async def test_a_dry_run_never_drops_the_indexes(
+    fresh_service: tuple[MemoryService, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(importer, "BATCH_TURNS", 8)
+    monkeypatch.setattr(bulk_indexes, "MIN_DEFERRED_TURNS", 1)
+    service, url = fresh_service
+    projects = tmp_path / "projects"
+    write_sessions(projects, 6)
+    seen: list[set[str]] = []
+    run = SessionImporter(
+        service,
+        ImportFilters(),
+        dry_run=True,
+        progress=lambda done, total: seen.append(set(index_options(url))),
+    )
+
+    summary = await run.run(projects)
+
+    assert summary.turns_imported == 24
+    assert summary.indexes_built_after is False
+    assert all(present == {index for _, index in VECTOR_TABLES} for present in seen)
