@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -292,16 +293,22 @@ def _memory_draft(record: dict[str, Any]) -> MemoryDraft:
 
 
 async def _store(service: MemoryService, imports: list[FileImport], summary: ImportSummary) -> None:
-    """Write in batches of about BATCH_DRAFTS drafts (or count them, on a dry run)."""
-    batch: list[FileImport] = []
-    size = 0
-    for item in [*imports, None]:
-        if item is not None:
-            batch.append(item)
-            size += len(item.drafts)
-        if batch and (item is None or size >= BATCH_DRAFTS):
-            await _write(service, batch, summary)
-            batch, size = [], 0
+    """Write in batches of about BATCH_DRAFTS drafts (or count them, on a dry run); a large
+    import into a small store builds the vector indexes after (server/service/bulk_indexes.py)."""
+    async with AsyncExitStack() as after:
+        if not summary.dry_run:
+            summary.indexes_built_after = await after.enter_async_context(
+                service.vector_indexes_after(sum(len(item.drafts) for item in imports))
+            )
+        batch: list[FileImport] = []
+        size = 0
+        for item in [*imports, None]:
+            if item is not None:
+                batch.append(item)
+                size += len(item.drafts)
+            if batch and (item is None or size >= BATCH_DRAFTS):
+                await _write(service, batch, summary)
+                batch, size = [], 0
 
 
 async def _write(service: MemoryService, batch: list[FileImport], summary: ImportSummary) -> None:

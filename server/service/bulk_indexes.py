@@ -4,8 +4,9 @@ them row by row.
 Every stored turn adds about four vectors (its own, its passages', its statements') to the two
 HNSW graphs, and inserting into a graph costs far more than building one over the same rows:
 on two cores a 3,000-turn first import spent 76 s of PostgreSQL CPU growing the graphs and
-18 s building them afterwards (docs/BENCHMARKS.md, session 24). So an import that will at
-least double the store drops the indexes, writes without them, and builds them when it ends,
+18 s building them afterwards (docs/BENCHMARKS.md, session 24). So an import that will more
+than double the store (agent sessions, a claude.ai export, notes, an export file) drops the
+indexes, writes without them, and builds them when it ends,
 with more memory for the build than the server's default (`create_vector_indexes`).
 
 While the indexes are gone, searches read the vectors exactly (slower on a large store, never
@@ -28,33 +29,35 @@ from server.store.tx import Pool, transaction
 
 logger = logging.getLogger(__name__)
 
-# Below this many new turns the graphs grow in well under a minute: not worth dropping them.
+# Below this many new memories the graphs grow in well under a minute: not worth dropping them.
 MIN_DEFERRED_TURNS = 2_000
 
 
-def build_after(expected_turns: int, stored_memories: int) -> bool:
-    """Whether an import of about `expected_turns` turns should build the indexes after.
+def build_after(expected: int, stored: int) -> bool:
+    """Whether an import of about `expected` memories into a store of `stored` should build
+    the indexes after.
 
     A build costs about a quarter of what inserting the same rows one by one costs, but it
     indexes the rows already stored too: at n new rows over N stored it pays once n > N / 3.
-    The rule asks for n >= N, so an estimate three times too high still does not lose.
+    The rule asks for n > N, so an estimate three times too high still does not lose, and an
+    export imported again into the store it filled (every draft a duplicate) changes nothing.
     """
-    return expected_turns >= MIN_DEFERRED_TURNS and expected_turns >= stored_memories
+    return expected >= MIN_DEFERRED_TURNS and expected > stored
 
 
 @asynccontextmanager
-async def vector_indexes_after(pool: Pool, expected_turns: int) -> AsyncIterator[bool]:
+async def vector_indexes_after(pool: Pool, expected: int) -> AsyncIterator[bool]:
     """Drop the vector indexes for the block when `build_after` says so, and build them when
     it ends, however it ends; yields whether they were dropped."""
     async with transaction(pool) as conn:
         stored = await memory_store.count_all(conn)
-    if not build_after(expected_turns, stored):
+    if not build_after(expected, stored):
         yield False
         return
     logger.info(
-        "importing about %d turns into a store of %d memories: the vector indexes are built"
-        " once the import ends",
-        expected_turns,
+        "importing about %d memories into a store of %d: the vector indexes are built once the"
+        " import ends",
+        expected,
         stored,
     )
     async with transaction(pool) as conn:

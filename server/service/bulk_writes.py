@@ -211,11 +211,11 @@ class BulkWrites:
         async with transaction(self.pool) as conn:
             return await memory_store.existing_record_uuids(conn, uuids)
 
-    def vector_indexes_after(self, expected_turns: int) -> AbstractAsyncContextManager[bool]:
-        """For an import of about `expected_turns` turns: the block runs without the vector
+    def vector_indexes_after(self, expected: int) -> AbstractAsyncContextManager[bool]:
+        """For an import of about `expected` memories: the block runs without the vector
         indexes and builds them once, after, when that is cheaper (server/service/
         bulk_indexes.py); the context's value says whether it does."""
-        return vector_indexes_after(self.pool, expected_turns)
+        return vector_indexes_after(self.pool, expected)
 
     async def import_files(self, imports: Sequence[FileImport]) -> list[FileImportOutcome]:
         """Store each file's new turns, events and read position, one transaction per file.

@@ -16,6 +16,7 @@ import pytest
 from server.core.config import Secret, Settings
 from server.core.models.memories import MemoryDraft
 from server.ingest import importer
+from server.ingest.documents import import_text
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service import bulk_indexes
 from server.service.embeddings import Embedder
@@ -158,3 +159,30 @@ async def test_a_dry_run_never_drops_the_indexes(
     assert summary.turns_imported == 24
     assert summary.indexes_built_after is False
     assert all(present == {index for _, index in VECTOR_TABLES} for present in seen)
+
+
+async def test_notes_imported_into_an_empty_store_build_after_and_again_change_nothing(
+    fresh_service: tuple[MemoryService, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bulk_indexes, "MIN_DEFERRED_TURNS", 12)
+    service, url = fresh_service
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for number in range(16):
+        topic = TOPICS[number % len(TOPICS)]
+        (notes / f"note-{number}.md").write_text(
+            f"# Runbook {number}\n\nThe {topic} runbook {number} says to page the owner"
+            f" after three failed retries of the {topic} job.\n",
+            encoding="utf-8",
+        )
+
+    first = await import_text(service, [notes])
+    again = await import_text(service, [notes])
+
+    assert first.turns_imported == 16
+    assert first.indexes_built_after is True
+    assert again.turns_imported == 0
+    assert again.indexes_built_after is False  # 16 drafts into a store of 16: nothing to gain
+    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    found = await service.search_semantic("when do we page the auth owner?", limit=3)
+    assert any("auth runbook" in hit.content for hit in found.hits)
