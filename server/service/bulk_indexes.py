@@ -10,9 +10,11 @@ indexes, writes without them, and builds them when it ends,
 with more memory for the build than the server's default (`create_vector_indexes`).
 
 While the indexes are gone, searches read the vectors exactly (slower on a large store, never
-wrong), and writers elsewhere go on. The build at the end holds writes to the table it indexes
-until it is done (tens of seconds per 10,000 turns). If the process dies before the build, the
-next start builds the missing indexes (server/service/reembed.py checks them at every start).
+wrong), and writers elsewhere go on. The build at the end runs CONCURRENTLY, so they go on
+then too; behind a transaction pooler it holds writes to the table it indexes until it is done
+(tens of seconds per 10,000 turns), longer than a save waits. If the process dies before the
+build, the next start builds the missing indexes (server/service/reembed.py checks them at
+every start), and an index a failed concurrent build left invalid is built again.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from contextlib import asynccontextmanager
 from server.core.errors import Unavailable
 from server.store import embedding_model as model_store
 from server.store import memories as memory_store
-from server.store.tx import Pool, transaction
+from server.store.tx import Pool, autocommit, behind_transaction_pooler, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -70,13 +72,19 @@ async def vector_indexes_after(pool: Pool, expected: int) -> AsyncIterator[bool]
 
 
 async def build_vector_indexes(pool: Pool) -> None:
-    """Build the missing vector indexes with memory sized to them, or with the server's
-    default when that much cannot be had (a container's small shared memory, for one)."""
+    """Build the missing vector indexes with memory sized to them, concurrently so that saves
+    elsewhere go on meanwhile; behind a transaction pooler (no session of our own), or when
+    the sized build fails (a container's small shared memory refusing a parallel build's
+    memory, for one), in one transaction with the server's default memory, holding writes."""
     started = time.monotonic()
     try:
-        async with transaction(pool) as conn:
-            await model_store.lock_model_record(conn)
-            await model_store.create_vector_indexes(conn, sized_memory=True)
+        if behind_transaction_pooler(pool):
+            async with transaction(pool) as conn:
+                await model_store.lock_model_record(conn)
+                await model_store.create_vector_indexes(conn, sized_memory=True)
+        else:
+            async with autocommit(pool) as conn:
+                await model_store.create_vector_indexes_concurrently(conn)
     except Unavailable:
         raise
     except Exception as exc:  # the database refused the memory; its default still builds

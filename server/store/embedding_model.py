@@ -26,6 +26,8 @@ _ADOPT_LOCK_KEY = 0x636C6D656E
 VECTOR_TABLES = (("memories", "memories_embedding_hnsw"), ("memory_chunks", "memory_chunks_hnsw"))
 # The HNSW graph's build settings, as (option, value); see create_vector_indexes.
 HNSW_GRAPH = (("m", 32), ("ef_construction", 300))
+_WANTED = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)
+_INVALID = ["invalid"]
 
 
 async def lock_model_record(conn: Conn) -> None:
@@ -100,9 +102,8 @@ async def create_vector_indexes(conn: Conn, *, sized_memory: bool = False) -> No
     """
     await conn.execute("SET LOCAL statement_timeout = 0")
     built = await _index_options(conn)
-    wanted = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)
     for table, index in VECTOR_TABLES:
-        if index in built and built[index] != wanted:
+        if index in built and built[index] != _WANTED:
             logger.warning(
                 "rebuilding the vector index %s with m %d, ef_construction %d (once)",
                 index,
@@ -116,19 +117,55 @@ async def create_vector_indexes(conn: Conn, *, sized_memory: bool = False) -> No
             await conn.execute(
                 sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(f"{megabytes}MB"))
             )
-        await conn.execute(
-            sql.SQL(
-                "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops)"
-                " WITH ({})"
-            ).format(
-                sql.Identifier(index),
-                sql.Identifier(table),
-                sql.SQL(", ").join(
-                    sql.SQL("{} = {}").format(sql.SQL(name), sql.Literal(value))
-                    for name, value in HNSW_GRAPH
-                ),
+        await conn.execute(_create_index(table, index, concurrently=False))
+
+
+async def create_vector_indexes_concurrently(conn: Conn) -> None:
+    """`create_vector_indexes(sized_memory=True)` without holding writes off: each missing
+    index is built with CREATE INDEX CONCURRENTLY, so saves go on while it builds (at about
+    twice the reads of the table). `conn` must be in autocommit mode, in a session of its own
+    (not behind a transaction pooler: the memory and timeout are set for the session, and
+    put back after). An index a failed concurrent build left invalid is dropped first."""
+    cur = await conn.execute(
+        "SELECT current_setting('statement_timeout'), current_setting('maintenance_work_mem')"
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    await conn.execute("SET statement_timeout = 0")
+    try:
+        built = await _index_options(conn)
+        for table, index in VECTOR_TABLES:
+            if built.get(index) == _WANTED:
+                continue
+            if index in built:
+                await conn.execute(
+                    sql.SQL("DROP INDEX CONCURRENTLY {}").format(sql.Identifier(index))
+                )
+            megabytes = build_memory_mb(*await _vector_rows(conn, table))
+            await conn.execute(
+                sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(f"{megabytes}MB"))
             )
+            await conn.execute(_create_index(table, index, concurrently=True))
+    finally:
+        await conn.execute(
+            "SELECT set_config('statement_timeout', %(timeout)s, false),"
+            " set_config('maintenance_work_mem', %(memory)s, false)",
+            {"timeout": str(row[0]), "memory": str(row[1])},
         )
+
+
+def _create_index(table: str, index: str, *, concurrently: bool) -> sql.Composed:
+    return sql.SQL(
+        "CREATE INDEX {} IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) WITH ({})"
+    ).format(
+        sql.SQL("CONCURRENTLY" if concurrently else ""),
+        sql.Identifier(index),
+        sql.Identifier(table),
+        sql.SQL(", ").join(
+            sql.SQL("{} = {}").format(sql.SQL(name), sql.Literal(value))
+            for name, value in HNSW_GRAPH
+        ),
+    )
 
 
 def build_memory_mb(rows: int, dimension: int) -> int:
@@ -154,13 +191,18 @@ async def _vector_rows(conn: Conn, table: str) -> tuple[int, int]:
 
 async def _index_options(conn: Conn) -> dict[str, list[str]]:
     """The storage options (sorted `name=value`) of each vector index that exists (in the
-    connection's search path, where the tables it indexes are)."""
+    connection's search path, where the tables it indexes are); an index a failed concurrent
+    build left invalid has `_INVALID` instead, so it is built again."""
     cur = await conn.execute(
-        "SELECT relname, coalesce(reloptions, '{}') FROM pg_class"
-        " WHERE relkind = 'i' AND relname = ANY(%(names)s) AND pg_table_is_visible(oid)",
+        "SELECT c.relname, coalesce(c.reloptions, '{}'), i.indisvalid"
+        " FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+        " WHERE c.relkind = 'i' AND c.relname = ANY(%(names)s) AND pg_table_is_visible(c.oid)",
         {"names": [index for _, index in VECTOR_TABLES]},
     )
-    return {str(row[0]): sorted(row[1]) for row in await cur.fetchall()}
+    return {
+        str(name): sorted(options) if valid else _INVALID
+        for name, options, valid in await cur.fetchall()
+    }
 
 
 async def count_missing_vectors(conn: Conn) -> int:

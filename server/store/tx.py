@@ -58,6 +58,30 @@ async def transaction(pool: Pool) -> AsyncIterator[Conn]:
         raise
 
 
+@asynccontextmanager
+async def autocommit(pool: Pool) -> AsyncIterator[Conn]:
+    """One pooled connection in autocommit mode, for the statements that cannot run inside a
+    transaction (CREATE INDEX CONCURRENTLY); it goes back to the pool in transaction mode.
+    Only without a transaction pooler, where a connection is one server session."""
+    try:
+        async with pool.connection() as conn:
+            await conn.set_autocommit(True)
+            try:
+                yield conn
+            finally:
+                if not conn.closed:
+                    await conn.set_autocommit(False)
+    except (psycopg.OperationalError, PoolTimeout) as exc:
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        raise Unavailable(_UNAVAILABLE) from exc
+
+
+def behind_transaction_pooler(pool: Pool) -> bool:
+    """Whether the pool's connections go through a pooler in transaction mode
+    (server/db/pool.py), where session state does not last past a statement."""
+    return bool(getattr(pool, "transaction_settings", ()))
+
+
 async def act_for(conn: Conn, settings: tuple[tuple[str, str], ...]) -> None:
     """Apply a viewer's settings to the open transaction (values are parameters: user data)."""
     calls = ", ".join("set_config(%s, %s, true)" for _ in settings)

@@ -186,3 +186,45 @@ async def test_notes_imported_into_an_empty_store_build_after_and_again_change_n
     assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
     found = await service.search_semantic("when do we page the auth owner?", limit=3)
     assert any("auth runbook" in hit.content for hit in found.hits)
+
+
+def invalid_indexes(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE c.relname = ANY(%s) AND NOT i.indisvalid",
+            ([index for _, index in VECTOR_TABLES],),
+        ).fetchall()
+    return {str(name) for (name,) in rows}
+
+
+def leave_invalid(url: str, index: str) -> None:
+    """What a CREATE INDEX CONCURRENTLY that failed half-way leaves behind."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", (index,)
+        )
+
+
+async def test_an_index_a_failed_concurrent_build_left_invalid_is_built_again(
+    fresh_database: Callable[[], str], embedder: Embedder, tmp_path: Path
+) -> None:
+    url = fresh_database()
+    settings = Settings(database_url=Secret(url), claude_memory_home=tmp_path, cache_max_size=0)
+    async with open_service(settings, embedder=embedder) as service:
+        await service.save("The canary stage holds each release for forty minutes.")
+        leave_invalid(url, "memory_chunks_hnsw")
+        assert invalid_indexes(url) == {"memory_chunks_hnsw"}
+
+        await bulk_indexes.build_vector_indexes(service.pool)  # what an import ends with
+
+        assert invalid_indexes(url) == set()
+        assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+        leave_invalid(url, "memories_embedding_hnsw")
+
+    async with open_service(settings, embedder=embedder) as service:  # the next start
+        found = await service.search_semantic("how long does the canary hold a release?")
+
+    assert invalid_indexes(url) == set()
+    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    assert found.hits[0].content == "The canary stage holds each release for forty minutes."

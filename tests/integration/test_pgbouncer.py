@@ -21,6 +21,7 @@ from server.db.embedded import EmbeddedPostgres
 from server.db.migrate import apply_migrations, discover_migrations
 from server.service.embeddings import Embedder
 from server.service.runtime import open_service
+from server.store.embedding_model import VECTOR_TABLES
 from server.store.tx import transaction
 from tests.db_fixtures import serving
 from tests.pgbouncer import PgBouncer
@@ -78,6 +79,19 @@ async def test_the_server_works_through_pgbouncer_in_transaction_mode(
                 *(http.get("/api/memories", params={"limit": 5}) for _ in range(12)),
             )
 
+        # A large import's index build, behind the pooler: in one transaction, not CONCURRENTLY.
+        async with service.vector_indexes_after(10_000) as deferred:
+            await service.save("The bouncer keeps two server connections for every client.")
+        async with transaction(service.pool) as conn:
+            cur = await conn.execute(
+                "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+                " WHERE c.relname = ANY(%(names)s) AND i.indisvalid",
+                {"names": [index for _, index in VECTOR_TABLES]},
+            )
+            valid_indexes = await cur.fetchone()
+
+    assert deferred is True
+    assert valid_indexes == (len(VECTOR_TABLES),)
     versions = sorted(m.version for m in [*first, *second])
     assert versions == [m.version for m in discover_migrations()], "each migration once"
     assert in_effect == ("100", "30s")
