@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from server.core.errors import EmbeddingModelMismatch
+from server.service.bulk_indexes import build_vector_indexes
 from server.service.embeddings import Embedder
 from server.service.turn_context import embed_in_context, place_of_stored
 from server.store import embedding_model as model_store
@@ -138,6 +139,9 @@ async def reembed(
         done += len(batch)
         if progress:
             progress(done, total)
+    # With memory sized to the graph: 100,000 memories took 218 s instead of 557 s at the
+    # default 64 MB (docs/BENCHMARKS.md, session 24).
+    await build_vector_indexes(pool)
     async with transaction(pool) as conn:
         await model_store.lock_model_record(conn)
         await model_store.create_vector_indexes(conn)
