@@ -17,26 +17,16 @@ from server.core.config import Secret, Settings
 from server.core.models.memories import MemoryDraft
 from server.ingest import importer
 from server.ingest.documents import import_text
-from server.ingest.importer import ImportFilters, SessionImporter
+from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
 from server.service import bulk_indexes
 from server.service.embeddings import Embedder
 from server.service.memory import MemoryService
 from server.service.runtime import open_service
-from server.store.embedding_model import HNSW_GRAPH, VECTOR_TABLES
 from tests.transcripts import SessionWriter
+from tests.vector_index_state import CURRENT, INDEXES, index_options, indexes_by_validity
 
-CURRENT = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)
 TOPICS = ["billing", "search", "deploys", "caching", "auth", "exports"]
-
-
-def index_options(url: str) -> dict[str, list[str]]:
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT relname, coalesce(reloptions, '{}') FROM pg_class"
-            " WHERE relkind = 'i' AND relname = ANY(%s)",
-            ([index for _, index in VECTOR_TABLES],),
-        ).fetchall()
-    return {str(name): sorted(options) for name, options in rows}
+ALL = set(INDEXES)
 
 
 def write_sessions(projects: Path, count: int) -> None:
@@ -52,6 +42,20 @@ def write_sessions(projects: Path, count: int) -> None:
         ).say(
             f"Done in session {number}: the {topic} backoff now resets after every success."
         ).write(projects)
+
+
+async def import_watching(
+    service: MemoryService, url: str, projects: Path, *, dry_run: bool = False
+) -> tuple[ImportSummary, list[set[str]]]:
+    """Import `projects`, noting after each file which vector indexes exist."""
+    seen: list[set[str]] = []
+    run = SessionImporter(
+        service,
+        ImportFilters(),
+        dry_run=dry_run,
+        progress=lambda done, total: seen.append(set(index_options(url))),
+    )
+    return await run.run(projects), seen
 
 
 @pytest.fixture
@@ -77,21 +81,16 @@ async def test_a_large_first_import_builds_the_indexes_once_after(
     service, url = fresh_service
     projects = tmp_path / "projects"
     write_sessions(projects, 12)
-    seen: list[set[str]] = []
-    run = SessionImporter(
-        service, ImportFilters(), progress=lambda done, total: seen.append(set(index_options(url)))
-    )
-
-    summary = await run.run(projects)
+    summary, seen = await import_watching(service, url, projects)
 
     assert summary.turns_imported == 48
     assert summary.indexes_built_after is True
     assert summary.as_json()["indexes_built_after"] is True
     # Before the first batch of 8 turns was written the indexes stood; once the run knew how
     # large it was they were gone for the rest of it, and built again when it ended.
-    assert seen[0] == {index for _, index in VECTOR_TABLES}
+    assert seen[0] == ALL
     assert seen[-1] == set()
-    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    assert index_options(url) == dict.fromkeys(INDEXES, CURRENT)
     found = await service.search_semantic("why does the caching worker retry forever?", limit=3)
     assert any("caching worker" in hit.content for hit in found.hits)
 
@@ -108,16 +107,11 @@ async def test_an_import_smaller_than_the_store_grows_the_indexes_as_it_goes(
     await service.save_many(notes, force=True)
     projects = tmp_path / "projects"
     write_sessions(projects, 12)
-    seen: list[set[str]] = []
-    run = SessionImporter(
-        service, ImportFilters(), progress=lambda done, total: seen.append(set(index_options(url)))
-    )
-
-    summary = await run.run(projects)
+    summary, seen = await import_watching(service, url, projects)
 
     assert summary.turns_imported == 48
     assert summary.indexes_built_after is False
-    assert all(present == {index for _, index in VECTOR_TABLES} for present in seen)
+    assert all(present == ALL for present in seen)
 
 
 async def test_the_indexes_are_built_again_when_the_import_fails(
@@ -131,7 +125,7 @@ async def test_the_indexes_are_built_again_when_the_import_fails(
             await service.save("The nightly export job writes to the analytics bucket first.")
             raise RuntimeError("the disk went away")
 
-    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    assert index_options(url) == dict.fromkeys(INDEXES, CURRENT)
     found = await service.search_semantic("where does the nightly export write?", limit=1)
     assert [hit.content for hit in found.hits] == [
         "The nightly export job writes to the analytics bucket first."
@@ -146,19 +140,11 @@ async def test_a_dry_run_never_drops_the_indexes(
     service, url = fresh_service
     projects = tmp_path / "projects"
     write_sessions(projects, 6)
-    seen: list[set[str]] = []
-    run = SessionImporter(
-        service,
-        ImportFilters(),
-        dry_run=True,
-        progress=lambda done, total: seen.append(set(index_options(url))),
-    )
-
-    summary = await run.run(projects)
+    summary, seen = await import_watching(service, url, projects, dry_run=True)
 
     assert summary.turns_imported == 24
     assert summary.indexes_built_after is False
-    assert all(present == {index for _, index in VECTOR_TABLES} for present in seen)
+    assert all(present == ALL for present in seen)
 
 
 async def test_notes_imported_into_an_empty_store_build_after_and_again_change_nothing(
@@ -183,19 +169,9 @@ async def test_notes_imported_into_an_empty_store_build_after_and_again_change_n
     assert first.indexes_built_after is True
     assert again.turns_imported == 0
     assert again.indexes_built_after is False  # 16 drafts into a store of 16: nothing to gain
-    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    assert index_options(url) == dict.fromkeys(INDEXES, CURRENT)
     found = await service.search_semantic("when do we page the auth owner?", limit=3)
     assert any("auth runbook" in hit.content for hit in found.hits)
-
-
-def invalid_indexes(url: str) -> set[str]:
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-            " WHERE c.relname = ANY(%s) AND NOT i.indisvalid",
-            ([index for _, index in VECTOR_TABLES],),
-        ).fetchall()
-    return {str(name) for (name,) in rows}
 
 
 def leave_invalid(url: str, index: str) -> None:
@@ -214,17 +190,17 @@ async def test_an_index_a_failed_concurrent_build_left_invalid_is_built_again(
     async with open_service(settings, embedder=embedder) as service:
         await service.save("The canary stage holds each release for forty minutes.")
         leave_invalid(url, "memory_chunks_hnsw")
-        assert invalid_indexes(url) == {"memory_chunks_hnsw"}
+        assert indexes_by_validity(url, valid=False) == {"memory_chunks_hnsw"}
 
         await bulk_indexes.build_vector_indexes(service.pool)  # what an import ends with
 
-        assert invalid_indexes(url) == set()
-        assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+        assert indexes_by_validity(url, valid=False) == set()
+        assert index_options(url) == dict.fromkeys(INDEXES, CURRENT)
         leave_invalid(url, "memories_embedding_hnsw")
 
     async with open_service(settings, embedder=embedder) as service:  # the next start
         found = await service.search_semantic("how long does the canary hold a release?")
 
-    assert invalid_indexes(url) == set()
-    assert index_options(url) == {index: CURRENT for _, index in VECTOR_TABLES}
+    assert indexes_by_validity(url, valid=False) == set()
+    assert index_options(url) == dict.fromkeys(INDEXES, CURRENT)
     assert found.hits[0].content == "The canary stage holds each release for forty minutes."

@@ -16,9 +16,9 @@ from server.core.errors import EmbeddingModelMismatch
 from server.service.embeddings import Embedder, LocalEmbedder
 from server.service.reembed import reembed
 from server.service.runtime import open_service
-from server.store.embedding_model import VECTOR_TABLES
 from tests.integration.conftest import free_port
 from tests.integration.processes import run_cli, start_cli, wait_for_health
+from tests.vector_index_state import INDEXES, indexes_by_validity
 
 NOTES = [
     "We decided to use cursor-based pagination for the orders API.",
@@ -58,16 +58,6 @@ async def seed(settings: Settings, embedder: Embedder) -> None:
         await service.soft_delete(first.memories[0].id)
 
 
-def valid_vector_indexes(url: str) -> set[str]:
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-            " WHERE c.relname = ANY(%s) AND i.indisvalid",
-            ([index for _, index in VECTOR_TABLES],),
-        ).fetchall()
-    return {str(name) for (name,) in rows}
-
-
 async def test_model_change_is_refused_then_reembed_converts_every_vector(
     fresh_database: Callable[[], str], embedder: Embedder, small_model_path: Path, tmp_path: Path
 ) -> None:
@@ -86,14 +76,14 @@ async def test_model_change_is_refused_then_reembed_converts_every_vector(
             pass
     async with open_service(new, embedder=small, check_model=False) as service:
         result = await reembed(service.pool, small, batch_size=2)
-    built_by_reembed = valid_vector_indexes(url)
+    built_by_reembed = indexes_by_validity(url, valid=True)
     async with open_service(new, embedder=small) as service:
         check = await service.check(NOTES[2])
         kept = await service.get(newer.id)
         replaced = await service.get(older.id)
 
     assert (result.memories, result.dimension, result.resumed) == (5, 128, False)
-    assert built_by_reembed == {index for _, index in VECTOR_TABLES}
+    assert built_by_reembed == set(INDEXES)
     assert vector_dims(url) == [128] * 5
     assert check.action == "NOOP"
     # The versions of a fact survive the new vectors.

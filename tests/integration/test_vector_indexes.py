@@ -11,19 +11,8 @@ import psycopg
 from server.core.config import Secret, Settings
 from server.service.embeddings import Embedder
 from server.service.runtime import open_service
-from server.store.embedding_model import HNSW_GRAPH, VECTOR_TABLES
-
-CURRENT = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)
-
-
-def index_options(url: str) -> dict[str, list[str]]:
-    with psycopg.connect(url) as conn:
-        rows = conn.execute(
-            "SELECT relname, coalesce(reloptions, '{}') FROM pg_class"
-            " WHERE relkind = 'i' AND relname = ANY(%s)",
-            ([index for _, index in VECTOR_TABLES],),
-        ).fetchall()
-    return {str(name): sorted(options) for name, options in rows}
+from server.store.embedding_model import VECTOR_TABLES
+from tests.vector_index_state import CURRENT, index_options
 
 
 async def test_a_new_store_gets_the_graph_and_an_older_graph_is_rebuilt_at_start(
