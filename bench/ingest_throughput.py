@@ -25,7 +25,8 @@ What the script does:
    plain `encode` (for reference), timed, in texts per second.
 3. First import into a fresh embedded database: `SessionImporter(service, ImportFilters())`,
    timed, in turns per second and as a ratio to the `embed_documents` rate; it must import
-   exactly the generated prose turns.
+   exactly the generated prose turns. Into an empty store it builds the vector indexes once,
+   at its end (`indexes_built_after`; server/service/bulk_indexes.py), inside the timing.
 4. No-change re-import of the same root, timed in seconds; it must import nothing.
 
 Each phase also reports the CPU seconds of this process and of the embedded PostgreSQL server,
@@ -985,6 +986,7 @@ async def run(session_count: int, turn_count: int, seed: int) -> dict[str, Any]:
                     / ((importing.cpu_seconds + importing.db_cpu_seconds) / first.turns_imported),
                     3,
                 ),
+                "indexes_built_after": first.indexes_built_after,
                 "files_read": first.files_read,
                 "sessions": first.sessions,
                 "events": first.events,
