@@ -12,7 +12,7 @@ with more memory for the build than the server's default (`create_vector_indexes
 While the indexes are gone, searches read the vectors exactly (slower on a large store, never
 wrong), and writers elsewhere go on. The build at the end runs CONCURRENTLY, so they go on
 then too; behind a transaction pooler it holds writes to the table it indexes until it is done
-(tens of seconds per 10,000 turns), longer than a save waits. If the process dies before the
+(up to about a minute per 10,000 turns), longer than a save waits. If the process dies before the
 build, the next start builds the missing indexes (server/service/reembed.py checks them at
 every start), and an index a failed concurrent build left invalid is built again.
 """
