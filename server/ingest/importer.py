@@ -12,7 +12,7 @@ journal prompts and new read position are written in one transaction: a crash le
 either imported up to a recorded point or untouched. Dedup is by record uuid and content hash,
 in the service.
 
-A run that will at least double the store (a first import, mostly) builds the vector indexes
+A run that will more than double the store (a first import, mostly) builds the vector indexes
 once, when it ends, instead of growing them turn by turn (server/service/bulk_indexes.py). How
 many turns are coming is known only roughly before the files are read: when the first batch
 is full, the turns read so far per byte read, times the bytes still unread, is the estimate.
