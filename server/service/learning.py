@@ -281,12 +281,15 @@ class LearningSteps:
 
         An observation close to one already stored (GUARD_NOOP_THRESHOLD) is not stored again:
         the stored one gains this session as evidence, which is what makes its confidence grow.
-        With `force`, what earlier passes learned from this session is replaced.
+        With `force`, what earlier passes learned from this session is replaced. Stores are
+        serialised, so two sessions read at once that saw the same thing make one memory with
+        both as evidence.
         """
         prepared = [prepare_draft(d, self.settings.max_content_chars)[0] for d in drafts]
         vectors = await self.embedder.documents_or_waiting([m.content for m in prepared])
         created = supported = 0
         async with transaction(self.pool) as conn:
+            await learning_store.lock_behavior(conn)
             if force:
                 await learning_store.forget_behavior_of(conn, session.session_id)
             nearest = await search_store.nearest_live_many(conn, [v.vector for v in vectors])

@@ -248,6 +248,15 @@ async def forget_behavior_of(conn: Conn, session_id: str) -> int:
     return cur.rowcount
 
 
+async def lock_behavior(conn: Conn) -> None:
+    """Serialise behaviour stores until the transaction ends.
+
+    Two sessions read side by side often yield the same observation; without this both would
+    find nothing close, both insert, and the second insert (same content hash) would be
+    dropped with its session's evidence."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext('claude-memory behavior store'))")
+
+
 async def add_evidence(conn: Conn, memory_id: int, session_id: str, seen_at: str) -> None:
     """Count one more session in support of a learned memory."""
     await conn.execute(

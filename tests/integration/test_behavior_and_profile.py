@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from server.core.models.memories import MemoryFilter
+from server.core.models.memories import MemoryDraft, MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.behavior import BehaviorReader
 from server.learning.distill import Distiller
@@ -83,6 +84,42 @@ async def test_one_observation_seen_in_every_session_gathers_its_evidence(
     [inferred] = tiers.inferred
     assert inferred.evidence_sessions == 4
     assert inferred.confidence > 0.35
+
+
+async def test_sessions_stored_at_once_share_one_observation_and_lose_no_evidence(
+    service: MemoryService, distilled: None
+) -> None:
+    queue = await service.learning.behavior_queue(project=None, session=None, force=False)
+
+    def draft(session_id: str) -> MemoryDraft:
+        return MemoryDraft(
+            content=HABIT,
+            kind="behavior",
+            source="behavior",
+            tags=["quality"],
+            session_id=session_id,
+            metadata={"evidence_sessions": [session_id], "last_seen": "2026-01-01T00:00:00"},
+        )
+
+    # Inserts wait behind a reader's SHARE lock while every store has had time to look for
+    # what is already stored: unserialised, all four would find nothing and three inserts
+    # would be dropped as duplicates, their sessions' evidence with them.
+    async with service.pool.connection() as conn:
+        await conn.execute("LOCK TABLE memories IN SHARE MODE")
+        stores = [
+            asyncio.create_task(
+                service.learning.store_behavior(p, [draft(p.session_id)], force=False)
+            )
+            for p in queue
+        ]
+        await asyncio.sleep(3)
+    outcomes = await asyncio.gather(*stores)
+
+    [observation] = await behaviors(service)
+    assert len(queue) == 4
+    assert sorted(o.created for o in outcomes) == [0, 0, 0, 1]
+    assert sum(o.updated for o in outcomes) == 3
+    assert sorted(observation.metadata["evidence_sessions"]) == sorted(p.session_id for p in queue)
 
 
 async def test_a_read_session_is_not_sent_again_and_force_replaces(
