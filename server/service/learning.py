@@ -91,6 +91,7 @@ class LearningSteps:
 
         Each memory is checked against what the project already knows (never against raw
         turns): an exact copy or a near copy (GUARD_NOOP_THRESHOLD) is counted, not stored.
+        Stores are serialised, so two sessions distilled at once are checked against each other.
         """
         prepared: list[NewMemory] = []
         seen: set[str] = set()
@@ -105,6 +106,7 @@ class LearningSteps:
                 prepared.append(memory)
         vectors = await self.embedder.documents_or_waiting([m.content for m in prepared])
         async with transaction(self.pool) as conn:
+            await learning_store.lock_learned_stores(conn)
             stored = {
                 m.content_hash
                 for m in await memory_store.get_by_hashes(conn, [m.content_hash for m in prepared])
@@ -289,7 +291,7 @@ class LearningSteps:
         vectors = await self.embedder.documents_or_waiting([m.content for m in prepared])
         created = supported = 0
         async with transaction(self.pool) as conn:
-            await learning_store.lock_behavior(conn)
+            await learning_store.lock_learned_stores(conn)
             if force:
                 await learning_store.forget_behavior_of(conn, session.session_id)
             nearest = await search_store.nearest_live_many(conn, [v.vector for v in vectors])

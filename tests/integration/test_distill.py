@@ -6,6 +6,7 @@ model would, so links from memories back to turns are checked for real.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from server.core.config import Settings
-from server.core.models.memories import MemoryFilter
+from server.core.models.memories import MemoryDraft, MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
@@ -267,6 +268,41 @@ async def test_the_near_copy_of_a_known_memory_is_not_stored_again(
         if "uses pnpm, never npm" in m.content
     ]
     assert [m.id for m in pnpm] == [known.id]
+
+
+async def test_sessions_distilled_at_once_do_not_both_store_one_fact(
+    service: MemoryService, imported: Path
+) -> None:
+    """Two sessions of a project often teach the same thing; stored side by side, the second
+    must still meet the first through the write guard."""
+    queue = [p for p in await service.learning.distill_queue() if p.project == "acme-api"]
+    wording = [
+        "Release builds of acme-api are signed with the team's hardware key, never a laptop key.",
+        "Release builds of acme-api are signed with the team's hardware key, never a laptop's.",
+    ]
+    drafts = [
+        MemoryDraft(content=text, kind="distilled", source="distill", project="acme-api")
+        for text in wording
+    ]
+    # Inserts wait behind a reader's SHARE lock while both stores have had time to look for
+    # what is known: unserialised, each would find nothing and both would be stored.
+    async with service.pool.connection() as conn:
+        await conn.execute("LOCK TABLE memories IN SHARE MODE")
+        stores = [
+            asyncio.create_task(service.learning.store_distilled(pending, [draft], []))
+            for pending, draft in zip(queue[:2], drafts, strict=True)
+        ]
+        await asyncio.sleep(3)
+    outcomes = await asyncio.gather(*stores)
+
+    signed = [
+        m
+        for m in (await service.list_memories(MemoryFilter(project="acme-api"), limit=200)).memories
+        if m.content.startswith("Release builds of acme-api")
+    ]
+    assert len(queue) >= 2
+    assert sorted(o.saved for o in outcomes) == [0, 1]
+    assert len(signed) == 1
 
 
 def test_settings_defaults_point_at_ollama() -> None:
