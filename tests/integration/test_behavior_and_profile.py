@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import shutil
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
 from server.learning.profile import patch_claude_md, render_profile
 from server.service.memory import MemoryService
+from tests.held_inserts import with_inserts_held
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -89,7 +89,7 @@ async def test_one_observation_seen_in_every_session_gathers_its_evidence(
 async def test_sessions_stored_at_once_share_one_observation_and_lose_no_evidence(
     service: MemoryService, distilled: None
 ) -> None:
-    queue = await service.learning.behavior_queue(project=None, session=None, force=False)
+    queue = await service.learning.behavior_queue()
 
     def draft(session_id: str) -> MemoryDraft:
         return MemoryDraft(
@@ -101,19 +101,12 @@ async def test_sessions_stored_at_once_share_one_observation_and_lose_no_evidenc
             metadata={"evidence_sessions": [session_id], "last_seen": "2026-01-01T00:00:00"},
         )
 
-    # Inserts wait behind a reader's SHARE lock while every store has had time to look for
-    # what is already stored: unserialised, all four would find nothing and three inserts
-    # would be dropped as duplicates, their sessions' evidence with them.
-    async with service.pool.connection() as conn:
-        await conn.execute("LOCK TABLE memories IN SHARE MODE")
-        stores = [
-            asyncio.create_task(
-                service.learning.store_behavior(p, [draft(p.session_id)], force=False)
-            )
-            for p in queue
-        ]
-        await asyncio.sleep(3)
-    outcomes = await asyncio.gather(*stores)
+    # Unserialised, all four stores would find nothing stored, and three inserts would be
+    # dropped as duplicates, their sessions' evidence with them.
+    outcomes = await with_inserts_held(
+        service,
+        [service.learning.store_behavior(p, [draft(p.session_id)], force=False) for p in queue],
+    )
 
     [observation] = await behaviors(service)
     assert len(queue) == 4

@@ -6,7 +6,6 @@ model would, so links from memories back to turns are checked for real.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -21,6 +20,7 @@ from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
+from tests.held_inserts import with_inserts_held
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -284,16 +284,14 @@ async def test_sessions_distilled_at_once_do_not_both_store_one_fact(
         MemoryDraft(content=text, kind="distilled", source="distill", project="acme-api")
         for text in wording
     ]
-    # Inserts wait behind a reader's SHARE lock while both stores have had time to look for
-    # what is known: unserialised, each would find nothing and both would be stored.
-    async with service.pool.connection() as conn:
-        await conn.execute("LOCK TABLE memories IN SHARE MODE")
-        stores = [
-            asyncio.create_task(service.learning.store_distilled(pending, [draft], []))
+    # Unserialised, each store would find nothing known and both would be stored.
+    outcomes = await with_inserts_held(
+        service,
+        [
+            service.learning.store_distilled(pending, [draft], [])
             for pending, draft in zip(queue[:2], drafts, strict=True)
-        ]
-        await asyncio.sleep(3)
-    outcomes = await asyncio.gather(*stores)
+        ],
+    )
 
     signed = [
         m
