@@ -106,7 +106,7 @@ class LearningSteps:
                 prepared.append(memory)
         vectors = await self.embedder.documents_or_waiting([m.content for m in prepared])
         async with transaction(self.pool) as conn:
-            await learning_store.lock_learned_stores(conn)
+            await memory_store.lock_near_copy_checks(conn)
             stored = {
                 m.content_hash
                 for m in await memory_store.get_by_hashes(conn, [m.content_hash for m in prepared])
@@ -291,7 +291,7 @@ class LearningSteps:
         vectors = await self.embedder.documents_or_waiting([m.content for m in prepared])
         created = supported = 0
         async with transaction(self.pool) as conn:
-            await learning_store.lock_learned_stores(conn)
+            await memory_store.lock_near_copy_checks(conn)
             if force:
                 await learning_store.forget_behavior_of(conn, session.session_id)
             nearest = await search_store.nearest_live_many(conn, [v.vector for v in vectors])

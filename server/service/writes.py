@@ -120,6 +120,8 @@ class Writes:
         )
         async with transaction(self.pool) as conn:
             if not force:
+                # Two near copies saved at once would each find nothing close and both insert.
+                await memory_store.lock_near_copy_checks(conn)
                 nearest = await search_store.nearest_live(conn, vectors.vector)
                 if nearest is not None and redundant_near_copy(
                     new.content,

@@ -248,16 +248,6 @@ async def forget_behavior_of(conn: Conn, session_id: str) -> int:
     return cur.rowcount
 
 
-async def lock_learned_stores(conn: Conn) -> None:
-    """Serialise the stores of what the learning jobs found until the transaction ends.
-
-    Each store first looks for what is already known, then inserts. Two sessions read side by
-    side often yield the same memory; unserialised, both would find nothing close and both
-    insert: a near copy stored twice past the write guard, or (same content hash) the second
-    insert dropped with the evidence its session brought."""
-    await conn.execute("SELECT pg_advisory_xact_lock(hashtext('claude-memory learned stores'))")
-
-
 async def add_evidence(conn: Conn, memory_id: int, session_id: str, seen_at: str) -> None:
     """Count one more session in support of a learned memory."""
     await conn.execute(

@@ -186,6 +186,19 @@ async def replace_chunks(conn: Conn, memory_id: int, vectors: DocumentVectors) -
         )
 
 
+async def lock_near_copy_checks(conn: Conn) -> None:
+    """Serialise every store that looks for a near copy before it inserts, until the
+    transaction ends.
+
+    A save, a distilled memory and a behaviour observation each look for the closest stored
+    memory, then insert. Two of them side by side (two sessions that teach the same thing, an
+    agent saving one fact twice at once) would each find nothing close and both insert: a near
+    copy stored twice past the write guard, or (same content hash) the second insert dropped
+    with the evidence its session brought. Transaction-scoped, so it holds across processes
+    and behind a transaction-pooling PgBouncer."""
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtext('claude-memory near-copy checks'))")
+
+
 async def get(conn: Conn, memory_id: int) -> Memory | None:
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(

@@ -9,6 +9,7 @@ import pytest
 from server.core.errors import InvalidInput
 from server.core.validation import content_hash
 from server.service.memory import MemoryService
+from tests.held_inserts import with_inserts_held
 
 DECISION = (
     "We decided to use cursor-based pagination for the orders API because offset pagination "
@@ -156,6 +157,16 @@ async def test_concurrent_saves_of_same_content_store_one_row(service: MemorySer
 
     assert sorted(o.status for o in outcomes).count("saved") == 1
     assert {o.id for o in outcomes} == {outcomes[0].id}
+    assert await rows(service, "SELECT count(*) FROM memories") == [(1,)]
+
+
+async def test_near_copies_saved_at_once_store_one_row(service: MemoryService) -> None:
+    # Both saves embed and look for a near copy while their inserts are held: without a lock
+    # around the look and the insert, each finds nothing and both are stored.
+    outcomes = await with_inserts_held(service, [service.save(DECISION), service.save(NEAR_COPY)])
+
+    assert sorted(o.status for o in outcomes) == ["noop", "saved"]
+    assert {o.id for o in outcomes} == {next(o.id for o in outcomes if o.status == "saved")}
     assert await rows(service, "SELECT count(*) FROM memories") == [(1,)]
 
 
