@@ -306,16 +306,6 @@ class Writes:
             [vectors] = await embed_in_context(
                 self.pool, self.embedder, [prepared.content], [place], wait_if_down=True
             )
-            if not force:
-                async with transaction(self.pool) as conn:
-                    nearest = await search_store.nearest_live(
-                        conn, vectors.vector, exclude_id=memory_id
-                    )
-                if nearest is not None and nearest.similarity >= self.settings.guard_noop_threshold:
-                    similar = SimilarMemory(
-                        nearest.id, round(nearest.similarity, 4), preview(nearest.content)
-                    )
-                    return UpdateOutcome("noop", current, similar, redacted)
 
         nothing_else = (
             new_tags is None and new_project is None and new_kind is None and supersedes is None
@@ -324,6 +314,17 @@ class Writes:
             return UpdateOutcome("unchanged", current, None, redacted)
 
         async with transaction(self.pool) as conn:
+            if vectors is not None and not force:
+                # The look for a near copy and the write are one step, as in `save`.
+                await memory_store.lock_near_copy_checks(conn)
+                nearest = await search_store.nearest_live(
+                    conn, vectors.vector, exclude_id=memory_id
+                )
+                if nearest is not None and nearest.similarity >= self.settings.guard_noop_threshold:
+                    similar = SimilarMemory(
+                        nearest.id, round(nearest.similarity, 4), preview(nearest.content)
+                    )
+                    return UpdateOutcome("noop", current, similar, redacted)
             locked = await memory_store.get_for_update(conn, memory_id)
             if locked is None or locked.deleted_at is not None:
                 raise Conflict(f"memory {memory_id} was deleted while it was being updated")

@@ -12,6 +12,7 @@ from server.core.validation import content_hash
 from server.db.embedded import shared_buffers_mb
 from server.service.memory import MemoryService
 from server.store.tx import Pool
+from tests.held_inserts import with_inserts_held
 
 DECISION = (
     "We decided to use cursor-based pagination for the orders API because offset pagination "
@@ -107,6 +108,22 @@ async def test_update_into_near_duplicate_of_other_memory_is_noop(
     assert outcome.status == "noop"
     assert outcome.similar is not None and outcome.similar.id == target.id
     assert (await service.get(other.id)).content == ROOT_CAUSE
+
+
+async def test_a_save_and_an_update_into_near_copies_at_once_keep_one(
+    service: MemoryService,
+) -> None:
+    # Both look for a near copy while their writes are held: without one lock around each
+    # look and its write, neither finds the other and both are stored.
+    other = await service.save(ROOT_CAUSE)
+
+    saved, updated = await with_inserts_held(
+        service, [service.save(DECISION), service.update(other.id, content=NEAR_COPY)]
+    )
+
+    assert sorted([saved.status, updated.status]) in (["noop", "saved"], ["noop", "updated"])
+    contents = [m.content for m in (await service.list_memories(limit=10)).memories]
+    assert sorted(contents) in (sorted([DECISION, ROOT_CAUSE]), sorted([NEAR_COPY]))
 
 
 async def test_update_with_force_accepts_near_duplicate(service: MemoryService) -> None:
