@@ -28,7 +28,7 @@ contains it, so a session started in a sub-folder of a repository still finds it
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -59,6 +59,11 @@ CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can b
 # The cut-off for a prompt that names something no memory mentions ("which Sentry project...?"
 # with nothing ever said about Sentry): only a close match is worth injecting then.
 UNKNOWN_NAME_THRESHOLD = 0.6
+# A hit below the cut-off still counts when it is at least `recall_with_words` similar
+# (server/service/cutoffs.py) and holds this share of the prompt's weighted words: sessions
+# written in another voice than the prompt score lower on the model, not on the words
+# (docs/BENCHMARKS.md, "Prompt recall: words as evidence").
+RECALL_WORDS_SHARE = 0.5
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 RECALL_TITLE = "# Memory recall for this prompt"
@@ -127,6 +132,7 @@ class HookRecall:
             if settings.recall_threshold is not None
             else service.cutoffs.recall
         )
+        self.threshold_with_words = min(self.threshold, service.cutoffs.recall_with_words)
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
         self.start_tokens = settings.context_start_tokens
@@ -178,17 +184,26 @@ class HookRecall:
         # A prompt about a thing no memory mentions asks for a closer match (prompt_names.py).
         unknown = await self.service.unknown_names(query)
         threshold = max(self.threshold, UNKNOWN_NAME_THRESHOLD) if unknown else self.threshold
+        with_words = threshold if unknown else self.threshold_with_words
         result = await self.service.search_hybrid(
             query,
             limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-            min_similarity=threshold,
+            min_similarity=with_words,
             where=MemoryFilter(project=project, with_general=True),
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
         hits = learned_order(result.hits, await self.service.use_factors(_ids(result.hits)))
+        below = [hit.id for hit in hits if with_words <= (hit.similarity or 0.0) < threshold]
+        shares = await self.service.term_shares(query, below) if below else {}
         relevant = [
             hit
-            for hit in current_versions(hits, threshold)
+            for hit in current_versions(
+                hits,
+                lambda hit: (
+                    (hit.similarity or 0.0) >= threshold
+                    or shares.get(hit.id, 0.0) >= RECALL_WORDS_SHARE
+                ),
+            )
             if hit.id not in seen
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
@@ -334,16 +349,16 @@ def _ids(hits: Sequence[SearchHit]) -> list[int]:
     return [hit.id for hit in hits]
 
 
-def current_versions(hits: Sequence[SearchHit], threshold: float) -> list[SearchHit]:
+def current_versions(
+    hits: Sequence[SearchHit], is_relevant: Callable[[SearchHit], bool]
+) -> list[SearchHit]:
     """The relevant hits, each fact in its current version only.
 
-    A hit is relevant at `threshold` similarity or more; the version that replaced a relevant
-    hit is relevant with it (search lifted it to that hit's place), and a hit whose successor
-    is in the list is left out: the agent is told the current fact, not last month's.
+    The version that replaced a relevant hit is relevant with it (search lifted it to that
+    hit's place), and a hit whose successor is in the list is left out: the agent is told the
+    current fact, not last month's.
     """
-    relevant = {
-        hit.id for hit in hits if hit.similarity is not None and hit.similarity >= threshold
-    }
+    relevant = {hit.id for hit in hits if is_relevant(hit)}
     for hit in hits:
         if hit.id in relevant and hit.superseded_by is not None:
             relevant.add(hit.superseded_by)

@@ -23,11 +23,16 @@ class SimilarityCutoffs:
 
     semantic: float  # semantic search: cuts off what is unrelated, ranking orders the rest
     recall: float  # prompt recall hook: injected unasked on every prompt, so precision first
+    # The prompt recall hook also takes a hit this close that holds most of the prompt's
+    # weighted words (RECALL_WORDS_SHARE): the words are the evidence the similarity lacks.
+    recall_with_words: float
     duplicates: float  # find_duplicates: the same fact worded twice
 
 
 MEASURED: dict[str, SimilarityCutoffs] = {
-    DEFAULT_EMBEDDING_MODEL: SimilarityCutoffs(semantic=0.15, recall=0.45, duplicates=0.8),
+    DEFAULT_EMBEDDING_MODEL: SimilarityCutoffs(
+        semantic=0.15, recall=0.45, recall_with_words=0.3, duplicates=0.8
+    ),
 }
 
 # A model nobody has measured yet: the bundled model's row, the only one with figures.

@@ -149,6 +149,10 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
         )
 
+    async def term_shares(self, query: str, memory_ids: Sequence[int]) -> dict[int, float]:
+        """How much of the query's weighted words each memory holds (0 to 1)."""
+        return await self.searcher.term_shares(query, memory_ids)
+
     async def unknown_names(self, text: str) -> list[str]:
         """The names (tools, services, identifiers) `text` mentions that no memory holds."""
         return await self.searcher.unknown_names(text)

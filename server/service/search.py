@@ -38,6 +38,7 @@ from server.core.ranking import (
     asks,
     asks_why,
     gives_reason,
+    idf,
     score_fusion,
     seed_terms,
     term_weights,
@@ -155,6 +156,15 @@ class CorpusStatistics:
     live: int
     average_terms: float
     term_shares: tuple[dict[str, float], float] | None
+
+
+@dataclass(frozen=True, slots=True)
+class CountedTerms:
+    """A query's lexemes with how many memories hold each (0: none does)."""
+
+    frequencies: dict[str, int]
+    added: frozenset[str]  # the vocabulary's forms, not the query's own words
+    statistics: CorpusStatistics
 
 
 class Searcher:
@@ -470,6 +480,22 @@ class Searcher:
 
         Terms the vocabulary adds (the other forms of what the query names) count at
         EXPANSION_WEIGHT of their IDF: evidence, not the question's own words."""
+        counted = await self._counted_terms(conn, text)
+        terms, weights = term_weights(counted.frequencies, counted.statistics.live)
+        weights = [
+            w * EXPANSION_WEIGHT if t in counted.added else w
+            for t, w in zip(terms, weights, strict=True)
+        ]
+        return KeywordQuery(
+            lexemes=terms,
+            weights=weights,
+            average_length=counted.statistics.average_terms,
+            seeds=seed_terms({t: counted.frequencies[t] for t in terms}, KEYWORD_SEED_ROWS),
+        )
+
+    async def _counted_terms(self, conn: Conn, text: str) -> CountedTerms:
+        """The query's lexemes (with the vocabulary's other forms) and how many memories hold
+        each."""
         lexemes = await search_store.query_lexemes(conn, text)
         extra = self.vocabulary.expansions(text)
         added: set[str] = set()
@@ -494,16 +520,7 @@ class Searcher:
                 self._frequencies.update(found)
                 known.update(found)
             frequencies = {lexeme: known.get(lexeme, 0) for lexeme in lexemes}
-        terms, weights = term_weights(frequencies, total)
-        weights = [
-            w * EXPANSION_WEIGHT if t in added else w for t, w in zip(terms, weights, strict=True)
-        ]
-        return KeywordQuery(
-            lexemes=terms,
-            weights=weights,
-            average_length=statistics.average_terms,
-            seeds=seed_terms({t: frequencies[t] for t in terms}, KEYWORD_SEED_ROWS),
-        )
+        return CountedTerms(frequencies, frozenset(added), statistics)
 
     async def _refresh_statistics(self, conn: Conn) -> CorpusStatistics:
         """Row count, mean length and term shares, refreshed every few minutes.
@@ -656,6 +673,31 @@ class Searcher:
             if confirmed(c, float(np.dot(vectors[c.older_text], vectors[c.newer_text])))
         ]
         return newer_first(hits, stale) if stale else hits
+
+    async def term_shares(self, query: str, ids: Sequence[int]) -> dict[int, float]:
+        """The share of the query's term weight (IDF, vocabulary forms at their reduced
+        weight) each memory holds, from 0 to 1: how much of what was asked it names. A word
+        no memory holds counts too, as the rarest of all, so a prompt about something the
+        store never heard of is not read as fully named by its one common word."""
+        text = check_query(query)
+        async with transaction(self.pool) as conn:
+            counted = await self._counted_terms(conn, text)
+            total = counted.statistics.live
+            weights = [
+                idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
+                for term, df in counted.frequencies.items()
+            ]
+            terms = KeywordQuery(
+                lexemes=list(counted.frequencies),
+                weights=weights,
+                average_length=counted.statistics.average_terms,
+                seeds=[],
+            )
+            held = await search_store.term_weight_held(conn, terms, ids)
+        asked = sum(weights)
+        if asked <= 0:
+            return {}
+        return {memory_id: held.get(memory_id, 0.0) / asked for memory_id in ids}
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names `text` mentions (server/domain/prompt_names.py) that no memory holds, in
