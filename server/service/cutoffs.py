@@ -31,7 +31,7 @@ class SimilarityCutoffs:
 
 MEASURED: dict[str, SimilarityCutoffs] = {
     DEFAULT_EMBEDDING_MODEL: SimilarityCutoffs(
-        semantic=0.15, recall=0.45, recall_with_words=0.3, duplicates=0.8
+        semantic=0.15, recall=0.45, recall_with_words=0.35, duplicates=0.8
     ),
 }
 
