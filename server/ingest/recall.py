@@ -45,6 +45,8 @@ from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.context import HEADER, changed_note
 from server.domain.lessons import reminder
+from server.domain.statement_versions import topic_words
+from server.domain.statements import statement_spans
 from server.ingest.gemini_messages import without_hook_context
 from server.ingest.recall_check import WORKING_TREES, R, Recalled, hook_check_items
 from server.ingest.tool_calls import call_from_hook
@@ -64,6 +66,10 @@ UNKNOWN_NAME_THRESHOLD = 0.6
 # written in another voice than the prompt score lower on the model, not on the words
 # (docs/BENCHMARKS.md, "Prompt recall: words as evidence").
 RECALL_WORDS_SHARE = 0.5
+# A long hit cut to its share of the budget starts at the statement (of its first forty) that
+# names most of the prompt's words, when that statement would not be shown from the start.
+MAX_FOCUS_STARTS = 40
+MIN_FOCUS_CHARS = 40
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 RECALL_TITLE = "# Memory recall for this prompt"
@@ -209,7 +215,7 @@ class HookRecall:
         ]
         checked, drift = await self.trees.checked(cwd, relevant[: self.max_hits])
         room = await self._room(session_id, self.prompt_tokens) if checked else 0
-        text, shown = recall_markdown(checked, min(self.max_chars, room), drift)
+        text, shown = recall_markdown(checked, min(self.max_chars, room), drift, query)
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
             self.injected.add(session_id, shown)
@@ -370,14 +376,19 @@ def current_versions(
 
 
 def recall_markdown(
-    hits: Sequence[SearchHit], max_chars: int, drift: Mapping[int, str] | None = None
+    hits: Sequence[SearchHit],
+    max_chars: int,
+    drift: Mapping[int, str] | None = None,
+    prompt: str = "",
 ) -> tuple[str, list[int]]:
     """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
 
     Each hit gets an equal share of the budget and is cut to it, so the first long one cannot
-    crowd out the rest. A hit the working tree no longer agrees with carries its `drift` note
+    crowd out the rest; a hit cut short shows the part that names most of the `prompt`'s words
+    (`focused`). A hit the working tree no longer agrees with carries its `drift` note
     ("drifted: go is now 1.23 (was 1.22)") before its text.
     """
+    asked = topic_words(prompt)
     drift = drift or {}
     if not hits:
         return "", []
@@ -394,12 +405,32 @@ def recall_markdown(
         if room < 40:
             break
         checked = f"({drift[hit.id]}) " if hit.id in drift else ""
-        text = (
-            checked + changed_note(hit.supersedes, hit.created_at) + " ".join(hit.content.split())
-        )
-        if len(text) > room:
-            text = text[: room - 1].rstrip() + "…"
-        lines.append(label + text)
+        notes = checked + changed_note(hit.supersedes, hit.created_at)
+        if room - len(notes) < MIN_FOCUS_CHARS:  # the notes fill the room: cut them and all
+            text = notes + " ".join(hit.content.split())
+            lines.append(label + text[: room - 1].rstrip() + "…")
+            continue
+        lines.append(label + notes + focused(hit.content, room - len(notes), asked))
     if not lines:
         return "", []
     return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]
+
+
+def focused(content: str, room: int, asked: frozenset[str]) -> str:
+    """`content` on one line, cut to `room` characters: from its start, or, when the statement
+    that names the most of the `asked` words would not be shown whole, from that statement (a
+    handbook chunk whose answer is its tenth line). A cut is marked "…" at either end."""
+    flat = " ".join(content.split())
+    if len(flat) <= room:
+        return flat
+    spans = statement_spans(content)[:MAX_FOCUS_STARTS]
+    named = [len(topic_words(content[span.start : span.end]) & asked) for span in spans]
+    start = 0
+    if named and max(named) > 0:
+        best = spans[named.index(max(named))]
+        if len(" ".join(content[: best.end].split())) > room - 1:
+            start = best.start
+    lead = "…" if start else ""
+    # Collapsing whitespace only shortens, so twice the room is enough to fill it.
+    body = " ".join(content[start : start + 2 * room].split())
+    return lead + body[: room - len(lead) - 1].rstrip() + "…"

@@ -1,0 +1,60 @@
+"""A long memory cut to its share of the prompt-recall budget shows the part the prompt is about."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from server.core.models.search import SearchHit
+from server.domain.statement_versions import topic_words
+from server.ingest.recall import focused, recall_markdown
+
+HANDBOOK = (
+    "# Billing service handbook\n"
+    "The service bills merchants monthly and keeps invoices for seven years.\n"
+    "Deploys go through the release train every Tuesday; hotfixes need two approvals.\n"
+    "Logs are shipped to the central cluster and kept for thirty days.\n"
+    "The ledger export runs nightly at 02:15 UTC and writes Parquet files to the archive bucket.\n"
+)
+
+
+def test_a_text_that_fits_is_shown_whole_on_one_line() -> None:
+    assert focused("one\n two  three", 40, topic_words("three")) == "one two three"
+
+
+def test_a_cut_text_starts_where_the_prompts_words_are() -> None:
+    shown = focused(HANDBOOK, 90, topic_words("when does the ledger export run?"))
+
+    assert shown.startswith("…The ledger export runs nightly at 02:15 UTC")
+    assert shown.endswith("…")
+    assert len(shown) <= 90
+
+
+def test_a_cut_text_keeps_its_start_when_no_later_part_names_more() -> None:
+    shown = focused(HANDBOOK, 90, topic_words("what does the billing service do?"))
+
+    assert shown.startswith("# Billing service handbook")
+    assert len(shown) <= 90
+
+
+def test_prompt_recall_shows_each_long_hit_around_the_prompts_words() -> None:
+    hit = SearchHit(
+        id=7,
+        content=HANDBOOK * 3,
+        kind="note",
+        tags=[],
+        source="notes",
+        project="billing",
+        project_path=None,
+        session_id=None,
+        created_at=datetime(2026, 3, 1, tzinfo=UTC),
+        similarity=0.5,
+        keyword_score=None,
+        fused_score=None,
+        score=1.0,
+    )
+
+    text, shown = recall_markdown([hit], 600, prompt="when does the ledger export run?")
+
+    assert shown == [7]
+    assert "ledger export runs nightly at 02:15 UTC" in text
+    assert len(text) <= 600
