@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from server.core.models.memories import MemoryFilter
+from server.core.models.search import SearchHit
 from server.ingest.documents import import_claude_ai, import_text
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.recall import RECALL_WORDS_SHARE
@@ -91,17 +92,25 @@ async def test_prompt_recall_holds_back_when_the_prompt_names_what_memory_never_
 DECISION = "Key it by API key, with an IP-based fallback only for unauthenticated"
 
 
-async def test_prompt_recall_takes_a_hit_below_the_cut_off_that_names_the_prompts_words(
-    app_url: str, service: MemoryService, acme: None
-) -> None:
-    prompt = "which store backs the rate limiter in prod?"
+async def near_hits(
+    service: MemoryService, prompt: str
+) -> tuple[list[SearchHit], dict[int, float]]:
+    """What prompt recall weighs in acme-api: the hits down to the words rule's cut-off, and
+    the share of the prompt's words each holds."""
     found = await service.search_hybrid(
         prompt,
         min_similarity=service.cutoffs.recall_with_words,
         where=MemoryFilter(project="acme-api", with_general=True),
     )
-    decision = next(hit for hit in found.hits if DECISION in hit.content)
-    shares = await service.term_shares(prompt, [decision.id])
+    return found.hits, await service.term_shares(prompt, [hit.id for hit in found.hits])
+
+
+async def test_prompt_recall_takes_a_hit_below_the_cut_off_that_names_the_prompts_words(
+    app_url: str, service: MemoryService, acme: None
+) -> None:
+    prompt = "which store backs the rate limiter in prod?"
+    hits, shares = await near_hits(service, prompt)
+    decision = next(hit for hit in hits if DECISION in hit.content)
     # Below the cut-off on similarity alone, but it names most of what the prompt asks.
     assert decision.similarity is not None
     assert service.cutoffs.recall_with_words <= decision.similarity < service.cutoffs.recall
@@ -122,15 +131,10 @@ async def test_prompt_recall_leaves_out_near_hits_that_do_not_name_the_prompts_w
     # The web UI's data fetching is told in the other repository: asked in the API's, its
     # near hits are handbook chunks that hold few of the prompt's words.
     prompt = "how do dashboard pages fetch server data?"
-    found = await service.search_hybrid(
-        prompt,
-        min_similarity=service.cutoffs.recall_with_words,
-        where=MemoryFilter(project="acme-api", with_general=True),
-    )
-    shares = await service.term_shares(prompt, [hit.id for hit in found.hits])
-    assert found.hits
-    assert all((hit.similarity or 0.0) < service.cutoffs.recall for hit in found.hits)
-    assert all(shares[hit.id] < RECALL_WORDS_SHARE for hit in found.hits)
+    hits, shares = await near_hits(service, prompt)
+    assert hits
+    assert all((hit.similarity or 0.0) < service.cutoffs.recall for hit in hits)
+    assert all(shares[hit.id] < RECALL_WORDS_SHARE for hit in hits)
 
     run = await run_hook(
         "user-prompt-submit",
