@@ -59,10 +59,10 @@ from server.service.runtime import open_service  # noqa: E402
 
 CANDIDATES = 12
 INJECTED = 3  # RECALL_MAX_HITS
-LOWEST_FLOOR = 0.15
 FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 SHARES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 TUNING_CONVERSATIONS = 5
+THRESHOLD = cutoffs_for(Settings().embedding_model).recall
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +86,12 @@ async def hits_for(
     service: MemoryService, text: str, project: str | None, answers: Any
 ) -> list[Hit]:
     """The hook's candidates for `text` in `project`, each with its words' share."""
+    # As the hook searches: the semantic list cut at the similarity threshold, so a hit below
+    # it is one the keyword list found.
     result = await service.search_hybrid(
         text,
         limit=CANDIDATES,
-        min_similarity=LOWEST_FLOOR,
+        min_similarity=THRESHOLD,
         where=MemoryFilter(project=project, with_general=True),
     )
     shares = await service.term_shares(text, [hit.id for hit in result.hits])
@@ -198,7 +200,7 @@ async def locomo(data: Path, home: Path) -> tuple[list[Asked], list[Asked]]:
 
 
 async def run(corpora: list[Path], locomo_data: Path | None) -> dict[str, Any]:
-    threshold = cutoffs_for(Settings().embedding_model).recall
+    threshold = THRESHOLD
     report: dict[str, Any] = {"benchmark": "recall-words", "threshold": threshold}
     started = time.monotonic()
     for corpus in corpora:

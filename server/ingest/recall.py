@@ -194,7 +194,7 @@ class HookRecall:
         result = await self.service.search_hybrid(
             query,
             limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-            min_similarity=with_words,
+            min_similarity=threshold,
             where=MemoryFilter(project=project, with_general=True),
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
