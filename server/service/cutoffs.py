@@ -23,8 +23,9 @@ class SimilarityCutoffs:
 
     semantic: float  # semantic search: cuts off what is unrelated, ranking orders the rest
     recall: float  # prompt recall hook: injected unasked on every prompt, so precision first
-    # The prompt recall hook also takes a hit this close that holds most of the prompt's
+    # The prompt recall hook also takes a hit this close that holds half the prompt's
     # weighted words (RECALL_WORDS_SHARE): the words are the evidence the similarity lacks.
+    # Read off bench/recall_words.py (the other columns: bench/similarity_calibration.py).
     recall_with_words: float
     duplicates: float  # find_duplicates: the same fact worded twice
 
