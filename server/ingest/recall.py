@@ -199,7 +199,11 @@ class HookRecall:
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
         hits = learned_order(result.hits, await self.service.use_factors(_ids(result.hits)))
-        below = [hit.id for hit in hits if with_words <= (hit.similarity or 0.0) < threshold]
+        below = [
+            hit.id
+            for hit in hits
+            if with_words <= (hit.similarity or 0.0) < threshold and hit.id not in seen
+        ]
         shares = await self.service.term_shares(query, below) if below else {}
         relevant = [
             hit

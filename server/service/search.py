@@ -683,18 +683,12 @@ class Searcher:
         async with transaction(self.pool) as conn:
             counted = await self._counted_terms(conn, text)
             total = counted.statistics.live
-            weights = [
-                idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
+            weights = {
+                term: idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
                 for term, df in counted.frequencies.items()
-            ]
-            terms = KeywordQuery(
-                lexemes=list(counted.frequencies),
-                weights=weights,
-                average_length=counted.statistics.average_terms,
-                seeds=[],
-            )
-            held = await search_store.term_weight_held(conn, terms, ids)
-        asked = sum(weights)
+            }
+            held = await search_store.term_weight_held(conn, weights, ids)
+        asked = sum(weights.values())
         if asked <= 0:
             return {}
         return {memory_id: held.get(memory_id, 0.0) / asked for memory_id in ids}

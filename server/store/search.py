@@ -7,7 +7,7 @@ keep scanning the index until they have enough rows instead of returning a starv
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -402,17 +402,19 @@ async def keyword_scores(conn: Conn, query: KeywordQuery, ids: Sequence[int]) ->
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
 
 
-async def term_weight_held(conn: Conn, query: KeywordQuery, ids: Sequence[int]) -> dict[int, float]:
-    """The summed weight of the query's terms each given memory holds (in its own text, not
-    its turn context); 0 for a memory holding none."""
-    if not query.lexemes or not ids:
+async def term_weight_held(
+    conn: Conn, weights: Mapping[str, float], ids: Sequence[int]
+) -> dict[int, float]:
+    """The summed weight of the lexemes (lexeme -> weight) each given memory holds in its own
+    text, not its turn context; 0 for a memory holding none."""
+    if not weights or not ids:
         return {}
     cur = await conn.execute(
         f"{_TERMS_SQL} SELECT m.id, coalesce(sum(terms.weight)"
         "  FILTER (WHERE terms.lexeme = ANY(tsvector_to_array(m.tsv))), 0)"
         f" FROM memories m CROSS JOIN terms WHERE m.id = ANY(%(ids)s) AND {visible('m')}"
         " GROUP BY m.id",
-        {"lexemes": list(query.lexemes), "weights": list(query.weights), "ids": list(ids)},
+        {"lexemes": list(weights), "weights": list(weights.values()), "ids": list(ids)},
     )
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
 
