@@ -62,6 +62,8 @@ INJECTED = 3  # RECALL_MAX_HITS
 FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 SHARES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 TUNING_CONVERSATIONS = 5
+# The rule in the product (server/service/cutoffs.py, server/ingest/recall.py), read per category.
+KEPT = (0.35, 0.5)
 THRESHOLD = cutoffs_for(Settings().embedding_model).recall
 
 
@@ -77,6 +79,7 @@ class Asked:
     """One question's hits in its own project and in an unrelated one."""
 
     negative: bool
+    category: str
     unknown: bool  # the question names something no memory holds: the hook asks for more
     own: list[Hit]
     unrelated: list[Hit]
@@ -134,9 +137,20 @@ def figures(asked: list[Asked], threshold: float, floor: float, share: float) ->
 
 
 def grid(asked: list[Asked], threshold: float) -> dict[str, Any]:
+    categories = sorted({a.category for a in asked if not a.negative})
     return {
         "questions": sum(1 for a in asked if not a.negative),
         "similarity_only": figures(asked, threshold, threshold, 2.0),
+        "kept_rule": {"floor": KEPT[0], "share": KEPT[1]},
+        "by_category": {
+            category: {
+                "questions": len(chosen),
+                "similarity_only": figures(chosen, threshold, threshold, 2.0),
+                "kept_rule": figures(chosen, threshold, *KEPT),
+            }
+            for category in categories
+            for chosen in [[a for a in asked if a.category == category]]
+        },
         "rules": [
             {"floor": floor, "share": share, **figures(asked, threshold, floor, share)}
             for floor in FLOORS
@@ -164,7 +178,8 @@ async def changes_corpus(corpus: Path, home: Path) -> list[Asked]:
             own = await hits_for(service, question.text, question.project or None, answers)
             away = await hits_for(service, question.text, other, answers) if other else []
             unknown = bool(await service.unknown_names(question.text))
-            asked.append(Asked(question.category == "negative", unknown, own, away))
+            negative = question.category == "negative"
+            asked.append(Asked(negative, question.category, unknown, own, away))
     return asked
 
 
@@ -193,8 +208,9 @@ async def locomo(data: Path, home: Path) -> tuple[list[Asked], list[Asked]]:
                 own = await hits_for(service, question.text, name, answers)
                 away = await hits_for(service, question.text, other, answers)
                 unknown = bool(await service.unknown_names(question.text))
+                category = retrieval_locomo.CATEGORIES[question.category]
                 (tuning if position < TUNING_CONVERSATIONS else held_out).append(
-                    Asked(False, unknown, own, away)
+                    Asked(False, category, unknown, own, away)
                 )
     return tuning, held_out
 
