@@ -24,6 +24,11 @@ _MONTHS = (
 )
 _NOT_NAMES = frozenset((*_GREETINGS, *_WEEKDAYS, *_MONTHS.split(" ")))
 _TIME_PREFIX = re.compile(r"^(?:early|mid|late|end|start)-", re.I)
+# "on 8th December", "the 1st": a day of the month, not a name.
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$", re.I)
+# "Witcher-inspired", "Kafka-based", "k8s-operator": the name is the head; the compound as a
+# whole is rarely stored, so asking memory for it would call a known thing unknown.
+_PLAIN_TAIL = re.compile(r"-[a-z]{3,}$")
 MAX_NAMES = 8
 
 
@@ -32,14 +37,19 @@ def named_things(prompt: str) -> list[str]:
 
     A name: a word with a capital after its first letter (GraphQL, iOS, EKS), a capitalised
     word that does not start a sentence (Kafka, Snowflake), a word mixing letters and digits
-    (p99, es2022) or an identifier (user_id). Month and weekday names are not names, and
-    neither are paths, files, versions and hosts (app.py, lk/v2, 1.2.3).
+    (p99, es2022) or an identifier (user_id). Month and weekday names and days of the month
+    (8th) are not names, and neither are paths, files, versions and hosts (app.py, lk/v2,
+    1.2.3). A compound with a plain lower-case tail is named by its head ("Witcher-inspired"
+    names Witcher).
     """
     names: list[str] = []
     for match in _TOKEN.finditer(prompt):
-        token = match.group(0)
         starts_sentence = match.start() == 0 or bool(_SENTENCE_END.search(prompt[: match.start()]))
-        if _TIME_PREFIX.sub("", token).lower() in _NOT_NAMES or token in names:
+        token = match.group(0)
+        while _PLAIN_TAIL.search(token):
+            token = _PLAIN_TAIL.sub("", token)
+        plain = _TIME_PREFIX.sub("", token).lower()
+        if plain in _NOT_NAMES or _ORDINAL.match(plain) or token in names:
             continue
         if _looks_like_a_name(token, starts_sentence):
             names.append(token)

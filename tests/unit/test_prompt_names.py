@@ -15,6 +15,8 @@ from server.domain.prompt_names import named_things
         ("What is the minimum iOS version?", ["iOS"]),
         ("where is the Terraform module for the EKS cluster?", ["Terraform", "EKS"]),
         ("what is p99 now and where is user_id set?", ["p99", "user_id"]),
+        ("is the Kafka-based queue or the Redis-backed one older?", ["Kafka", "Redis"]),
+        ("which gpt-4o-mini prompt did we keep?", ["gpt-4o"]),
     ],
 )
 def test_names_are_capitalised_mixed_or_identifier_words(prompt: str, names: list[str]) -> None:
@@ -29,6 +31,7 @@ def test_names_are_capitalised_mixed_or_identifier_words(prompt: str, names: lis
         "what did we use back in February, or in mid-March?",  # the calendar
         "where does PayoutTable.tsx read src/api/v2 from, since 1.2.3?",  # paths and versions
         "Ok. Thanks, please go ahead. I agree.",
+        "what did we ship on 8th December and on the 1st?",  # days of the month
     ],
 )
 def test_no_names_in_plain_prompts_dates_and_paths(prompt: str) -> None:
