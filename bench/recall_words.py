@@ -1,16 +1,19 @@
-"""Prompt recall's second cut-off, measured: a hit below `RECALL_THRESHOLD` that names most of
-the prompt's words.
+"""Prompt recall's cut-offs, measured: how similar a hit must be, and how many of the prompt's
+words it must hold when it is less similar.
 
 The recall hook injects unasked, so it keeps a hit only when the hit is close enough to the
 prompt. Similarity alone does not carry across writers: on sessions written in another voice
 than the questions, answers score lower on the model while still holding the question's rare
-words. This script asks every question of a corpus twice, as the hook would (hybrid search,
-the question's project with general memories), once in its own project and once in an
-unrelated one (where nothing answers), and keeps for each hit its similarity, the share of the
-question's rarity-weighted words it holds (`MemoryService.term_shares`) and whether it
-answers. Then, for each rule of a grid, a hit passes at `RECALL_THRESHOLD` or more, or at
-`floor` or more when it holds `share` of the words; the first three hits that pass are what the
-hook would inject:
+words, and a near hit that holds none of the prompt's words is most often noise. This script
+asks every question of a corpus twice, as the hook would (hybrid search, the question's project
+with general memories), once in its own project and once in an unrelated one (where nothing
+answers), and keeps for each hit its similarity, the share of the question's rarity-weighted
+words it holds (`MemoryService.term_shares`) and whether it answers. Then, for each rule of a
+grid, a hit passes at the rule's `threshold` or more on similarity alone, or at `floor` or more
+when it holds the share of the words the rule asks at its similarity (`at_floor` at the floor,
+falling in a straight line to none at the threshold, as `server/ingest/recall.words_needed`;
+a `step` rule asks `at_floor` all the way up, as the session 26 rule did); the first three hits
+that pass are what the hook would inject:
 
 - `answered`: the share of questions whose injected hits hold an answer;
 - `unrelated_injected`: the share of questions that, asked in an unrelated project, get any
@@ -48,23 +51,59 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import retrieval_changes  # noqa: E402
 import retrieval_locomo  # noqa: E402
-from similarity_calibration import family  # noqa: E402
+from retrieval_changes import family  # noqa: E402
 
 from server.core.config import Settings  # noqa: E402
 from server.core.models.memories import MemoryFilter  # noqa: E402
-from server.ingest.recall import UNKNOWN_NAME_THRESHOLD  # noqa: E402
+from server.ingest.recall import (  # noqa: E402
+    RECALL_WORDS_AT_FLOOR,
+    UNKNOWN_NAME_THRESHOLD,
+    words_needed,
+)
 from server.service.cutoffs import cutoffs_for  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 
 CANDIDATES = 12
 INJECTED = 3  # RECALL_MAX_HITS
-FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
-SHARES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+FLOORS = (0.3, 0.35)
+THRESHOLDS = (0.45, 0.5, 0.55, 0.6)
+AT_FLOOR = (0.5, 0.6, 0.7, 0.8, 1.0)
 TUNING_CONVERSATIONS = 5
-# The rule in the product (server/service/cutoffs.py, server/ingest/recall.py), read per category.
-KEPT = (0.35, 0.5)
-THRESHOLD = cutoffs_for(Settings().embedding_model).recall
+# The hook's search cuts its semantic list at its floor; the grid's lowest floor here.
+SEARCH_CUT = min(FLOORS)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    threshold: float
+    floor: float
+    at_floor: float
+    step: bool = False
+
+    def needed(self, similarity: float) -> float | None:
+        """The words' share a hit this similar must hold; None when nothing lets it pass."""
+        if self.step:
+            if similarity >= self.threshold:
+                return 0.0
+            return self.at_floor if similarity >= self.floor else None
+        return words_needed_in(similarity, self.threshold, self.floor, self.at_floor)
+
+
+def words_needed_in(
+    similarity: float, threshold: float, floor: float, at_floor: float
+) -> float | None:
+    """`server/ingest/recall.words_needed` with the share at the floor as an argument."""
+    needed = words_needed(similarity, threshold, floor)
+    return None if needed is None else needed * at_floor / RECALL_WORDS_AT_FLOOR
+
+
+_MODEL = cutoffs_for(Settings().embedding_model)
+# The rule in the product (server/service/cutoffs.py, server/ingest/recall.py).
+KEPT = Rule(_MODEL.recall, _MODEL.recall_with_words, RECALL_WORDS_AT_FLOOR)
+# Before session 26: similarity alone at 0.45; session 26: 0.45, or 0.35 with half the words.
+SIMILARITY_ONLY = Rule(0.45, 0.45, 0.0)
+SESSION_26 = Rule(0.45, 0.35, 0.5, step=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +133,7 @@ async def hits_for(
     result = await service.search_hybrid(
         text,
         limit=CANDIDATES,
-        min_similarity=THRESHOLD,
+        min_similarity=SEARCH_CUT,
         where=MemoryFilter(project=project, with_general=True),
     )
     shares = await service.term_shares(text, [hit.id for hit in result.hits])
@@ -103,58 +142,55 @@ async def hits_for(
     ]
 
 
-def injected(
-    hits: list[Hit], threshold: float, floor: float, share: float, unknown: bool
-) -> list[Hit]:
+def injected(hits: list[Hit], rule: Rule, unknown: bool) -> list[Hit]:
     """What the hook would inject under the rule (for a question naming something unknown,
     only what reaches UNKNOWN_NAME_THRESHOLD, as the hook does)."""
     if unknown:
-        threshold = floor = max(threshold, UNKNOWN_NAME_THRESHOLD)
-    passing = [
-        hit
-        for hit in hits
-        if hit.similarity >= threshold or (hit.similarity >= floor and hit.share >= share)
-    ]
+        strict = max(rule.threshold, UNKNOWN_NAME_THRESHOLD)
+        return [hit for hit in hits if hit.similarity >= strict][:INJECTED]
+    passing = []
+    for hit in hits:
+        needed = rule.needed(hit.similarity)
+        if needed is not None and hit.share >= needed:
+            passing.append(hit)
     return passing[:INJECTED]
 
 
-def figures(asked: list[Asked], threshold: float, floor: float, share: float) -> dict[str, Any]:
-    def shown(hits: list[Hit], question: Asked) -> list[Hit]:
-        return injected(hits, threshold, floor, share, question.unknown)
-
+def figures(asked: list[Asked], rule: Rule) -> dict[str, Any]:
     positive = [a for a in asked if not a.negative]
     negative = [a for a in asked if a.negative]
-    answered = [any(h.answers for h in shown(a.own, a)) for a in positive]
-    astray = [any(not h.answers for h in shown(a.unrelated, a)) for a in positive]
+    answered = [any(h.answers for h in injected(a.own, rule, a.unknown)) for a in positive]
+    astray = [any(not h.answers for h in injected(a.unrelated, rule, a.unknown)) for a in positive]
     report: dict[str, Any] = {
         "answered": round(statistics.fmean(answered), 3),
         "unrelated_injected": round(statistics.fmean(astray), 3),
     }
     if negative:
-        report["negatives_injected"] = sum(bool(shown(a.own, a)) for a in negative)
+        report["negatives_injected"] = sum(bool(injected(a.own, rule, a.unknown)) for a in negative)
         report["negatives"] = len(negative)
     return report
 
 
-def grid(asked: list[Asked], threshold: float) -> dict[str, Any]:
+def grid(asked: list[Asked]) -> dict[str, Any]:
     categories = sorted({a.category for a in asked if not a.negative})
+    named = {"similarity_only": SIMILARITY_ONLY, "session_26": SESSION_26, "kept": KEPT}
     return {
         "questions": sum(1 for a in asked if not a.negative),
-        "similarity_only": figures(asked, threshold, threshold, 2.0),
-        "kept_rule": {"floor": KEPT[0], "share": KEPT[1]},
+        **{name: figures(asked, rule) for name, rule in named.items()},
         "by_category": {
             category: {
                 "questions": len(chosen),
-                "similarity_only": figures(chosen, threshold, threshold, 2.0),
-                "kept_rule": figures(chosen, threshold, *KEPT),
+                **{name: figures(chosen, rule) for name, rule in named.items()},
             }
             for category in categories
             for chosen in [[a for a in asked if a.category == category]]
         },
         "rules": [
-            {"floor": floor, "share": share, **figures(asked, threshold, floor, share)}
+            {"floor": floor, "threshold": threshold, "at_floor": share}
+            | figures(asked, Rule(threshold, floor, share))
             for floor in FLOORS
-            for share in SHARES
+            for threshold in THRESHOLDS
+            for share in AT_FLOOR
         ],
     }
 
@@ -216,20 +252,22 @@ async def locomo(data: Path, home: Path) -> tuple[list[Asked], list[Asked]]:
 
 
 async def run(corpora: list[Path], locomo_data: Path | None) -> dict[str, Any]:
-    threshold = THRESHOLD
-    report: dict[str, Any] = {"benchmark": "recall-words", "threshold": threshold}
+    report: dict[str, Any] = {
+        "benchmark": "recall-words",
+        "kept": {"threshold": KEPT.threshold, "floor": KEPT.floor, "at_floor": KEPT.at_floor},
+    }
     started = time.monotonic()
     for corpus in corpora:
         with tempfile.TemporaryDirectory() as home:
             asked = await changes_corpus(corpus, Path(home))
         name = str(corpus.relative_to(ROOT) if corpus.is_relative_to(ROOT) else corpus)
-        report[name] = grid(asked, threshold)
+        report[name] = grid(asked)
         print(f"{name}: {len(asked)} questions", file=sys.stderr)  # noqa: T201
     if locomo_data is not None:
         with tempfile.TemporaryDirectory() as home:
             tuning, held_out = await locomo(locomo_data, Path(home))
-        report["locomo_tuning"] = grid(tuning, threshold)
-        report["locomo_held_out"] = grid(held_out, threshold)
+        report["locomo_tuning"] = grid(tuning)
+        report["locomo_held_out"] = grid(held_out)
     report["seconds"] = round(time.monotonic() - started, 1)
     return report
 

@@ -209,24 +209,39 @@ def miss(question: Question, result: SearchResult, scores: dict[str, float]) -> 
     }
 
 
+def family(project: str) -> str:
+    """Projects of one product (payrail, payrail-dashboard) are related, not unrelated."""
+    return project.split("-")[0]
+
+
 async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> dict[str, Any]:
-    """What the prompt-recall hook injects for each question, from its project's folder."""
+    """What the prompt-recall hook injects for each question, from its project's folder, and
+    from the folder of an unrelated project (where nothing answers: what is injected there is
+    noise)."""
     recall = HookRecall(service, Settings())
-    folders = {p.project: p.project_path for p in await service.projects()}
+    # A project's folder: notes and chats of a project carry none, so they are skipped.
+    folders = {p.project: p.project_path for p in await service.projects() if p.project_path}
     injected_negatives: list[str] = []
     answered: list[float] = []
-    for question in questions:
+    astray: list[float] = []
+    for position, question in enumerate(questions):
         cwd = folders.get(question.project or "", "")
         text = (await recall.prompt("", cwd, question.text)).markdown
         if question.category == "negative":
             if text:
                 injected_negatives.append(question.id)
-        else:
-            answered.append(float(question.answered_by([text.lower()])))
+            continue
+        answered.append(float(question.answered_by([text.lower()])))
+        others = sorted(p for p in folders if family(p) != family(question.project or ""))
+        if others:
+            away = folders[others[position % len(others)]]
+            text = (await recall.prompt("", away, question.text)).markdown
+            astray.append(float(bool(text) and not question.answered_by([text.lower()])))
     negatives = sum(1 for q in questions if q.category == "negative")
     return {
         "threshold": recall.threshold,
         "recall_answered": round(statistics.fmean(answered), 3) if answered else None,
+        "unrelated_injected": round(statistics.fmean(astray), 3) if astray else None,
         "negatives": negatives,
         "negatives_injected": len(injected_negatives),
         "negatives_injected_ids": injected_negatives,

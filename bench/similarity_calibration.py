@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import retrieval_changes  # noqa: E402
 import retrieval_locomo  # noqa: E402
+from retrieval_changes import family  # noqa: E402
 
 from server.core.config import Settings  # noqa: E402
 from server.core.models.memories import MemoryFilter  # noqa: E402
@@ -60,7 +61,9 @@ CUTOFF_RULES = {
     "semantic": "highest step of 0.05 that keeps >= 99% of true question-answer pairs of each"
     " corpus: ranking orders what passes, so the cut-off only drops what cannot be an answer",
     "recall": "the step of 0.05 that best separates (largest share of true pairs kept minus"
-    " share of unanswerable questions let through, both corpora); within one pair, the higher",
+    " share of unanswerable questions let through, both corpora); within one pair, the higher."
+    " That is the cut-off for similarity alone: the hook in use weighs the prompt's words too,"
+    " and its cut-offs are read off bench/recall_words.py",
     "duplicates": "the step of 0.05 that best separates same-fact pairs from different-fact"
     " pairs as find_duplicates reports them (versions of a fact left out); within one pair,"
     " the higher",
@@ -81,11 +84,6 @@ def describe(values: list[float]) -> dict[str, Any]:
 
 def share_at_or_above(values: list[float], cutoff: float) -> float:
     return round(sum(1 for v in values if v >= cutoff) / len(values), 3) if values else 0.0
-
-
-def family(project: str) -> str:
-    """Projects of one product (payrail, payrail-dashboard) are related, not unrelated."""
-    return project.split("-")[0]
 
 
 async def best_elsewhere(service: MemoryService, vector: np.ndarray, projects: list[str]) -> float:

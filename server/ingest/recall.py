@@ -3,7 +3,8 @@
 - Session start: the startup context of the project the session runs in.
 - Prompt recall: a hybrid search with the prompt inside that project (all projects when the
   folder is not a known project). Only hits whose cosine similarity reaches RECALL_THRESHOLD
-  (by default the cut-off measured for the embedding model, server/service/cutoffs.py) count, at
+  (by default the cut-off measured for the embedding model, server/service/cutoffs.py) count,
+  or a little less similar ones that hold enough of the prompt's words (`words_needed`), at
   most RECALL_MAX_HITS of them, cut to fit RECALL_MAX_CHARS; nothing relevant gives an empty
   answer, so the hook stays silent. Each fact is shown in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
@@ -61,11 +62,13 @@ CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can b
 # The cut-off for a prompt that names something no memory mentions ("which Sentry project...?"
 # with nothing ever said about Sentry): only a close match is worth injecting then.
 UNKNOWN_NAME_THRESHOLD = 0.6
-# A hit below the cut-off still counts when it is at least `recall_with_words` similar
-# (server/service/cutoffs.py) and holds this share of the prompt's weighted words: sessions
-# written in another voice than the prompt score lower on the model, not on the words
-# (docs/BENCHMARKS.md, "Prompt recall: words as evidence").
-RECALL_WORDS_SHARE = 0.5
+# Words are evidence beside similarity (docs/BENCHMARKS.md, "Prompt recall: words as
+# evidence"): sessions written in another voice than the prompt score lower on the model, not
+# on the words, and a near hit holding none of the prompt's words is most often noise. A hit at
+# the cut-off counts on similarity alone; below it, down to the model's `recall_with_words`
+# (server/service/cutoffs.py), it must also hold a share of the prompt's rarity-weighted words
+# that grows as its similarity falls, to this share at that floor.
+RECALL_WORDS_AT_FLOOR = 0.7
 # A long hit cut to its share of the budget starts at the statement (of its first forty) that
 # names most of the prompt's words, when that statement would not be shown from the start.
 MAX_FOCUS_STARTS = 40
@@ -191,10 +194,12 @@ class HookRecall:
         unknown = await self.service.unknown_names(query)
         threshold = max(self.threshold, UNKNOWN_NAME_THRESHOLD) if unknown else self.threshold
         with_words = threshold if unknown else self.threshold_with_words
+        # Down to the lowest similarity that can count: a hit below the cut-off may hold the
+        # prompt's words where the word index does not see them (inside an identifier).
         result = await self.service.search_hybrid(
             query,
             limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-            min_similarity=threshold,
+            min_similarity=with_words,
             where=MemoryFilter(project=project, with_general=True),
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
@@ -205,15 +210,14 @@ class HookRecall:
             if with_words <= (hit.similarity or 0.0) < threshold and hit.id not in seen
         ]
         shares = await self.service.term_shares(query, below) if below else {}
+
+        def counts(hit: SearchHit) -> bool:
+            needed = words_needed(hit.similarity or 0.0, threshold, with_words)
+            return needed is not None and shares.get(hit.id, 0.0) >= needed
+
         relevant = [
             hit
-            for hit in current_versions(
-                hits,
-                lambda hit: (
-                    (hit.similarity or 0.0) >= threshold
-                    or shares.get(hit.id, 0.0) >= RECALL_WORDS_SHARE
-                ),
-            )
+            for hit in current_versions(hits, counts)
             if hit.id not in seen
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
@@ -418,6 +422,17 @@ def recall_markdown(
     if not lines:
         return "", []
     return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]
+
+
+def words_needed(similarity: float, threshold: float, floor: float) -> float | None:
+    """The share of the prompt's weighted words a hit this similar must hold to be injected:
+    none at `threshold` or above, rising in a straight line to RECALL_WORDS_AT_FLOOR at
+    `floor`; None below `floor`, where no words make a hit count."""
+    if similarity >= threshold:
+        return 0.0
+    if similarity < floor:
+        return None
+    return RECALL_WORDS_AT_FLOOR * (threshold - similarity) / (threshold - floor)
 
 
 def focused(content: str, room: int, asked: frozenset[str]) -> str:

@@ -5,7 +5,8 @@ all-MiniLM-L6-v2 scores a question against the memory that answers it anywhere f
 to 0.8, and a stronger model spreads the same pairs differently. So the defaults that compare
 similarities (semantic search's `min_similarity`, the prompt recall hook, find_duplicates)
 come from this table, keyed by the model the vectors were made with, and each row is read off
-`bench/similarity_calibration.py` for that model (the figures are in docs/BENCHMARKS.md).
+`bench/similarity_calibration.py` for that model (the prompt recall hook's two from
+`bench/recall_words.py`; the figures are in docs/BENCHMARKS.md).
 An explicit value (a tool argument, a request field, `RECALL_THRESHOLD`) always wins.
 """
 
@@ -22,17 +23,19 @@ class SimilarityCutoffs:
     """What each comparison keeps, at or above."""
 
     semantic: float  # semantic search: cuts off what is unrelated, ranking orders the rest
-    recall: float  # prompt recall hook: injected unasked on every prompt, so precision first
-    # The prompt recall hook also takes a hit this close that holds half the prompt's
-    # weighted words (RECALL_WORDS_SHARE): the words are the evidence the similarity lacks.
-    # Read off bench/recall_words.py (the other columns: bench/similarity_calibration.py).
+    # Prompt recall hook (injected unasked on every prompt, so precision first): a hit this
+    # close counts on similarity alone; one between `recall_with_words` and this must also
+    # hold a share of the prompt's weighted words, the more the less similar it is
+    # (server/ingest/recall.words_needed). Both read off bench/recall_words.py, which weighs
+    # answers injected against injections when nothing in scope answers.
+    recall: float
     recall_with_words: float
     duplicates: float  # find_duplicates: the same fact worded twice
 
 
 MEASURED: dict[str, SimilarityCutoffs] = {
     DEFAULT_EMBEDDING_MODEL: SimilarityCutoffs(
-        semantic=0.15, recall=0.45, recall_with_words=0.35, duplicates=0.8
+        semantic=0.15, recall=0.55, recall_with_words=0.35, duplicates=0.8
     ),
 }
 

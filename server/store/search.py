@@ -406,14 +406,21 @@ async def term_weight_held(
     conn: Conn, weights: Mapping[str, float], ids: Sequence[int]
 ) -> dict[int, float]:
     """The summed weight of the lexemes (lexeme -> weight) each given memory holds in its own
-    text, not its turn context; 0 for a memory holding none."""
+    text, not its turn context; 0 for a memory holding none.
+
+    Words inside paths, packages and identifiers count as held (`@fastify/rate-limit` holds
+    "rate" and "limit"): the word index keeps such a token whole, a reader does not.
+    """
     if not weights or not ids:
         return {}
     cur = await conn.execute(
-        f"{_TERMS_SQL} SELECT m.id, coalesce(sum(terms.weight)"
-        "  FILTER (WHERE terms.lexeme = ANY(tsvector_to_array(m.tsv))), 0)"
-        f" FROM memories m CROSS JOIN terms WHERE m.id = ANY(%(ids)s) AND {visible('m')}"
-        " GROUP BY m.id",
+        f"{_TERMS_SQL}, held AS ("
+        "  SELECT m.id, tsvector_to_array(m.tsv || to_tsvector('english',"
+        "    regexp_replace(m.content, '[^[:alnum:][:space:]]+', ' ', 'g'))) AS lexemes"
+        f"  FROM memories m WHERE m.id = ANY(%(ids)s) AND {visible('m')})"
+        " SELECT held.id, coalesce(sum(terms.weight)"
+        "  FILTER (WHERE terms.lexeme = ANY(held.lexemes)), 0)"
+        " FROM held CROSS JOIN terms GROUP BY held.id",
         {"lexemes": list(weights), "weights": list(weights.values()), "ids": list(ids)},
     )
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}

@@ -18,7 +18,7 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
 from server.ingest.documents import import_claude_ai, import_text
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.ingest.recall import RECALL_WORDS_SHARE
+from server.ingest.recall import words_needed
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import context_of, payload, run_hook
 
@@ -105,6 +105,13 @@ async def near_hits(
     return found.hits, await service.term_shares(prompt, [hit.id for hit in found.hits])
 
 
+def needed(service: MemoryService, similarity: float) -> float:
+    """The share of the prompt's words prompt recall asks of a hit this similar (infinite
+    below the floor, where none is enough)."""
+    share = words_needed(similarity, service.cutoffs.recall, service.cutoffs.recall_with_words)
+    return float("inf") if share is None else share
+
+
 async def test_prompt_recall_takes_a_hit_below_the_cut_off_that_names_the_prompts_words(
     app_url: str, service: MemoryService, acme: None
 ) -> None:
@@ -114,7 +121,7 @@ async def test_prompt_recall_takes_a_hit_below_the_cut_off_that_names_the_prompt
     # Below the cut-off on similarity alone, but it names most of what the prompt asks.
     assert decision.similarity is not None
     assert service.cutoffs.recall_with_words <= decision.similarity < service.cutoffs.recall
-    assert shares[decision.id] >= RECALL_WORDS_SHARE
+    assert shares[decision.id] >= needed(service, decision.similarity)
 
     run = await run_hook(
         "user-prompt-submit",
@@ -134,7 +141,7 @@ async def test_prompt_recall_leaves_out_near_hits_that_do_not_name_the_prompts_w
     hits, shares = await near_hits(service, prompt)
     assert hits
     assert all((hit.similarity or 0.0) < service.cutoffs.recall for hit in hits)
-    assert all(shares[hit.id] < RECALL_WORDS_SHARE for hit in hits)
+    assert all(shares[hit.id] < needed(service, hit.similarity or 0.0) for hit in hits)
 
     run = await run_hook(
         "user-prompt-submit",

@@ -619,3 +619,20 @@ async def test_a_users_correction_minutes_later_comes_above_the_request_it_chang
 
     assert [h.id for h in result.hits[:2]] == [correction, request]
     assert result.hits[0].version_note == f"newer, about the same as #{request}"
+
+
+async def test_words_inside_a_package_name_count_as_the_prompts_words(
+    service: MemoryService,
+) -> None:
+    # The word index keeps `@ledgerline/retry-queue` whole; prompt recall's words share reads
+    # "retry" and "queue" in it, as a reader does.
+    await other_topics(service)
+    registered = await remember(
+        service, "Registered `@ledgerline/retry-queue` for failed deliveries.", "note", day(20)
+    )
+    plain = await remember(service, "Failed deliveries are kept for a week.", "note", day(21))
+
+    shares = await service.term_shares("set up a retry queue", [registered, plain])
+
+    assert shares[registered] > 0.5
+    assert shares[plain] == 0.0

@@ -1,0 +1,33 @@
+"""How many of the prompt's words prompt recall asks of a hit, by its similarity."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.ingest.recall import RECALL_WORDS_AT_FLOOR, words_needed
+
+
+def test_at_or_above_the_cut_off_similarity_alone_counts() -> None:
+    assert words_needed(0.55, 0.55, 0.35) == 0.0
+    assert words_needed(0.9, 0.55, 0.35) == 0.0
+
+
+def test_below_the_cut_off_the_words_asked_grow_as_similarity_falls() -> None:
+    near = words_needed(0.5, 0.55, 0.35)
+    halfway = words_needed(0.45, 0.55, 0.35)
+    floor = words_needed(0.35, 0.55, 0.35)
+
+    assert near is not None and halfway is not None and floor is not None
+    assert 0.0 < near < halfway < floor
+    assert halfway == pytest.approx(RECALL_WORDS_AT_FLOOR / 2)
+    assert floor == pytest.approx(RECALL_WORDS_AT_FLOOR)
+
+
+def test_below_the_floor_no_words_are_enough() -> None:
+    assert words_needed(0.34, 0.55, 0.35) is None
+
+
+def test_a_cut_off_at_the_floor_leaves_no_band() -> None:
+    # RECALL_THRESHOLD set below the model's floor: the floor follows it (HookRecall).
+    assert words_needed(0.3, 0.3, 0.3) == 0.0
+    assert words_needed(0.29, 0.3, 0.3) is None
