@@ -19,8 +19,9 @@ the better of its two lists.
   first hit that mentions the fact at all (holds an expected or a stale string) does;
 per category and for all. Negative questions are asked of the prompt-recall hook instead
 (what it would inject unasked, in the question's project): `negatives_injected` counts those
-for which it injects anything. Positive questions are asked of it too
-(`recall_answered`: its injected text holds the answer).
+for which it injects anything. Positive questions are asked of it too, from their project's
+folder (`recall_answered`: its injected text holds the answer) and from an unrelated
+project's folder (`unrelated_injected`: it injects text that does not answer).
 
 Each search includes the memories of no project, as `POST /api/search` does by default;
 `--project-only` keeps each search to its project alone. `--without-links` asks everything

@@ -270,6 +270,7 @@ async def live_count(conn: Conn) -> int:
 # too (`context_tsv`, migration 006): weight B (the turn before) at TURN_CONTEXT_WEIGHTS[0],
 # C at [1], and so does its length (CONTEXT_LENGTH_SHARE of the context's). ts_rank_cd
 # (cover density: how close together the terms stand) breaks ties.
+IDENTIFIER_WORDS_CHARS = 20_000  # term_weight_held reads identifiers' words this far
 _TERMS_SQL = (
     "WITH terms AS (SELECT lexeme, weight"
     "  FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS t(lexeme, weight))"
@@ -409,19 +410,27 @@ async def term_weight_held(
     text, not its turn context; 0 for a memory holding none.
 
     Words inside paths, packages and identifiers count as held (`@fastify/rate-limit` holds
-    "rate" and "limit"): the word index keeps such a token whole, a reader does not.
+    "rate" and "limit"): the word index keeps such a token whole, a reader does not. They are
+    read from the text's first IDENTIFIER_WORDS_CHARS characters, which bounds the work per
+    prompt however long a memory is.
     """
     if not weights or not ids:
         return {}
     cur = await conn.execute(
         f"{_TERMS_SQL}, held AS ("
-        "  SELECT m.id, tsvector_to_array(m.tsv || to_tsvector('english',"
-        "    regexp_replace(m.content, '[^[:alnum:][:space:]]+', ' ', 'g'))) AS lexemes"
+        "  SELECT m.id, tsvector_to_array(m.tsv) || tsvector_to_array(to_tsvector('english',"
+        "    regexp_replace(left(m.content, %(chars)s), '[^[:alnum:][:space:]]+', ' ', 'g')))"
+        "    AS lexemes"
         f"  FROM memories m WHERE m.id = ANY(%(ids)s) AND {visible('m')})"
         " SELECT held.id, coalesce(sum(terms.weight)"
         "  FILTER (WHERE terms.lexeme = ANY(held.lexemes)), 0)"
         " FROM held CROSS JOIN terms GROUP BY held.id",
-        {"lexemes": list(weights), "weights": list(weights.values()), "ids": list(ids)},
+        {
+            "lexemes": list(weights),
+            "weights": list(weights.values()),
+            "ids": list(ids),
+            "chars": IDENTIFIER_WORDS_CHARS,
+        },
     )
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
 
