@@ -204,11 +204,8 @@ class HookRecall:
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
         hits = learned_order(result.hits, await self.service.use_factors(_ids(result.hits)))
-        below = [
-            hit.id
-            for hit in hits
-            if with_words <= (hit.similarity or 0.0) < threshold and hit.id not in seen
-        ]
+        # Hits already injected too: one that counts still brings the version that replaced it.
+        below = [hit.id for hit in hits if with_words <= (hit.similarity or 0.0) < threshold]
         shares = await self.service.term_shares(query, below) if below else {}
 
         def counts(hit: SearchHit) -> bool:
