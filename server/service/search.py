@@ -117,6 +117,10 @@ KEYWORD_SEED_ROWS = 2000
 # the table on (keyword side only; adding the forms to the embedded query gained nothing):
 # outside corpus answered@1 0.535 -> 0.543 (paraphrase 0.526 -> 0.579), LoCoMo unchanged.
 EXPANSION_WEIGHT = 0.5
+# A word's rarity read from a store of a few memories is noise (in a store of one memory, every
+# word it holds is "in all of them"), so the words share counts a smaller store as this many:
+# a new user's first memories are weighed as words, not as the whole store.
+SHARE_MIN_STORE = 100
 # An older hit that restates what a newer hit replaced (the request a corrected plan repeated)
 # is outdated with it: checked in the first places only, at the similarity two wordings of one
 # statement reach with the bundled model (the write guard's UPDATE band starts at 0.75).
@@ -682,7 +686,7 @@ class Searcher:
         text = check_query(query)
         async with transaction(self.pool) as conn:
             counted = await self._counted_terms(conn, text)
-            total = counted.statistics.live
+            total = max(counted.statistics.live, SHARE_MIN_STORE)
             weights = {
                 term: idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
                 for term, df in counted.frequencies.items()

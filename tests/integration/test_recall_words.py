@@ -1,6 +1,6 @@
-"""Prompt recall's words rule across a session (real database, real model, the real hook):
-a memory already injected that still counts for a later prompt brings the version that
-replaced it."""
+"""Prompt recall's words rule (real database, real model, the real hook): a memory already
+injected that still counts for a later prompt brings the version that replaced it, and a new
+store's first memories are weighed by their words."""
 
 from __future__ import annotations
 
@@ -66,3 +66,22 @@ async def test_a_memory_injected_earlier_brings_the_version_that_replaced_it(
 
     assert NEW in context
     assert OLD not in context
+
+
+async def test_a_new_stores_first_memory_counts_by_its_words(
+    app_url: str, service: MemoryService
+) -> None:
+    # One memory: every word it holds is "in all of them", which says nothing about how rare
+    # the word is; the words share reads such a store as a larger one.
+    correction = "Use pnpm, never npm, in acme: npm install breaks the pnpm lockfile."
+    asked = "npm install fails here, which package manager should I use?"
+    memory = await remember(service, correction)
+    found = await service.search_hybrid(
+        asked,
+        min_similarity=service.cutoffs.recall_with_words,
+        where=MemoryFilter(project="acme-api", with_general=True),
+    )
+    assert [hit.id for hit in found.hits] == [memory]
+    assert (found.hits[0].similarity or 0.0) < service.cutoffs.recall
+
+    assert correction in await prompt(app_url, asked)
