@@ -29,7 +29,8 @@ class Injection:
     """What one hook call added to the context: recorded as a receipt.
 
     `memory_ids` in the order the text shows them; `scores` (prompt recall) their similarity to
-    the prompt, in the same order, and `cutoff` the similarity they had to reach."""
+    the prompt, in the same order, and `cutoff` the similarity at which a memory counts on
+    similarity alone (one below it was let in by the prompt's words it holds)."""
 
     hook: InjectionHook
     session_id: str
