@@ -87,15 +87,7 @@ class Rule:
             if similarity >= self.threshold:
                 return 0.0
             return self.at_floor if similarity >= self.floor else None
-        return words_needed_in(similarity, self.threshold, self.floor, self.at_floor)
-
-
-def words_needed_in(
-    similarity: float, threshold: float, floor: float, at_floor: float
-) -> float | None:
-    """`server/ingest/recall.words_needed` with the share at the floor as an argument."""
-    needed = words_needed(similarity, threshold, floor)
-    return None if needed is None else needed * at_floor / RECALL_WORDS_AT_FLOOR
+        return words_needed(similarity, self.threshold, self.floor, self.at_floor)
 
 
 _MODEL = cutoffs_for(Settings().embedding_model)

@@ -421,15 +421,17 @@ def recall_markdown(
     return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]
 
 
-def words_needed(similarity: float, threshold: float, floor: float) -> float | None:
+def words_needed(
+    similarity: float, threshold: float, floor: float, at_floor: float = RECALL_WORDS_AT_FLOOR
+) -> float | None:
     """The share of the prompt's weighted words a hit this similar must hold to be injected:
-    none at `threshold` or above, rising in a straight line to RECALL_WORDS_AT_FLOOR at
-    `floor`; None below `floor`, where no words make a hit count."""
+    none at `threshold` or above, rising in a straight line to `at_floor` at `floor`; None
+    below `floor`, where no words make a hit count."""
     if similarity >= threshold:
         return 0.0
     if similarity < floor:
         return None
-    return RECALL_WORDS_AT_FLOOR * (threshold - similarity) / (threshold - floor)
+    return at_floor * (threshold - similarity) / (threshold - floor)
 
 
 def focused(content: str, room: int, asked: frozenset[str]) -> str:

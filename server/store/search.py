@@ -270,7 +270,6 @@ async def live_count(conn: Conn) -> int:
 # too (`context_tsv`, migration 006): weight B (the turn before) at TURN_CONTEXT_WEIGHTS[0],
 # C at [1], and so does its length (CONTEXT_LENGTH_SHARE of the context's). ts_rank_cd
 # (cover density: how close together the terms stand) breaks ties.
-IDENTIFIER_WORDS_CHARS = 20_000  # term_weight_held reads identifiers' words this far
 _TERMS_SQL = (
     "WITH terms AS (SELECT lexeme, weight"
     "  FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS t(lexeme, weight))"
@@ -401,6 +400,9 @@ async def keyword_scores(conn: Conn, query: KeywordQuery, ids: Sequence[int]) ->
         {**_bm25_params(query), "ids": list(ids)},
     )
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
+
+
+IDENTIFIER_WORDS_CHARS = 20_000  # term_weight_held reads identifiers' words this far
 
 
 async def term_weight_held(

@@ -23,6 +23,12 @@ def test_below_the_cut_off_the_words_asked_grow_as_similarity_falls() -> None:
     assert floor == pytest.approx(RECALL_WORDS_AT_FLOOR)
 
 
+def test_the_share_at_the_floor_can_be_given() -> None:
+    # bench/recall_words.py grids it.
+    assert words_needed(0.35, 0.55, 0.35, at_floor=1.0) == pytest.approx(1.0)
+    assert words_needed(0.45, 0.55, 0.35, at_floor=1.0) == pytest.approx(0.5)
+
+
 def test_below_the_floor_no_words_are_enough() -> None:
     assert words_needed(0.34, 0.55, 0.35) is None
 
