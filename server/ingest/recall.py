@@ -318,22 +318,8 @@ class HookRecall:
         return True
 
     async def project_for(self, cwd: str) -> str | None:
-        """The known project whose path is `cwd` or a parent of it, longest path first.
-
-        Read from the service's project list each time (cached there, and never older than the
-        last commit), so a project another process just imported is found at once.
-        """
-        folder = cwd.strip().rstrip("/")
-        if not folder:
-            return None
-        wanted = folder.lower()
-        matches = [
-            (len(path), summary.project)
-            for summary in await self.service.projects()
-            if (path := summary.project_path.rstrip("/").lower())
-            and (wanted == path or wanted.startswith(path + "/"))
-        ]
-        return max(matches)[1] if matches else None
+        """The known project whose path is `cwd` or a parent of it, longest path first."""
+        return await self.service.project_at_folder(cwd)
 
 
 def learned_order(hits: Sequence[SearchHit], factors: Mapping[int, float]) -> list[SearchHit]:

@@ -69,6 +69,8 @@ class MemoryApi(Protocol):
 
     async def resolve_project(self, name: str | None) -> str | None: ...
 
+    async def project_at_folder(self, folder: str) -> str | None: ...
+
     async def search_semantic(
         self,
         query: str,

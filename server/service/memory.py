@@ -341,19 +341,21 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         reads a project filter through this one rule.
 
         A project's name or folder, case-insensitively, among the projects with memories the
-        reader may see; then the projects the reader is a member of, and those only lessons or
-        the journal know (hooks may record work in a project before any memory of it is
-        stored), or imported sessions do. None
-        for no name; NotFound naming the known projects when nothing matches.
+        reader may see (the most recently written when a name and a folder match two); then
+        the projects the reader is a member of, and those only lessons or the journal know
+        (hooks may record work in a project before any memory of it is stored), or imported
+        sessions do. None for no name; NotFound naming the known projects when nothing
+        matches. Read with an index, not from the project list: every filtered read pays it,
+        and the list costs a scan of the store whenever anything was committed since.
         """
         wanted = blank_to_none(name)
         if wanted is None:
             return None
         folded = wanted.lower()
-        projects = await self.projects()
-        for summary in projects:
-            if folded in (summary.project.lower(), summary.project_path.lower()):
-                return summary.project
+        async with transaction(self.pool) as conn:
+            found = await memory_store.project_named(conn, folded)
+        if found is not None:
+            return found
         async with transaction(self.pool) as conn:
             others = {
                 *((name, "") for name in await user_store.viewer_projects(conn)),
@@ -364,9 +366,28 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         for other, folder in sorted(others):
             if folded in (other.lower(), folder.lower()):
                 return other
+        projects = await self.projects()
         names = {p.project for p in projects if p.project} | {name for name, _ in others}
         known = ", ".join(sorted(names)[:20]) or "none yet"
         raise NotFound(f"no project {wanted[:80]!r}; known projects: {known}")
+
+    async def project_at_folder(self, folder: str) -> str | None:
+        """The project whose folder is `folder` or the closest parent of it that is one,
+        case-insensitively (the project most recently written there when several share it);
+        None for a folder no memory the reader may see was written in.
+
+        Read from the store each time (one index read per level), so a project another
+        process just imported is found at once and no commit elsewhere makes it costly.
+        """
+        wanted = folder.strip().rstrip("/").lower()
+        parts = wanted.split("/")
+        levels = ["/".join(parts[:end]) for end in range(len(parts), 0, -1)]
+        levels = [level for level in levels if level]
+        if not levels:
+            return None
+        async with transaction(self.pool) as conn:
+            found = await memory_store.projects_at_folders(conn, levels)
+        return next((found[level] for level in levels if level in found), None)
 
     async def recent_context(
         self, project: str | None = None, limit: int = 10, *, source: str | None = None

@@ -506,6 +506,49 @@ async def project_summaries(conn: Conn) -> list[ProjectSummary]:
         return await cur.fetchall()
 
 
+# The project of a folder and the project a name means, each newest memory first, read through
+# the indexes of migration 024 (tests/integration/test_project_lookup.py checks that they are).
+PROJECTS_AT_FOLDERS_SQL = (
+    "SELECT f.folder, m.project FROM unnest(%(folders)s::text[]) AS f(folder)"
+    " CROSS JOIN LATERAL (SELECT project FROM memories"
+    "   WHERE lower(rtrim(project_path, '/')) = f.folder AND project_path <> ''"
+    f"  AND deleted_at IS NULL AND {VISIBLE_SQL}"
+    "   ORDER BY created_at DESC LIMIT 1) AS m"
+)
+PROJECT_NAMED_SQL = (
+    "SELECT project FROM ("
+    "  (SELECT project, created_at FROM memories WHERE lower(project) = %(name)s"
+    f"   AND deleted_at IS NULL AND {VISIBLE_SQL} ORDER BY created_at DESC LIMIT 1)"
+    "  UNION ALL"
+    "  (SELECT project, created_at FROM memories"
+    "   WHERE lower(rtrim(project_path, '/')) = %(folder)s AND project_path <> ''"
+    f"   AND deleted_at IS NULL AND {VISIBLE_SQL} ORDER BY created_at DESC LIMIT 1)"
+    ") AS found ORDER BY created_at DESC LIMIT 1"
+)
+
+
+async def projects_at_folders(conn: Conn, folders: Sequence[str]) -> dict[str, str]:
+    """For each of `folders` (lower case, no trailing '/') that is a live memory's project
+    folder, the project most recently written there: one index read per folder."""
+    folders = [folder for folder in folders if "\x00" not in folder]  # none can be stored
+    if not folders:
+        return {}
+    cur = await conn.execute(PROJECTS_AT_FOLDERS_SQL, {"folders": folders})
+    return {folder: project for folder, project in await cur.fetchall()}
+
+
+async def project_named(conn: Conn, folded: str) -> str | None:
+    """The project whose name or folder is `folded` (lower case), the one written most
+    recently when the name and the folder match two: one index read each."""
+    if "\x00" in folded:  # Postgres text cannot hold it, so no project is named so
+        return None
+    cur = await conn.execute(
+        PROJECT_NAMED_SQL, {"name": folded, "folder": folded.rstrip("/") or None}
+    )
+    row = await cur.fetchone()
+    return str(row[0]) if row else None
+
+
 async def learned_preferences(conn: Conn, project: str | None, limit: int) -> list[Memory]:
     """Live preference, pattern and behavior memories, newest first: a project's own plus the
     general ones (stored without a project); every project's when `project` is None."""
