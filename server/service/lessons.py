@@ -3,8 +3,9 @@ journal; the adapters' part is a MemoryService mixin, the proposal job's `Lesson
 
 `lessons_for_call` runs on every PreToolUse hook, so the active lessons are read through the
 read cache (one short state query while nothing changed) and their patterns are compiled once
-per process (server/domain/lessons.py). Matching runs in a worker thread (RE2 releases the GIL)
-within MATCH_BUDGET_SECONDS, so no pattern and no input holds up other requests. Proposals
+per process (up to `COMPILED_PATTERNS` of them, server/domain/lessons.py). Matching runs in a
+worker thread (RE2 releases the GIL) within MATCH_BUDGET_SECONDS, so no pattern and no input
+holds up other requests. Proposals
 (server/learning/lesson_proposals_job.py) are stored inactive, so none fires before the user
 accepts it.
 
