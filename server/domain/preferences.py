@@ -27,6 +27,8 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
+import numpy as np
+
 from server.core.errors import ServiceError
 from server.core.models.memories import Memory
 from server.core.models.views import Preference, PreferenceTier, PreferenceTiers
@@ -80,6 +82,34 @@ def confidence(
     fade = FADE_FLOOR + (1 - FADE_FLOOR) * math.pow(0.5, age_days / FADE_HALF_LIFE_DAYS)
     value = supported * fade
     return round(max(value, 0.95) if confirmed else value, 3)
+
+
+def same_subject_pairs(
+    vectors: Sequence[tuple[int, str, np.ndarray]], min_similarity: float
+) -> list[tuple[int, int, float]]:
+    """(a, b, cosine similarity) for each pair of memories of one project whose stored
+    vectors are at least `min_similarity` alike, a before b by id, in id order: what
+    `build_tiers` reads as two preferences on one subject. `vectors` is (id, project,
+    vector) per memory; a vector without length is like nothing."""
+    by_project: dict[str, list[tuple[int, np.ndarray]]] = {}
+    for memory_id, project, vector in sorted(vectors, key=lambda row: row[0]):
+        by_project.setdefault(project, []).append((memory_id, vector))
+    pairs: list[tuple[int, int, float]] = []
+    for members in by_project.values():
+        if len(members) < 2:
+            continue
+        matrix = np.array([vector for _, vector in members], dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1)
+        lengths = norms[:, None]
+        unit = np.divide(matrix, lengths, out=np.zeros_like(matrix), where=lengths > 0)
+        similarity = unit @ unit.T
+        firsts, seconds = np.nonzero(np.triu(similarity >= min_similarity, k=1))
+        ids = [memory_id for memory_id, _ in members]
+        pairs.extend(
+            (ids[i], ids[j], float(similarity[i, j]))
+            for i, j in zip(firsts.tolist(), seconds.tolist(), strict=True)
+        )
+    return sorted(pairs)
 
 
 def build_tiers(

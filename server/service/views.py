@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import anyio
+
 from server.core.config import Settings
 from server.core.errors import InvalidInput
 from server.core.models.memories import Memory, MemoryFilter
@@ -16,7 +18,7 @@ from server.core.models.sessions import SessionPage
 from server.core.models.views import PreferenceTiers, Timeline
 from server.core.validation import MAX_PAGE, blank_to_none, check_filter, check_page
 from server.domain.anchors import Anchor, anchors_of
-from server.domain.preferences import build_tiers
+from server.domain.preferences import build_tiers, same_subject_pairs
 from server.service.cache import ReadCache
 from server.store import anchors as anchor_store
 from server.store import memories as memory_store
@@ -102,9 +104,11 @@ class Views:
         async def load() -> PreferenceTiers:
             async with transaction(self.pool) as conn:
                 rows = await memory_store.learned_preferences(conn, project, PREFERENCE_ROWS)
-                pairs = await search_store.similar_pairs(
-                    conn, [m.id for m in rows], self.settings.guard_update_threshold
-                )
+                vectors = await search_store.project_vectors(conn, [m.id for m in rows])
+            # Up to PREFERENCE_ROWS compared with each other: off the event loop.
+            pairs = await anyio.to_thread.run_sync(
+                same_subject_pairs, vectors, self.settings.guard_update_threshold
+            )
             return build_tiers(rows, pairs, datetime.now(tz=UTC), PREFERENCES_PER_TIER)
 
         return await self.cache.get_or_load(("preferences", project), load)
