@@ -31,6 +31,11 @@ What the script does:
    the server's share (`POST /api/hooks/tool`), interleaved. Claude Code runs this hook in the
    background (`"async": true`), so it never delays the agent; the figure says what each tool
    call costs the machine.
+6. Times the SessionStart hook the same way (the registered `session-start` command and the
+   server's share, interleaved), each start right after a prompt, whose receipt is a commit:
+   a session starts in the middle of a working day, when the read cache holds nothing. Claude
+   Code waits for it once per session; a third of the bench's memories are preference-like
+   kinds, far more than a real store, so this is its worst case.
 
 Targets (issue): p95 <= 150 ms, and p50 within 3x of the bare interpreter's p50.
 
@@ -67,6 +72,7 @@ FIXTURES = ROOT.parent / "shared" / "fixtures"
 PAYLOAD = json.loads((FIXTURES / "hooks" / "UserPromptSubmit.json").read_text())
 TOOL_PAYLOAD = json.loads((FIXTURES / "hooks" / "PostToolUse.json").read_text())
 PRE_TOOL_PAYLOAD = json.loads((FIXTURES / "hooks" / "PreToolUse.json").read_text())
+START_PAYLOAD = json.loads((FIXTURES / "hooks" / "SessionStart.json").read_text())
 PROJECTS = [f"project-{i:02d}" for i in range(20)]
 KINDS = ["raw", "distilled", "preference", "pattern", "manual", "note"]
 TAGS = ["decision", "bug", "fix", "preference", "pattern", "api", "db", "ui", "ci", "infra"]
@@ -299,6 +305,34 @@ def measure_capture(url: str, runs: int, rng: random.Random) -> dict[str, dict[s
     }
 
 
+def measure_session_start(url: str, runs: int, rng: random.Random) -> dict[str, dict[str, float]]:
+    """The registered SessionStart command and the server's share, each the first read after
+    a commit (a prompt's receipt), as in a working day: the read cache holds nothing then."""
+    command = hook_command("session-start", url)
+    prompts = iter(payloads(rng.sample(sentences(), 2 * runs + WARMUP)))
+    samples: dict[str, list[float]] = {"hook": [], "server": []}
+
+    def start() -> dict[str, Any]:
+        return {**START_PAYLOAD, "session_id": str(uuid.uuid4()), "source": "startup"}
+
+    for _ in range(WARMUP):
+        post(f"{url}/api/hooks/session-start", start())
+    for _ in range(runs):
+        post(f"{url}/api/hooks/prompt", json.loads(next(prompts)))
+        elapsed, out = time_command(command, json.dumps(start()).encode(), shell=True)
+        if out.strip():
+            json.loads(out)  # always the JSON shape, never a traceback
+        samples["hook"].append(elapsed)
+        post(f"{url}/api/hooks/prompt", json.loads(next(prompts)))
+        started = time.perf_counter()
+        post(f"{url}/api/hooks/session-start", start())
+        samples["server"].append((time.perf_counter() - started) * 1000.0)
+    return {
+        name: {"p50_ms": percentile(values, 0.50), "p95_ms": percentile(values, 0.95)}
+        for name, values in samples.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=10_000)
@@ -347,6 +381,7 @@ def main() -> None:
             words = add_lessons(url, args.lessons, rng)
             pre_tool = measure_pre_tool(url, args.runs, words, rng)
             capture = measure_capture(url, args.runs, rng)
+            session_start = measure_session_start(url, args.runs, rng)
         finally:
             server.send_signal(signal.SIGINT)
             try:
@@ -383,6 +418,13 @@ def main() -> None:
             "p95_ms": capture["hook"]["p95_ms"],
             "server_p50_ms": capture["server"]["p50_ms"],
             "server_p95_ms": capture["server"]["p95_ms"],
+        },
+        "session_start": {
+            "command": hook_command("session-start", url),
+            "p50_ms": session_start["hook"]["p50_ms"],
+            "p95_ms": session_start["hook"]["p95_ms"],
+            "server_p50_ms": session_start["server"]["p50_ms"],
+            "server_p95_ms": session_start["server"]["p95_ms"],
         },
         "other_entry_points": {
             "python -I -m server.hooks": _figures(timings["module"]),
