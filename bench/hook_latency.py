@@ -412,26 +412,25 @@ def main() -> None:
             **pre_tool,
             "targets_met": pre_tool["p95_ms"] <= 150,
         },
-        "post_tool_use": {
-            "command": hook_command("post-tool-use", url),
-            "p50_ms": capture["hook"]["p50_ms"],
-            "p95_ms": capture["hook"]["p95_ms"],
-            "server_p50_ms": capture["server"]["p50_ms"],
-            "server_p95_ms": capture["server"]["p95_ms"],
-        },
-        "session_start": {
-            "command": hook_command("session-start", url),
-            "p50_ms": session_start["hook"]["p50_ms"],
-            "p95_ms": session_start["hook"]["p95_ms"],
-            "server_p50_ms": session_start["server"]["p50_ms"],
-            "server_p95_ms": session_start["server"]["p95_ms"],
-        },
+        "post_tool_use": _hook_and_server(hook_command("post-tool-use", url), capture),
+        "session_start": _hook_and_server(hook_command("session-start", url), session_start),
         "other_entry_points": {
             "python -I -m server.hooks": _figures(timings["module"]),
             "claude-memory hook": _figures(timings["cli"]),
         },
     }
     print(json.dumps(result))  # noqa: T201
+
+
+def _hook_and_server(command: str, timing: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """A hook's command, its own percentiles and the server's share."""
+    return {
+        "command": command,
+        "p50_ms": timing["hook"]["p50_ms"],
+        "p95_ms": timing["hook"]["p95_ms"],
+        "server_p50_ms": timing["server"]["p50_ms"],
+        "server_p95_ms": timing["server"]["p95_ms"],
+    }
 
 
 def _figures(timing: dict[str, Any]) -> dict[str, float]:
