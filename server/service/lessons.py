@@ -5,9 +5,8 @@ journal; the adapters' part is a MemoryService mixin, the proposal job's `Lesson
 read cache (one short state query while nothing changed) and their patterns are compiled once
 per process (up to `COMPILED_PATTERNS` of them, server/domain/lessons.py). Matching runs in a
 worker thread (RE2 releases the GIL) within MATCH_BUDGET_SECONDS, so no pattern and no input
-holds up other requests. Proposals
-(server/learning/lesson_proposals_job.py) are stored inactive, so none fires before the user
-accepts it.
+holds up other requests. Proposals (server/learning/lesson_proposals_job.py) are stored
+inactive, so none fires before the user accepts it.
 
 With users, a lesson written by one is theirs: each user sees lessons for every project, for
 their projects and their own (migration 018, `lesson_visible`), the hook applies only those,
