@@ -99,8 +99,7 @@ def same_subject_pairs(
         if len(members) < 2:
             continue
         matrix = np.array([vector for _, vector in members], dtype=np.float64)
-        norms = np.linalg.norm(matrix, axis=1)
-        lengths = norms[:, None]
+        lengths = np.linalg.norm(matrix, axis=1, keepdims=True)
         unit = np.divide(matrix, lengths, out=np.zeros_like(matrix), where=lengths > 0)
         similarity = unit @ unit.T
         firsts, seconds = np.nonzero(np.triu(similarity >= min_similarity, k=1))

@@ -3,31 +3,13 @@ active pattern stays compiled between calls, and no call compiles more than stay
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from server.core.models.lessons import Lesson
 from server.domain.lessons import COMPILED_PATTERNS, _compiled, match_call
-
-AT = datetime(2026, 5, 1, tzinfo=UTC)
+from tests.unit.test_lesson_tools import lesson
 
 
 def lessons(prefix: str, count: int) -> list[Lesson]:
-    return [
-        Lesson(
-            id=index + 1,
-            tool="Bash",
-            pattern=rf"\b{prefix}word{index}\b",
-            message=f"Lesson {index}.",
-            project="",
-            strictness="warn",
-            origin="user",
-            active=True,
-            created_at=AT,
-            updated_at=AT,
-            proposed=False,
-        )
-        for index in range(count)
-    ]
+    return [lesson("Bash", rf"\b{prefix}word{index}\b", index + 1) for index in range(count)]
 
 
 def test_more_active_patterns_than_the_old_cache_held_are_compiled_once() -> None:

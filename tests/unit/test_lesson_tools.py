@@ -12,9 +12,9 @@ from server.domain.lessons import matching, same_tool
 AT = datetime(2026, 8, 22, tzinfo=UTC)
 
 
-def lesson(tool: str, pattern: str = "staging") -> Lesson:
+def lesson(tool: str, pattern: str = "staging", lesson_id: int = 1) -> Lesson:
     return Lesson(
-        id=1,
+        id=lesson_id,
         pattern=pattern,
         message="Use the local stack.",
         tool=tool,
