@@ -4,7 +4,7 @@
 start, prompt, tool call and turn end, so it must start fast and can never get in the way:
 
 - `install-hooks` / `connect` register it as `<venv python> -I -S <repo>/server/hooks.py <event>
-  --url http://HOST:PORT [--agent codex|gemini] || true`. `-S` skips `site` (and with it the
+  --url http://<host>:<port> [--agent codex|gemini] || true`. `-S` skips `site` (and with it the
   editable install's import finder), so the process costs about what a bare interpreter does;
   `-I` keeps the user's project directory and PYTHON* variables out of it
   (bench/hook_latency.py has the figures). Without `--agent` it answers Claude Code.
@@ -36,8 +36,9 @@ What each agent gets:
   (`gemini -p`, 0.61.0). The agent has to come back to the user, as Claude Code's "ask" makes it.
 
 The bearer token comes from `CLAUDE_MEMORY_TOKEN` in the environment at run time and is never
-written to any config. Without `--url`, HOST and PORT come from the environment; `.env` is
-not read, because the hook runs in the user's project, whose `.env` is not ours.
+written to any config. Without `--url`, CLAUDE_MEMORY_HOST and CLAUDE_MEMORY_PORT come from the
+environment (never the project's own HOST or PORT); `.env` is not read, because the hook runs in
+the user's project, whose `.env` is not ours.
 """
 
 from __future__ import annotations
@@ -249,8 +250,8 @@ def _token() -> str | None:
 
 
 def _url_from_environment() -> str:
-    host = os.environ.get("HOST", "").strip() or "127.0.0.1"
-    port = os.environ.get("PORT", "").strip() or "3333"
+    host = os.environ.get("CLAUDE_MEMORY_HOST", "").strip() or "127.0.0.1"
+    port = os.environ.get("CLAUDE_MEMORY_PORT", "").strip() or "3333"
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 

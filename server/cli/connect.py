@@ -50,7 +50,7 @@ def add_connect_commands(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     attach.add_argument("agent", choices=list(AGENTS), help="which agent")
-    attach.add_argument("--url", help="the server (default: http://HOST:PORT from the settings)")
+    attach.add_argument("--url", help="the server (default: the settings' host and port)")
     attach.add_argument(
         "--instructions",
         action="store_true",

@@ -587,7 +587,9 @@ def add_hook_commands(commands: Any) -> None:
         help="run a Claude Code hook: event JSON on stdin, context on stdout; always exits 0",
     )
     hook.add_argument("event", choices=sorted(EVENTS), help="which hook")
-    hook.add_argument("--url", help="the server (default: http://HOST:PORT)")
+    hook.add_argument(
+        "--url", help="the server (default: from CLAUDE_MEMORY_HOST and CLAUDE_MEMORY_PORT)"
+    )
     hook.set_defaults(run=cmd_hook)
 
     install = commands.add_parser(
@@ -607,7 +609,7 @@ def add_hook_commands(commands: Any) -> None:
         parser.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     install.add_argument(
-        "--url", help="the server the hooks call (default: http://HOST:PORT from the settings)"
+        "--url", help="the server the hooks call (default: the settings' host and port)"
     )
     install.set_defaults(run=cmd_install_hooks)
     uninstall.set_defaults(run=cmd_uninstall_hooks)

@@ -25,7 +25,7 @@ from server.cli.learn import add_learn_command
 from server.cli.lessons import add_lesson_commands
 from server.cli.stats import add_stats_command
 from server.cli.users import add_user_commands
-from server.core.config import Settings, load_settings
+from server.core.config import LoadedSettings, Settings, describe_settings, read_settings
 from server.core.errors import StartupError
 
 logger = logging.getLogger("server.cli")
@@ -38,7 +38,8 @@ examples:
   claude-memory import --claude-code       import Claude Code sessions (~/.claude/projects)
   claude-memory import --claude-ai export.zip --text ~/notes --dry-run
   claude-memory migrate                    apply pending database migrations
-  claude-memory reembed                    re-embed every memory after changing EMBEDDING_MODEL
+  claude-memory reembed                    re-embed every memory after changing the model
+  claude-memory config                     every setting, its value and where it came from
   claude-memory lessons add 'staging' 'Run load tests against the local stack, never staging' \\
       --tool Bash --ask                    remind (and ask) before matching Bash commands
   claude-memory lessons list --plain       the lessons shown before matching tool calls
@@ -54,8 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 1
     try:
-        settings = load_settings()
+        loaded = read_settings()
+        settings = loaded.settings
         _configure_logging(settings.log_level)
+        for warning in loaded.warnings:
+            print(f"claude-memory: warning: {warning}", file=sys.stderr)  # noqa: T201
+        if args.command in SHOWS_SETTINGS:
+            _print_sources(loaded)
+        if args.command == "config":
+            return cmd_config(args, loaded)
         command: Callable[[argparse.Namespace, Settings], int] = args.run
         return command(args, settings)
     except StartupError as exc:
@@ -64,6 +72,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("claude-memory: interrupted", file=sys.stderr)  # noqa: T201
         return 130
+
+
+# The commands that act on where settings point (a database, an address, an agent's config):
+# each says on stderr where every setting that is not a default came from.
+SHOWS_SETTINGS = ("serve", "mcp-stdio", "connect", "install-hooks")
+
+
+def _print_sources(loaded: LoadedSettings) -> None:
+    """One stderr line per setting that is not a default; stdout is MCP's in mcp-stdio."""
+    for name, value, source in describe_settings(loaded):
+        if source != "default":
+            print(f"claude-memory: {name}={value} (from {source})", file=sys.stderr)  # noqa: T201
+
+
+def cmd_config(args: argparse.Namespace, loaded: LoadedSettings) -> int:
+    """Every setting, its value (secrets masked) and where it came from."""
+    rows = describe_settings(loaded)
+    if args.json:
+        print(json.dumps([{"name": n, "value": v, "source": s} for n, v, s in rows]))  # noqa: T201
+        return 0
+    width = max(len(name) for name, _, _ in rows)
+    for name, value, source in rows:
+        print(f"{name:<{width}}  {value}  ({source})")  # noqa: T201
+    return 0
 
 
 def _configure_logging(level: str) -> None:
@@ -86,8 +118,10 @@ def _build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="<command>")
 
     serve = commands.add_parser("serve", help="run the server (MCP, REST API and web UI)")
-    serve.add_argument("--host", help="address to bind (default: HOST, 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to listen on (default: PORT, 3333)")
+    serve.add_argument("--host", help="address to bind (default: CLAUDE_MEMORY_HOST, 127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, help="port to listen on (default: CLAUDE_MEMORY_PORT, 3333)"
+    )
     serve.add_argument(
         "--detach", action="store_true", help="run in the background (log and pid in data dir)"
     )
@@ -104,6 +138,12 @@ def _build_parser() -> argparse.ArgumentParser:
     stdio = commands.add_parser("mcp-stdio", help="serve the MCP tools over stdin/stdout")
     stdio.set_defaults(run=cmd_mcp_stdio)
 
+    config = commands.add_parser(
+        "config",
+        help="show every setting, its value and where it came from (environment, config.env)",
+    )
+    config.add_argument("--json", action="store_true", help="print the table as JSON")
+
     add_job_commands(commands)
     add_lesson_commands(commands)
     add_stats_command(commands)
@@ -117,7 +157,7 @@ def _build_parser() -> argparse.ArgumentParser:
     migrate.set_defaults(run=cmd_migrate)
 
     reembed = commands.add_parser(
-        "reembed", help="re-embed every memory with EMBEDDING_MODEL and record it"
+        "reembed", help="re-embed every memory with CLAUDE_MEMORY_EMBEDDING_MODEL and record it"
     )
     reembed.add_argument("--batch-size", type=int, default=256, help="memories per batch")
     _add_plain(reembed)
@@ -244,7 +284,7 @@ def _require_free_port(host: str, port: int) -> None:
         except OSError as exc:
             raise StartupError(
                 f"cannot listen on {host}:{port} ({exc.strerror}); is claude-memory already "
-                "running? Stop it, or choose another port with PORT or --port"
+                "running? Stop it, or choose another port with CLAUDE_MEMORY_PORT or --port"
             ) from None
 
 

@@ -1,4 +1,9 @@
-"""One `Settings` object, read once from the environment, then `.env`, then defaults.
+"""One `Settings` object, read once from the environment, then the config file, then defaults.
+
+Only `CLAUDE_MEMORY_*` variables are read, and the config file is
+`$CLAUDE_MEMORY_HOME/config.env`, never a `.env` in the current folder: the process starts in
+whatever project the agent has open, and that project's `.env` or its shell's `DATABASE_URL`,
+`HOST` or `PORT` are not ours (#54).
 
 Nothing else in the package reads `os.environ`: commands call `load_settings()` and pass the
 result down, and tests build `Settings(...)` directly. Every variable here is listed, with its
@@ -86,7 +91,7 @@ class Settings:
     default_visibility: str = "private"
     embedding_provider: str = "local"  # or "openai": any OpenAI-compatible /v1/embeddings
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    embedding_base_url: str = ""  # empty: OLLAMA_URL
+    embedding_base_url: str = ""  # empty: CLAUDE_MEMORY_OLLAMA_URL
     embedding_api_key: Secret | None = None
     embedding_batch_size: int = 64
     embedding_timeout_seconds: float = 60.0
@@ -140,7 +145,7 @@ class Settings:
 
     @property
     def embeddings_url(self) -> str:
-        """Where the `openai` provider sends texts: EMBEDDING_BASE_URL, else OLLAMA_URL."""
+        """Where the `openai` provider sends texts: the embedding base URL, else the Ollama URL."""
         return self.embedding_base_url or self.ollama_url
 
     @property
@@ -325,9 +330,27 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
 }
 
 
-def read_env_file(path: Path) -> dict[str, str]:
-    """Parse a `.env` file: KEY=value lines, `#` comments, optional quotes, optional `export`."""
-    values: dict[str, str] = {}
+CONFIG_FILE_NAME = "config.env"
+_PREFIX = "CLAUDE_MEMORY_"
+
+
+def variable_name(key: str) -> str:
+    """The variable a setting is read from: `PORT` -> `CLAUDE_MEMORY_PORT`.
+
+    Only prefixed names are read, so a `DATABASE_URL`, `HOST` or `PORT` that a shell or an
+    application sets for itself never reaches claude-memory (issue #54).
+    """
+    return key if key.startswith(_PREFIX) else _PREFIX + key
+
+
+def config_file_path(home: Path) -> Path:
+    """The config file in the data directory; never a file in the current folder."""
+    return home / CONFIG_FILE_NAME
+
+
+def read_env_file(path: Path) -> dict[str, tuple[str, int]]:
+    """Parse KEY=value lines (`#` comments, optional quotes, optional `export`): value, line."""
+    values: dict[str, tuple[str, int]] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -340,46 +363,102 @@ def read_env_file(path: Path) -> dict[str, str]:
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
             value = value[1:-1]
-        values[key.strip()] = value
+        values[key.strip()] = (value, number)
     return values
 
 
-def load_settings(
-    environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")
-) -> Settings:
-    """Build Settings from `environ` (default: the process environment), then `env_file`.
+@dataclass(frozen=True, slots=True)
+class LoadedSettings:
+    """Settings with where each non-default value came from, and what was ignored."""
 
-    An empty variable counts as unset, so `DATABASE_URL=` in a `.env` means "embedded".
+    settings: Settings
+    # variable name -> "environment" or "<config file>:<line>", for every value that was set
+    sources: dict[str, str]
+    # one line per old unprefixed variable that is set but no longer read
+    warnings: tuple[str, ...]
+
+
+def read_settings(
+    environ: Mapping[str, str] | None = None, config_file: Path | str | None = "home"
+) -> LoadedSettings:
+    """Build Settings from `environ` (default: the process environment), then the config file.
+
+    Only `CLAUDE_MEMORY_*` names are read. The config file is `$CLAUDE_MEMORY_HOME/config.env`
+    (`config_file="home"`), a given path, or none; a `.env` in the current folder is never
+    read. An empty variable counts as unset, so `CLAUDE_MEMORY_DATABASE_URL=` means "embedded".
     Raises ConfigError with one line naming the variable when a value is unusable.
     """
     env = dict(os.environ if environ is None else environ)
-    file_values = read_env_file(env_file) if env_file is not None and env_file.is_file() else {}
+    if config_file == "home":
+        raw_home = env.get(variable_name("CLAUDE_MEMORY_HOME"), "")
+        home = Path(raw_home).expanduser() if raw_home.strip() else default_home()
+        config_file = config_file_path(home)
+    path = Path(config_file) if config_file is not None else None
+    file_values = read_env_file(path) if path is not None and path.is_file() else {}
+    names = {variable_name(key): key for key in _PARSERS}
+    for name, (_, number) in file_values.items():
+        if name == "CLAUDE_MEMORY_HOME":
+            raise ConfigError(f"{path}:{number}: set CLAUDE_MEMORY_HOME in the environment")
+        if name not in names:
+            hint = f"; the name is now {variable_name(name)}" if name in _PARSERS else ""
+            raise ConfigError(f"{path}:{number}: unknown setting {name}{hint}")
     values: dict[str, Any] = {}
-    for name, parse in _PARSERS.items():
+    sources: dict[str, str] = {}
+    warnings: list[str] = []
+    for name, key in names.items():
         raw = env.get(name)
+        source = "environment"
         if raw is None or raw == "":
-            raw = file_values.get(name)
+            raw, number = file_values.get(name, (None, 0))
+            source = f"{path}:{number}"
+        if name != key and env.get(key) and not env.get(name):
+            warnings.append(f"{key} is set but not read: claude-memory reads {name}")
         if raw is None or raw == "":
             continue
-        values[name.lower()] = parse(name, raw)
+        values[key.lower()] = _PARSERS[key](name, raw)
+        sources[name] = source
     settings = Settings(**values)
     _check_consistency(settings)
-    return settings
+    return LoadedSettings(settings, sources, tuple(warnings))
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None, config_file: Path | str | None = "home"
+) -> Settings:
+    """The Settings of `read_settings`, without where they came from."""
+    return read_settings(environ, config_file).settings
+
+
+def describe_settings(loaded: LoadedSettings) -> list[tuple[str, str, str]]:
+    """(variable, value, source) for every setting, in table order; secrets masked."""
+    rows = []
+    for f in fields(Settings):
+        name = variable_name(f.name.upper())
+        value = getattr(loaded.settings, f.name)
+        if isinstance(value, tuple):
+            shown = ",".join(value)
+        elif value is None:
+            shown = ""
+        else:
+            shown = str(value)  # a Secret prints as asterisks
+        rows.append((name, shown, loaded.sources.get(name, "default")))
+    return rows
 
 
 def _check_consistency(settings: Settings) -> None:
     if settings.guard_update_threshold > settings.guard_noop_threshold:
         raise ConfigError(
-            "GUARD_UPDATE_THRESHOLD must not exceed GUARD_NOOP_THRESHOLD "
+            "CLAUDE_MEMORY_GUARD_UPDATE_THRESHOLD must not exceed "
+            "CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD "
             f"({settings.guard_update_threshold} > {settings.guard_noop_threshold})"
         )
     if settings.db_pool_min_size > settings.db_pool_max_size:
         raise ConfigError(
-            "DB_POOL_MIN_SIZE must not exceed DB_POOL_MAX_SIZE "
+            "CLAUDE_MEMORY_DB_POOL_MIN_SIZE must not exceed CLAUDE_MEMORY_DB_POOL_MAX_SIZE "
             f"({settings.db_pool_min_size} > {settings.db_pool_max_size})"
         )
 
 
 def setting_names() -> list[str]:
     """The environment variable names, in table order (used by the docs test)."""
-    return [f.name.upper() for f in fields(Settings)]
+    return [variable_name(f.name.upper()) for f in fields(Settings)]
