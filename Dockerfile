@@ -2,8 +2,8 @@
 # embedding model, running as a non-root user.
 #
 #   docker compose up -d --build        the server with the pgvector database (docker-compose.yml)
-#   docker build -t claude-memory .     the image alone; without DATABASE_URL it runs the
-#                                       embedded PostgreSQL in /data/pg
+#   docker build -t claude-memory .     the image alone; without CLAUDE_MEMORY_DATABASE_URL it
+#                                       runs the embedded PostgreSQL in /data/pg
 #
 # Stages: `ui` builds ui/dist with Node; `build` makes a virtual environment in /opt/venv with a
 # CPU-only torch, the dependencies and the server; `runtime` copies that environment only.
@@ -72,8 +72,8 @@ ENV VIRTUAL_ENV=/opt/venv \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1 \
     CLAUDE_MEMORY_HOME=/data \
-    HOST=0.0.0.0 \
-    PORT=3333
+    CLAUDE_MEMORY_HOST=0.0.0.0 \
+    CLAUDE_MEMORY_PORT=3333
 
 # A fixed uid/gid so volumes keep their owner across rebuilds.
 RUN groupadd --system --gid 10001 claude-memory \
@@ -95,7 +95,7 @@ RUN python -c "from server.service.embeddings import LocalEmbedder; e = LocalEmb
 EXPOSE 3333
 # /health is open even when CLAUDE_MEMORY_TOKEN is set; it answers 503 when the database is down.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=120s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('PORT', '3333') + '/health', timeout=4)"]
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('CLAUDE_MEMORY_PORT', '3333') + '/health', timeout=4)"]
 
 # Inside the container the server must listen on all of the container's addresses for Docker to
 # forward a published port to it; docker-compose.yml publishes that port on 127.0.0.1 only.

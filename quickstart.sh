@@ -47,8 +47,8 @@ confirm() {
     [[ "$answer" =~ ^[Yy] ]]
 }
 
-HOST="${HOST:-127.0.0.1}"
-PORT="${PORT:-3333}"
+HOST="${CLAUDE_MEMORY_HOST:-127.0.0.1}"
+PORT="${CLAUDE_MEMORY_PORT:-3333}"
 
 print_urls() {
     cat <<URLS

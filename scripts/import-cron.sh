@@ -15,7 +15,7 @@
 # that fails (e.g. distill when the LLM is down) is logged and the later steps still run; the
 # exit code is 1 when any step failed. Everything goes to $CLAUDE_MEMORY_HOME/logs/pipeline.log
 # (readable by you only), and to the terminal as well when there is one.
-# Settings come from the environment, then from .env in the repository, like the server's.
+# Settings come from the environment, then from $CLAUDE_MEMORY_HOME/config.env, like the server's.
 # Installed as a schedule by scripts/setup-systemd.sh (Linux) or scripts/setup-launchagent.sh
 # (macOS).
 set -euo pipefail
@@ -38,18 +38,6 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-# A setting as the server sees it: the environment first, then .env in the repository.
-setting() {
-    local name="$1" value=""
-    value="$(printenv "$name" || true)"
-    if [ -z "$value" ] && [ -f "$ROOT/.env" ]; then
-        value="$(sed -n -e "s/^[[:space:]]*\(export[[:space:]]\{1,\}\)\{0,1\}${name}[[:space:]]*=[[:space:]]*//p" \
-            "$ROOT/.env" | tail -n 1)"
-        value="${value%\"}"; value="${value#\"}"; value="${value%\'}"; value="${value#\'}"
-    fi
-    printf '%s' "$value"
-}
-
 default_home() {
     if [ "$(id -u)" -eq 0 ]; then
         printf '/var/lib/claude-memory'
@@ -58,7 +46,7 @@ default_home() {
     fi
 }
 
-DATA="$(setting CLAUDE_MEMORY_HOME)"
+DATA="${CLAUDE_MEMORY_HOME:-}"  # the data dir comes from the environment only
 DATA="${DATA:-$(default_home)}"
 DATA="${DATA/#\~/$HOME}"
 LOG_DIR="$DATA/logs"

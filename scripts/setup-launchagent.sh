@@ -55,14 +55,9 @@ xml_escape() {
     printf '%s' "$value"
 }
 
-# The same data dir as the server and the pipeline: the environment, then .env, then the default.
+# The same data dir as the server and the pipeline: the environment, then the default.
 data_dir() {
     local value="${CLAUDE_MEMORY_HOME:-}"
-    if [ -z "$value" ] && [ -f "$ROOT/.env" ]; then
-        value="$(sed -n -e 's/^[[:space:]]*\(export[[:space:]]\{1,\}\)\{0,1\}CLAUDE_MEMORY_HOME[[:space:]]*=[[:space:]]*//p' \
-            "$ROOT/.env" | tail -n 1)"
-        value="${value%\"}"; value="${value#\"}"; value="${value%\'}"; value="${value#\'}"
-    fi
     value="${value:-${XDG_DATA_HOME:-$HOME/.local/share}/claude-memory}"
     printf '%s' "${value/#\~/$HOME}"
 }

@@ -23,8 +23,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("CLAUDE_MEMORY_HOME", str(tmp_path / "data"))
-    monkeypatch.delenv("DATABASE_URL", raising=False)
-    monkeypatch.delenv("EMBEDDING_MODEL", raising=False)
+    monkeypatch.delenv("CLAUDE_MEMORY_DATABASE_URL", raising=False)
+    monkeypatch.delenv("CLAUDE_MEMORY_EMBEDDING_MODEL", raising=False)
     monkeypatch.chdir(tmp_path)
     return home
 

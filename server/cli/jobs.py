@@ -111,9 +111,9 @@ def add_job_commands(commands: Any) -> None:
     )
     distill.add_argument("--project", help="only sessions of this project")
     distill.add_argument("--session", metavar="ID", help="only this session (id or unique prefix)")
-    distill.add_argument("--model", help="the LLM model (default: DISTILL_MODEL)")
+    distill.add_argument("--model", help="the LLM model (default: CLAUDE_MEMORY_DISTILL_MODEL)")
     distill.add_argument(
-        "--workers", type=int, help="sessions at a time (default: DISTILL_WORKERS)"
+        "--workers", type=int, help="sessions at a time (default: CLAUDE_MEMORY_DISTILL_WORKERS)"
     )
     distill.add_argument(
         "--reset-failures",
@@ -131,9 +131,9 @@ def add_job_commands(commands: Any) -> None:
     )
     behavior.add_argument("--project", help="only sessions of this project")
     behavior.add_argument("--session", metavar="ID", help="only this session (id or prefix)")
-    behavior.add_argument("--model", help="the LLM model (default: DISTILL_MODEL)")
+    behavior.add_argument("--model", help="the LLM model (default: CLAUDE_MEMORY_DISTILL_MODEL)")
     behavior.add_argument(
-        "--workers", type=int, help="sessions at a time (default: DISTILL_WORKERS)"
+        "--workers", type=int, help="sessions at a time (default: CLAUDE_MEMORY_DISTILL_WORKERS)"
     )
     behavior.add_argument(
         "--force", action="store_true", help="read sessions again, replacing what they gave"

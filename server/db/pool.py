@@ -1,7 +1,7 @@
 """The async connection pool, with pgvector registered and the search settings applied.
 
 Behind a pooler in transaction mode (PgBouncer's `pool_mode = transaction`,
-`DB_TRANSACTION_POOLING=true`) a server connection serves other clients between our
+`CLAUDE_MEMORY_DB_TRANSACTION_POOLING=true`) a server connection serves other clients between our
 transactions, so nothing may rest on session state: the settings are then applied at the
 start of every transaction (`SET LOCAL` semantics) instead of once per connection, and
 statements are never prepared (a prepared statement lives in one server session).

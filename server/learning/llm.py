@@ -82,8 +82,8 @@ class ChatClient:
             )
         if isinstance(exc, openai.APIConnectionError):
             return LlmUnavailable(
-                f"cannot reach {where}; start Ollama (`ollama serve`) or set OLLAMA_URL to a"
-                " running OpenAI-compatible endpoint"
+                f"cannot reach {where}; start Ollama (`ollama serve`) or set"
+                " CLAUDE_MEMORY_OLLAMA_URL to a running OpenAI-compatible endpoint"
             )
         if not isinstance(exc, openai.APIStatusError):
             return LlmRequestError(f"{where} gave an unusable answer: {self._redact(str(exc))}")
@@ -101,16 +101,16 @@ class ChatClient:
         if status == 404:
             return LlmRequestError(
                 f"{where} does not know model {model!r} (HTTP 404{detail}); run `ollama pull"
-                f" {model}` or set DISTILL_MODEL to an installed model, and check that OLLAMA_URL"
-                " ends in /v1"
+                f" {model}` or set CLAUDE_MEMORY_DISTILL_MODEL to an installed model, and check"
+                " that CLAUDE_MEMORY_OLLAMA_URL ends in /v1"
             )
         if status in (401, 403):
             return LlmRequestError(
                 f"{where} refused the API key (HTTP {status}{detail}); check the configured key"
             )
         return LlmRequestError(
-            f"{where} rejected the request (HTTP {status}{detail}); check DISTILL_MODEL and"
-            " OLLAMA_URL"
+            f"{where} rejected the request (HTTP {status}{detail}); check"
+            " CLAUDE_MEMORY_DISTILL_MODEL and CLAUDE_MEMORY_OLLAMA_URL"
         )
 
     def _detail(self, exc: openai.APIStatusError) -> str:

@@ -46,7 +46,7 @@ SOURCE_DESCRIPTION = (
 
 VISIBILITY = (
     "On a team's server: private (only you) or shared (your team, in this project);"
-    " default DEFAULT_VISIBILITY. A server without users ignores it."
+    " default CLAUDE_MEMORY_DEFAULT_VISIBILITY. A server without users ignores it."
 )
 
 

@@ -7,7 +7,7 @@ similarities (semantic search's `min_similarity`, the prompt recall hook, find_d
 come from this table, keyed by the model the vectors were made with, and each row is read off
 `bench/similarity_calibration.py` for that model (the prompt recall hook's two from
 `bench/recall_words.py`; the figures are in docs/BENCHMARKS.md).
-An explicit value (a tool argument, a request field, `RECALL_THRESHOLD`) always wins.
+An explicit value (a tool argument, a request field, `CLAUDE_MEMORY_RECALL_THRESHOLD`) always wins.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ score worse when given bare text: nomic-embed-text wants `search_query: ` / `sea
 the e5 family `query: ` / `passage: `, bge English v1.5, mxbai-embed-large and
 snowflake-arctic-embed (v1.x) an instruction before queries only (each model card says so).
 Models without a row (all-MiniLM-L6-v2, bge-m3, OpenAI's text-embedding-3) take text as is.
-`EMBEDDING_QUERY_PREFIX` / `EMBEDDING_DOCUMENT_PREFIX` override the table.
+`CLAUDE_MEMORY_EMBEDDING_QUERY_PREFIX` / `CLAUDE_MEMORY_EMBEDDING_DOCUMENT_PREFIX` override the
+table.
 """
 
 from __future__ import annotations

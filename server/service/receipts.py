@@ -4,7 +4,8 @@ MemoryService (server/service/memory.py).
 The hooks (server/ingest/recall.py) record one receipt per injection before their answer
 goes out (one insert), so the session's next hook counts it against the session's token
 budget (`injected_tokens`); a failure is logged and costs nothing else. With
-RECEIPTS_RETENTION_DAYS at 0 nothing is recorded; otherwise receipts older than that are
+CLAUDE_MEMORY_RECEIPTS_RETENTION_DAYS at 0 nothing is recorded; otherwise receipts older than that
+are
 pruned, at most once an hour per process, by the next recording.
 """
 

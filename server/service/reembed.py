@@ -83,7 +83,8 @@ async def ensure_model_recorded(pool: Pool, embedder: Embedder, unreachable: str
             f"the stored vectors were made with {describe(*stored)} but the configured model "
             f"is {describe(embedder.provider, embedder.name, embedder.dimension)}; run "
             "`claude-memory reembed` to re-embed every memory with the new model, or set "
-            f"EMBEDDING_PROVIDER={record.provider} EMBEDDING_MODEL={record.model}"
+            f"CLAUDE_MEMORY_EMBEDDING_PROVIDER={record.provider} "
+            f"CLAUDE_MEMORY_EMBEDDING_MODEL={record.model}"
         )
 
 

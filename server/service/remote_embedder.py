@@ -1,7 +1,9 @@
 """Embeddings from an OpenAI-compatible endpoint: Ollama, LM Studio, vLLM, llama.cpp, a hosted API.
 
-`EMBEDDING_PROVIDER=openai` sends texts to `<EMBEDDING_BASE_URL>/embeddings` through the
-`openai` package (the same client distillation uses), in batches of `EMBEDDING_BATCH_SIZE`.
+`CLAUDE_MEMORY_EMBEDDING_PROVIDER=openai` sends texts to
+`<CLAUDE_MEMORY_EMBEDDING_BASE_URL>/embeddings` through the
+`openai` package (the same client distillation uses), in batches of
+`CLAUDE_MEMORY_EMBEDDING_BATCH_SIZE`.
 The package retries 408, 429 and 5xx answers and dropped connections with exponential
 back-off (honouring Retry-After); when those retries are spent, or the model is missing, the
 error names the URL and the model. After a failure the endpoint is not asked again for
@@ -137,11 +139,11 @@ class RemoteEmbedder(Embedder):
             raise EmbeddingUnavailable(
                 f"{self.base_url} does not serve the embedding model {self.name!r} "
                 f"({_said(exc)}); pull it first (Ollama: `ollama pull {self.name}`) or set "
-                "EMBEDDING_MODEL"
+                "CLAUDE_MEMORY_EMBEDDING_MODEL"
             ) from exc
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise EmbeddingUnavailable(
-                f"{where} refused the request ({_said(exc)}); check EMBEDDING_API_KEY"
+                f"{where} refused the request ({_said(exc)}); check CLAUDE_MEMORY_EMBEDDING_API_KEY"
             ) from exc
         except openai.APIConnectionError as exc:  # timeouts too
             raise EmbeddingUnavailable(f"cannot reach {where}: {exc}") from exc

@@ -77,4 +77,4 @@ def test_a_short_token_is_refused_at_start() -> None:
     from server.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="CLAUDE_MEMORY_TOKEN"):
-        load_settings({"CLAUDE_MEMORY_TOKEN": "short"}, env_file=None)
+        load_settings({"CLAUDE_MEMORY_TOKEN": "short"}, config_file=None)

@@ -20,7 +20,10 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 @pytest.fixture
 def filled(fresh_database: Callable[[], str], tmp_path: Path) -> dict[str, str]:
     """A database of its own, filled through the real import command."""
-    env = {"DATABASE_URL": fresh_database(), "CLAUDE_MEMORY_HOME": str(tmp_path / "home")}
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
+    }
     result = run_cli(
         "import",
         "--claude-code",
@@ -42,7 +45,7 @@ def databases(url: str) -> set[str]:
 def test_backup_wipe_restore_brings_every_memory_back(
     filled: dict[str, str], tmp_path: Path
 ) -> None:
-    url = filled["DATABASE_URL"]
+    url = filled["CLAUDE_MEMORY_DATABASE_URL"]
     before = admin.content_hashes(url)
     out = tmp_path / "backups"
 
@@ -65,7 +68,7 @@ def test_backup_wipe_restore_brings_every_memory_back(
 def test_a_corrupt_or_cut_backup_fails_cleanly_and_changes_nothing(
     filled: dict[str, str], tmp_path: Path
 ) -> None:
-    url = filled["DATABASE_URL"]
+    url = filled["CLAUDE_MEMORY_DATABASE_URL"]
     before = admin.content_hashes(url)
     made = run_cli("backup", "--out", str(tmp_path / "b"), "--json", env=filled)
     good = Path(json.loads(made.stdout)["file"])

@@ -12,7 +12,7 @@ from tests.integration.processes import run_cli
 
 
 def test_detach_returns_when_healthy_and_stop_stops_it(pg_url: str, tmp_path: Path) -> None:
-    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path / "home")}
+    env = {"CLAUDE_MEMORY_DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path / "home")}
     port = str(free_port())
 
     started = run_cli("serve", "--port", port, "--detach", env=env)
@@ -44,7 +44,7 @@ def test_detach_returns_when_healthy_and_stop_stops_it(pg_url: str, tmp_path: Pa
 def test_binding_beyond_loopback_needs_a_flag_and_warns_without_a_token(
     pg_url: str, tmp_path: Path
 ) -> None:
-    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path / "home")}
+    env = {"CLAUDE_MEMORY_DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path / "home")}
 
     refused = run_cli("serve", "--host", "0.0.0.0", "--port", str(free_port()), env=env)
 

@@ -18,7 +18,11 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 
 
 def cli_env(pg_url: str, home: Path, port: int = 1) -> dict[str, str]:
-    return {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(home), "PORT": str(port)}
+    return {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(home),
+        "CLAUDE_MEMORY_PORT": str(port),
+    }
 
 
 async def run_cli_async(*args: str, env: dict[str, str]) -> tuple[int, str, str]:

@@ -26,7 +26,11 @@ def lessons_cli(pg_url: str, home: Path, *args: str) -> tuple[int, str, str]:
         "lessons",
         *args,
         # WARNING keeps the model-loading INFO line off stderr, so errors can be checked whole.
-        env={"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(home), "LOG_LEVEL": "WARNING"},
+        env={
+            "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+            "CLAUDE_MEMORY_HOME": str(home),
+            "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
+        },
     )
     return result.returncode, result.stdout, result.stderr
 

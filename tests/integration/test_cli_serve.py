@@ -18,11 +18,19 @@ from tests.integration.processes import run_cli, start_cli, wait_for_health
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("PORT", "eighty", "PORT must be a whole number, got 'eighty'"),
-        ("PORT", "70000", "PORT must be between 1 and 65535"),
-        ("GUARD_NOOP_THRESHOLD", "1.5", "GUARD_NOOP_THRESHOLD must be between 0.0 and 1.0"),
-        ("CACHE_TTL_SECONDS", "soon", "CACHE_TTL_SECONDS must be a number"),
-        ("LOG_LEVEL", "LOUD", "LOG_LEVEL must be one of"),
+        ("CLAUDE_MEMORY_PORT", "eighty", "CLAUDE_MEMORY_PORT must be a whole number, got 'eighty'"),
+        ("CLAUDE_MEMORY_PORT", "70000", "CLAUDE_MEMORY_PORT must be between 1 and 65535"),
+        (
+            "CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD",
+            "1.5",
+            "CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD must be between 0.0 and 1.0",
+        ),
+        (
+            "CLAUDE_MEMORY_CACHE_TTL_SECONDS",
+            "soon",
+            "CLAUDE_MEMORY_CACHE_TTL_SECONDS must be a number",
+        ),
+        ("CLAUDE_MEMORY_LOG_LEVEL", "LOUD", "CLAUDE_MEMORY_LOG_LEVEL must be one of"),
     ],
 )
 def test_bad_setting_stops_serve_with_one_line_naming_it(
@@ -102,7 +110,7 @@ def test_two_servers_starting_at_once_apply_each_migration_once(
     fresh_database: Callable[[], str], tmp_path: Path
 ) -> None:
     url = fresh_database()
-    env = {"DATABASE_URL": url, "CLAUDE_MEMORY_HOME": str(tmp_path)}
+    env = {"CLAUDE_MEMORY_DATABASE_URL": url, "CLAUDE_MEMORY_HOME": str(tmp_path)}
     ports = [str(free_port()), str(free_port())]
 
     servers = [start_cli("serve", "--port", port, env=env) for port in ports]

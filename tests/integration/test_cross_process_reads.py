@@ -42,13 +42,13 @@ class Servers:
 
     @property
     def env(self) -> dict[str, str]:
-        return {"CLAUDE_MEMORY_HOME": str(self.home), "LOG_LEVEL": "WARNING"}
+        return {"CLAUDE_MEMORY_HOME": str(self.home), "CLAUDE_MEMORY_LOG_LEVEL": "WARNING"}
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     home = tmp_path_factory.mktemp("two-servers") / "data"
-    env = {"CLAUDE_MEMORY_HOME": str(home), "LOG_LEVEL": "WARNING"}
+    env = {"CLAUDE_MEMORY_HOME": str(home), "CLAUDE_MEMORY_LOG_LEVEL": "WARNING"}
     started: list[subprocess.Popen[str]] = []
     urls = []
     try:

@@ -109,7 +109,9 @@ async def test_the_endpoint_saves_and_searches_as_the_local_model_does(
         assert far == pytest.approx(near, abs=1e-4)
     assert (stats.embedding_provider, stats.embedding_model) == ("openai", SERVED_MODEL)
     assert stats.vectors_waiting == 0
-    assert endpoint.requests and max(endpoint.requests) <= 3, "batches of EMBEDDING_BATCH_SIZE"
+    assert endpoint.requests and max(endpoint.requests) <= 3, (
+        "batches of CLAUDE_MEMORY_EMBEDDING_BATCH_SIZE"
+    )
 
 
 async def test_switching_to_the_endpoint_is_refused_until_reembed(
@@ -125,7 +127,9 @@ async def test_switching_to_the_endpoint_is_refused_until_reembed(
     with pytest.raises(EmbeddingModelMismatch, match="claude-memory reembed") as refused:
         async with open_service(remote):
             pass
-    assert "via openai" in str(refused.value) and "EMBEDDING_PROVIDER=local" in str(refused.value)
+    assert "via openai" in str(refused.value) and "CLAUDE_MEMORY_EMBEDDING_PROVIDER=local" in str(
+        refused.value
+    )
     async with open_service(remote, check_model=False) as service:
         result = await reembed(service.pool, service.embedder, batch_size=2)
     async with open_service(remote) as service:
@@ -140,12 +144,12 @@ def test_the_cli_refuses_a_switched_provider_and_reembed_fixes_it(
     fresh_database: Callable[[], str], endpoint: EmbeddingServer, tmp_path: Path
 ) -> None:
     url = fresh_database()
-    local_env = {"DATABASE_URL": url, "CLAUDE_MEMORY_HOME": str(tmp_path)}
+    local_env = {"CLAUDE_MEMORY_DATABASE_URL": url, "CLAUDE_MEMORY_HOME": str(tmp_path)}
     remote_env = {
         **local_env,
-        "EMBEDDING_PROVIDER": "openai",
-        "EMBEDDING_BASE_URL": endpoint.base_url,
-        "EMBEDDING_MODEL": SERVED_MODEL,
+        "CLAUDE_MEMORY_EMBEDDING_PROVIDER": "openai",
+        "CLAUDE_MEMORY_EMBEDDING_BASE_URL": endpoint.base_url,
+        "CLAUDE_MEMORY_EMBEDDING_MODEL": SERVED_MODEL,
     }
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -303,11 +307,11 @@ def test_reembed_through_an_unreachable_endpoint_says_so(
     fresh_database: Callable[[], str], tmp_path: Path
 ) -> None:
     env = {
-        "DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
         "CLAUDE_MEMORY_HOME": str(tmp_path),
-        "EMBEDDING_PROVIDER": "openai",
-        "EMBEDDING_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
-        "EMBEDDING_MODEL": "nomic-embed-text",
+        "CLAUDE_MEMORY_EMBEDDING_PROVIDER": "openai",
+        "CLAUDE_MEMORY_EMBEDDING_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+        "CLAUDE_MEMORY_EMBEDDING_MODEL": "nomic-embed-text",
     }
     result = run_cli("reembed", env=env)
 

@@ -235,7 +235,11 @@ async def test_project_and_since_filters_leave_other_memories_out(
 
 
 def cli_env(pg_url: str, home: Path) -> dict[str, str]:
-    return {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(home), "PORT": "1"}
+    return {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(home),
+        "CLAUDE_MEMORY_PORT": "1",
+    }
 
 
 def test_the_cli_imports_from_two_tools_and_prints_json(

@@ -104,10 +104,10 @@ def test_distill_started_twice_as_processes_runs_each_session_once(
     slow = Reply.delay(0.5, Reply.json({"memories": [FACT]}))
     with ScriptedLLM(default=slow) as llm:
         env = {
-            "DATABASE_URL": fresh_database(),
+            "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
             "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
-            "OLLAMA_URL": llm.base_url,
-            "DISTILL_WORKERS": "1",
+            "CLAUDE_MEMORY_OLLAMA_URL": llm.base_url,
+            "CLAUDE_MEMORY_DISTILL_WORKERS": "1",
         }
         imported = run_cli(
             "import", "--claude-code", str(fixtures / "claude-code" / "projects"), env=env
@@ -128,7 +128,7 @@ def test_distill_started_twice_as_processes_runs_each_session_once(
     summaries = [json.loads(stdout) for stdout, _ in outputs]
     assert [run.returncode for run in runs] == [0, 0], [err for _, err in outputs]
     assert sum(s["distilled"] for s in summaries) == 4, summaries
-    with psycopg.connect(env["DATABASE_URL"]) as conn:
+    with psycopg.connect(env["CLAUDE_MEMORY_DATABASE_URL"]) as conn:
         states = conn.execute("SELECT DISTINCT distill_state FROM imported_sessions").fetchall()
         leases = conn.execute("SELECT count(*) FROM job_leases").fetchone()
     assert states == [("done",)] and leases == (0,)

@@ -115,9 +115,9 @@ async def test_stdio_serves_the_same_tools(
 ) -> None:
     env = {
         **os.environ,
-        "DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
         "CLAUDE_MEMORY_HOME": str(tmp_path),
-        "LOG_LEVEL": "WARNING",
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
     }
     transport = StdioTransport(sys.executable, ["-m", "server.cli", "mcp-stdio"], env=env)
 

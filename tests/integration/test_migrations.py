@@ -110,7 +110,7 @@ def test_repeated_version_is_refused(tmp_path: Path) -> None:
 def test_migrate_command_twice_applies_nothing_the_second_time(
     fresh_database: Callable[[], str],
 ) -> None:
-    env = {"DATABASE_URL": fresh_database()}
+    env = {"CLAUDE_MEMORY_DATABASE_URL": fresh_database()}
 
     first = run_cli("migrate", env=env)
     second = run_cli("migrate", env=env)

@@ -21,10 +21,10 @@ async def test_quickstart_native_detach_serves_everything_and_stop_stops_it(
     env = {
         **os.environ,
         "CLAUDE_MEMORY_HOME": str(tmp_path / "data"),
-        "PORT": str(port),
+        "CLAUDE_MEMORY_PORT": str(port),
         "HOME": str(tmp_path / "home"),
     }
-    env.pop("DATABASE_URL", None)
+    env.pop("CLAUDE_MEMORY_DATABASE_URL", None)
     (tmp_path / "home").mkdir(exist_ok=True)
     stop = [str(ROOT / ".venv" / "bin" / "claude-memory"), "stop"]
 

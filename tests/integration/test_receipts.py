@@ -216,7 +216,11 @@ async def test_stats_context_reports_per_day_and_project_and_the_most_injected(
             Injection("prompt", "s-report", project, 400, memory_ids=memory_ids)
         )
     await service.record_injection(Injection("session_start", "s-web", "acme-web", 80))
-    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "LOG_LEVEL": "WARNING"}
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(tmp_path),
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
+    }
 
     report = run_cli("stats", "--context", env=env)
     plain = run_cli("stats", "--context", "--project", "acme-api", "--plain", env=env)

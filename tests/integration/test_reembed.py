@@ -121,7 +121,7 @@ def test_serve_refuses_then_reembed_command_then_serve_starts(
     fresh_database: Callable[[], str], small_model_path: Path, tmp_path: Path
 ) -> None:
     url = fresh_database()
-    base_env = {"DATABASE_URL": url, "CLAUDE_MEMORY_HOME": str(tmp_path)}
+    base_env = {"CLAUDE_MEMORY_DATABASE_URL": url, "CLAUDE_MEMORY_HOME": str(tmp_path)}
     migrated = run_cli("migrate", env=base_env)
     assert migrated.returncode == 0, migrated.stderr
     with psycopg.connect(url) as conn:
@@ -135,7 +135,7 @@ def test_serve_refuses_then_reembed_command_then_serve_starts(
             " ('note one', 'h1', array_fill(0.05, ARRAY[384])::vector),"
             " ('note two', 'h2', array_fill(0.05, ARRAY[384])::vector)"
         )
-    env = {**base_env, "EMBEDDING_MODEL": str(small_model_path)}
+    env = {**base_env, "CLAUDE_MEMORY_EMBEDDING_MODEL": str(small_model_path)}
     port = str(free_port())
 
     refused = run_cli("serve", "--port", port, env=env)

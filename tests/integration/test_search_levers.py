@@ -249,8 +249,10 @@ async def test_a_users_vocabulary_file_adds_forms(service: MemoryService, tmp_pa
 
 
 def test_a_missing_vocabulary_file_is_named_at_start(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="SEARCH_VOCABULARY_FILE: no such file"):
-        load_settings({"SEARCH_VOCABULARY_FILE": str(tmp_path / "nope.txt")}, env_file=None)
+    with pytest.raises(ConfigError, match="CLAUDE_MEMORY_SEARCH_VOCABULARY_FILE: no such file"):
+        load_settings(
+            {"CLAUDE_MEMORY_SEARCH_VOCABULARY_FILE": str(tmp_path / "nope.txt")}, config_file=None
+        )
 
 
 async def test_before_a_dated_change_asks_for_the_state_before_it(service: MemoryService) -> None:

@@ -298,7 +298,7 @@ async def test_migrating_a_store_saved_before_links_existed_links_what_live_save
                 (text, content_hash(text), at, vector.vector),
             )
 
-    migrated = await asyncio.to_thread(run_cli, "migrate", env={"DATABASE_URL": url})
+    migrated = await asyncio.to_thread(run_cli, "migrate", env={"CLAUDE_MEMORY_DATABASE_URL": url})
 
     assert migrated.returncode == 0, migrated.stderr
     report = json.loads(migrated.stdout)

@@ -136,7 +136,11 @@ async def test_a_trajectory_never_replaces_a_fact(service: MemoryService) -> Non
 async def test_the_cli_learns_a_trajectory(
     pg_url: str, tmp_path: Path, service: MemoryService
 ) -> None:
-    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "LOG_LEVEL": "WARNING"}
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(tmp_path),
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
+    }
     task, worked = str(CURSOR_FIX["task"]), str(CURSOR_FIX["worked"])
 
     learned = run_cli("learn", task, "--worked", worked, "--tag", "pagination", env=env)

@@ -38,7 +38,11 @@ def users_cli(pg_url: str, home: Path, *args: str) -> tuple[int, str, str]:
     result = run_cli(
         "users",
         *args,
-        env={"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(home), "LOG_LEVEL": "WARNING"},
+        env={
+            "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+            "CLAUDE_MEMORY_HOME": str(home),
+            "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
+        },
     )
     return result.returncode, result.stdout, result.stderr
 
@@ -244,7 +248,11 @@ async def test_import_as_a_user_files_the_sessions_under_that_user(
     alice, _ = await service.users.add("alice")
     projects = tmp_path / "projects"
     shutil.copytree(SHARED_FIXTURES / "claude-code" / "projects", projects)
-    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "LOG_LEVEL": "WARNING"}
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(tmp_path),
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
+    }
 
     unknown = run_cli("import", "--claude-code", str(projects), "--user", "carol", env=env)
     imported = run_cli("import", "--claude-code", str(projects), "--user", "alice", env=env)

@@ -74,8 +74,14 @@ def test_a_killed_import_rerun_equals_an_uninterrupted_one(
 ) -> None:
     corpus = tmp_path / "projects"
     turns = write_corpus(corpus)
-    killed_env = {"DATABASE_URL": fresh_database(), "CLAUDE_MEMORY_HOME": str(tmp_path / "a")}
-    clean_env = {"DATABASE_URL": fresh_database(), "CLAUDE_MEMORY_HOME": str(tmp_path / "b")}
+    killed_env = {
+        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "a"),
+    }
+    clean_env = {
+        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "b"),
+    }
     assert run_cli("migrate", env=killed_env).returncode == 0
 
     process = subprocess.Popen(
@@ -86,12 +92,12 @@ def test_a_killed_import_rerun_equals_an_uninterrupted_one(
     )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        if admin.counts(killed_env["DATABASE_URL"]).memories > 0:
+        if admin.counts(killed_env["CLAUDE_MEMORY_DATABASE_URL"]).memories > 0:
             break
         time.sleep(0.2)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
-    partial = len(rows(killed_env["DATABASE_URL"]))
+    partial = len(rows(killed_env["CLAUDE_MEMORY_DATABASE_URL"]))
 
     resumed = run_cli("import", "--claude-code", str(corpus), "--json", env=killed_env)
     clean = run_cli("import", "--claude-code", str(corpus), "--json", env=clean_env)
@@ -100,8 +106,10 @@ def test_a_killed_import_rerun_equals_an_uninterrupted_one(
     assert clean.returncode == 0, clean.stderr
     assert 0 < partial < turns  # killed in the middle, with whole files stored
     assert partial % TURNS_PER_SESSION == 0  # one transaction per file: never half a file
-    assert rows(killed_env["DATABASE_URL"]) == rows(clean_env["DATABASE_URL"])
-    assert len(rows(clean_env["DATABASE_URL"])) == turns
+    assert rows(killed_env["CLAUDE_MEMORY_DATABASE_URL"]) == rows(
+        clean_env["CLAUDE_MEMORY_DATABASE_URL"]
+    )
+    assert len(rows(clean_env["CLAUDE_MEMORY_DATABASE_URL"])) == turns
     assert json.loads(resumed.stdout)[0]["turns_imported"] == turns - partial
 
 
@@ -135,7 +143,10 @@ def test_a_ten_megabyte_line_is_skipped_and_the_rest_imported(
         }
     )
     (project / f"{session}.jsonl").write_text(huge + "\n" + normal + "\n")
-    env = {"DATABASE_URL": fresh_database(), "CLAUDE_MEMORY_HOME": str(tmp_path / "home")}
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
+    }
 
     result = run_cli("import", "--claude-code", str(tmp_path / "projects"), "--json", env=env)
 
@@ -143,7 +154,7 @@ def test_a_ten_megabyte_line_is_skipped_and_the_rest_imported(
     summary = json.loads(result.stdout)[0]
     assert summary["turns_imported"] == 1
     assert "Traceback" not in result.stderr
-    with psycopg.connect(env["DATABASE_URL"]) as conn:
+    with psycopg.connect(env["CLAUDE_MEMORY_DATABASE_URL"]) as conn:
         contents = [row[0] for row in conn.execute("SELECT content FROM memories").fetchall()]
     assert contents == ["After the huge paste: keep the refund flow idempotent."]
 
@@ -154,16 +165,16 @@ def test_a_killed_distill_leaves_no_partial_state_and_is_retried(
     fixtures = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
     with ScriptedLLM(default=Reply.delay(60)) as llm:
         env = {
-            "DATABASE_URL": fresh_database(),
+            "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
             "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
-            "OLLAMA_URL": llm.base_url,
-            "DISTILL_WORKERS": "1",
+            "CLAUDE_MEMORY_OLLAMA_URL": llm.base_url,
+            "CLAUDE_MEMORY_DISTILL_WORKERS": "1",
         }
         imported = run_cli(
             "import", "--claude-code", str(fixtures / "claude-code" / "projects"), env=env
         )
         assert imported.returncode == 0, imported.stderr
-        url = env["DATABASE_URL"]
+        url = env["CLAUDE_MEMORY_DATABASE_URL"]
         raw_before = admin.content_hashes(url)
 
         process = subprocess.Popen(

@@ -26,7 +26,11 @@ def test_allow_remote_without_a_token_warns_and_still_guards_host(
 ) -> None:
     monkeypatch.delenv("CLAUDE_MEMORY_TOKEN", raising=False)
     home = tmp_path / "home"
-    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(home), "LOG_LEVEL": "WARNING"}
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(home),
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
+    }
     port = free_port()
 
     started = run_cli(
@@ -53,10 +57,10 @@ def test_allow_remote_with_a_token_does_not_warn_and_requires_it(
 ) -> None:
     home = tmp_path / "home"
     env = {
-        "DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
         "CLAUDE_MEMORY_HOME": str(home),
         "CLAUDE_MEMORY_TOKEN": TOKEN,
-        "LOG_LEVEL": "WARNING",
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
     }
     port = free_port()
 

@@ -1,4 +1,5 @@
-"""load_settings: environment first, then .env, then defaults; bad values name the variable."""
+"""load_settings: CLAUDE_MEMORY_* in the environment, then $CLAUDE_MEMORY_HOME/config.env, then
+defaults; bad values name the variable; old unprefixed names and the cwd's `.env` are not read."""
 
 from __future__ import annotations
 
@@ -6,12 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from server.core.config import Secret, Settings, load_settings, read_env_file, setting_names
+from server.core.config import (
+    Secret,
+    Settings,
+    load_settings,
+    read_env_file,
+    read_settings,
+    setting_names,
+)
 from server.core.errors import ConfigError
 
 
 def test_defaults_match_the_documented_ones(tmp_path: Path) -> None:
-    settings = load_settings({}, env_file=tmp_path / "absent.env")
+    settings = load_settings({}, config_file=tmp_path / "absent.env")
 
     assert settings.database_url is None
     assert settings.host == "127.0.0.1"
@@ -23,26 +31,70 @@ def test_defaults_match_the_documented_ones(tmp_path: Path) -> None:
     assert settings.uses_embedded_database
 
 
-def test_environment_overrides_env_file(tmp_path: Path) -> None:
-    env_file = tmp_path / ".env"
-    env_file.write_text("PORT=4000\nHOST=localhost\n# comment\nexport LOG_LEVEL='debug'\n")
+def test_environment_overrides_the_config_file_in_the_data_dir(tmp_path: Path) -> None:
+    (tmp_path / "config.env").write_text(
+        "CLAUDE_MEMORY_PORT=4000\nCLAUDE_MEMORY_HOST=localhost\n# comment\n"
+        "export CLAUDE_MEMORY_LOG_LEVEL='debug'\n"
+    )
 
-    settings = load_settings({"PORT": "5000"}, env_file=env_file)
+    loaded = read_settings({"CLAUDE_MEMORY_HOME": str(tmp_path), "CLAUDE_MEMORY_PORT": "5000"})
 
-    assert settings.port == 5000
-    assert settings.host == "localhost"
-    assert settings.log_level == "DEBUG"
+    assert loaded.settings.port == 5000
+    assert loaded.settings.host == "localhost"
+    assert loaded.settings.log_level == "DEBUG"
+    assert loaded.sources == {
+        "CLAUDE_MEMORY_HOME": "environment",
+        "CLAUDE_MEMORY_HOST": f"{tmp_path / 'config.env'}:2",
+        "CLAUDE_MEMORY_PORT": "environment",
+        "CLAUDE_MEMORY_LOG_LEVEL": f"{tmp_path / 'config.env'}:4",
+    }
+
+
+def test_old_names_and_the_current_folders_env_are_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / ".env").write_text("CLAUDE_MEMORY_PORT=4000\nDATABASE_URL=postgresql://x@evil/db\n")
+    monkeypatch.chdir(tmp_path)
+    environ = {"CLAUDE_MEMORY_HOME": str(tmp_path / "home"), "PORT": "8080", "HOST": "0.0.0.0"}
+
+    loaded = read_settings(environ)
+
+    assert (loaded.settings.port, loaded.settings.host) == (3333, "127.0.0.1")
+    assert loaded.settings.database_url is None
+    assert loaded.warnings == (
+        "HOST is set but not read: claude-memory reads CLAUDE_MEMORY_HOST",
+        "PORT is set but not read: claude-memory reads CLAUDE_MEMORY_PORT",
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("PORT=4000", r"config\.env:1: unknown setting PORT; the name is now CLAUDE_MEMORY_PORT"),
+        ("CLAUDE_MEMORY_HOME=/x", r"config\.env:1: set CLAUDE_MEMORY_HOME in the environment"),
+        ("CLAUDE_MEMORY_PROT=1", r"config\.env:1: unknown setting CLAUDE_MEMORY_PROT$"),
+    ],
+)
+def test_config_file_names_what_it_cannot_use(tmp_path: Path, line: str, message: str) -> None:
+    (tmp_path / "config.env").write_text(line + "\n")
+
+    with pytest.raises(ConfigError, match=message):
+        load_settings({"CLAUDE_MEMORY_HOME": str(tmp_path)})
 
 
 def test_empty_variable_counts_as_unset(tmp_path: Path) -> None:
-    settings = load_settings({"DATABASE_URL": "", "PORT": ""}, env_file=None)
+    settings = load_settings(
+        {"CLAUDE_MEMORY_DATABASE_URL": "", "CLAUDE_MEMORY_PORT": ""}, config_file=None
+    )
 
     assert settings.database_url is None
     assert settings.port == 3333
 
 
 def test_database_url_is_kept_secret() -> None:
-    settings = load_settings({"DATABASE_URL": "postgresql://me:hunter2@db/x"}, env_file=None)
+    settings = load_settings(
+        {"CLAUDE_MEMORY_DATABASE_URL": "postgresql://me:hunter2@db/x"}, config_file=None
+    )
 
     assert isinstance(settings.database_url, Secret)
     assert settings.database_url.reveal() == "postgresql://me:hunter2@db/x"
@@ -52,7 +104,7 @@ def test_database_url_is_kept_secret() -> None:
 def test_home_path_expands_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
 
-    settings = load_settings({"CLAUDE_MEMORY_HOME": "~/memdata"}, env_file=None)
+    settings = load_settings({"CLAUDE_MEMORY_HOME": "~/memdata"}, config_file=None)
 
     assert settings.claude_memory_home == tmp_path / "memdata"
     assert settings.embedded_pgdata == tmp_path / "memdata" / "pg"
@@ -61,43 +113,73 @@ def test_home_path_expands_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("PORT", "abc", "PORT must be a whole number"),
-        ("PORT", "0", "PORT must be between 1 and 65535"),
-        ("GUARD_NOOP_THRESHOLD", "1.01", "GUARD_NOOP_THRESHOLD must be between 0.0 and 1.0"),
-        ("GUARD_UPDATE_THRESHOLD", "-0.1", "GUARD_UPDATE_THRESHOLD must be between"),
-        ("CACHE_MAX_SIZE", "-1", "CACHE_MAX_SIZE must be between"),
-        ("CACHE_TTL_SECONDS", "x", "CACHE_TTL_SECONDS must be a number"),
-        ("LOG_LEVEL", "chatty", "LOG_LEVEL must be one of"),
-        ("HOST", "   ", "HOST must not be empty"),
-        ("ALLOWED_HOSTS", "mybox.lan:3333", "ALLOWED_HOSTS must list host names"),
-        ("ALLOWED_HOSTS", "http://mybox.lan", "ALLOWED_HOSTS must list host names"),
-        ("ALLOWED_HOSTS", "mybox.lan,0.0.0.0", "ALLOWED_HOSTS cannot allow every address"),
-        ("ALLOWED_HOSTS", "*", "ALLOWED_HOSTS must list host names"),
+        ("CLAUDE_MEMORY_PORT", "abc", "CLAUDE_MEMORY_PORT must be a whole number"),
+        ("CLAUDE_MEMORY_PORT", "0", "CLAUDE_MEMORY_PORT must be between 1 and 65535"),
+        (
+            "CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD",
+            "1.01",
+            "CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD must be between 0.0 and 1.0",
+        ),
+        (
+            "CLAUDE_MEMORY_GUARD_UPDATE_THRESHOLD",
+            "-0.1",
+            "CLAUDE_MEMORY_GUARD_UPDATE_THRESHOLD must be between",
+        ),
+        ("CLAUDE_MEMORY_CACHE_MAX_SIZE", "-1", "CLAUDE_MEMORY_CACHE_MAX_SIZE must be between"),
+        (
+            "CLAUDE_MEMORY_CACHE_TTL_SECONDS",
+            "x",
+            "CLAUDE_MEMORY_CACHE_TTL_SECONDS must be a number",
+        ),
+        ("CLAUDE_MEMORY_LOG_LEVEL", "chatty", "CLAUDE_MEMORY_LOG_LEVEL must be one of"),
+        ("CLAUDE_MEMORY_HOST", "   ", "CLAUDE_MEMORY_HOST must not be empty"),
+        (
+            "CLAUDE_MEMORY_ALLOWED_HOSTS",
+            "mybox.lan:3333",
+            "CLAUDE_MEMORY_ALLOWED_HOSTS must list host names",
+        ),
+        (
+            "CLAUDE_MEMORY_ALLOWED_HOSTS",
+            "http://mybox.lan",
+            "CLAUDE_MEMORY_ALLOWED_HOSTS must list host names",
+        ),
+        (
+            "CLAUDE_MEMORY_ALLOWED_HOSTS",
+            "mybox.lan,0.0.0.0",
+            "CLAUDE_MEMORY_ALLOWED_HOSTS cannot allow every address",
+        ),
+        ("CLAUDE_MEMORY_ALLOWED_HOSTS", "*", "CLAUDE_MEMORY_ALLOWED_HOSTS must list host names"),
     ],
 )
 def test_bad_values_name_the_variable(variable: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_settings({variable: value}, env_file=None)
+        load_settings({variable: value}, config_file=None)
 
 
 def test_allowed_hosts_are_lower_cased_names_without_brackets() -> None:
-    settings = load_settings({"ALLOWED_HOSTS": " MyBox.LAN , server,[fd00::5] ,"}, env_file=None)
+    settings = load_settings(
+        {"CLAUDE_MEMORY_ALLOWED_HOSTS": " MyBox.LAN , server,[fd00::5] ,"}, config_file=None
+    )
 
     assert settings.allowed_hosts == ("mybox.lan", "server", "fd00::5")
 
 
 def test_update_threshold_above_noop_threshold_is_refused() -> None:
-    with pytest.raises(ConfigError, match="GUARD_UPDATE_THRESHOLD must not exceed"):
+    with pytest.raises(ConfigError, match="CLAUDE_MEMORY_GUARD_UPDATE_THRESHOLD must not exceed"):
         load_settings(
-            {"GUARD_NOOP_THRESHOLD": "0.8", "GUARD_UPDATE_THRESHOLD": "0.9"}, env_file=None
+            {
+                "CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD": "0.8",
+                "CLAUDE_MEMORY_GUARD_UPDATE_THRESHOLD": "0.9",
+            },
+            config_file=None,
         )
 
 
-def test_malformed_env_file_line_is_reported_with_its_number(tmp_path: Path) -> None:
-    env_file = tmp_path / ".env"
-    env_file.write_text("PORT=1\nnot a setting\n")
+def test_malformed_config_file_line_is_reported_with_its_number(tmp_path: Path) -> None:
+    env_file = tmp_path / "config.env"
+    env_file.write_text("CLAUDE_MEMORY_PORT=1\nnot a setting\n")
 
-    with pytest.raises(ConfigError, match=r"\.env:2: expected KEY=value"):
+    with pytest.raises(ConfigError, match=r"config\.env:2: expected KEY=value"):
         read_env_file(env_file)
 
 

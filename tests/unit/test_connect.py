@@ -497,7 +497,7 @@ def test_cli_connect_defaults_to_the_configured_port(
 ) -> None:
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     monkeypatch.delenv("CLAUDE_MEMORY_TOKEN", raising=False)
-    monkeypatch.setenv("PORT", "4001")
+    monkeypatch.setenv("CLAUDE_MEMORY_PORT", "4001")
 
     assert main(["connect", "gemini", "--plain"]) == 0
 
@@ -515,6 +515,7 @@ def test_cli_refusal_is_one_line_and_exit_code_1(
 
     assert main(["connect", "gemini"]) == 1
 
-    err = capsys.readouterr().err
+    # Before it, one line per setting that is not a default (here the data dir) and its source.
+    *settings, err = capsys.readouterr().err.strip().splitlines()
     assert err.startswith("claude-memory: error: ") and "not valid JSON" in err
-    assert len(err.strip().splitlines()) == 1
+    assert all(line.endswith("(from environment)") for line in settings)

@@ -36,12 +36,12 @@ def test_each_model_gets_the_prefixes_it_was_trained_with(
 def test_settings_override_the_table_and_none_means_no_prefix() -> None:
     settings = load_settings(
         {
-            "EMBEDDING_PROVIDER": "openai",
-            "EMBEDDING_MODEL": "nomic-embed-text",
-            "EMBEDDING_QUERY_PREFIX": "Query: ",
-            "EMBEDDING_DOCUMENT_PREFIX": "none",
+            "CLAUDE_MEMORY_EMBEDDING_PROVIDER": "openai",
+            "CLAUDE_MEMORY_EMBEDDING_MODEL": "nomic-embed-text",
+            "CLAUDE_MEMORY_EMBEDDING_QUERY_PREFIX": "Query: ",
+            "CLAUDE_MEMORY_EMBEDDING_DOCUMENT_PREFIX": "none",
         },
-        env_file=None,
+        config_file=None,
     )
     profile = profile_for(
         settings.embedding_model,
@@ -53,12 +53,18 @@ def test_settings_override_the_table_and_none_means_no_prefix() -> None:
 
 
 def test_the_provider_setting_is_checked_and_the_url_falls_back_to_ollamas() -> None:
-    with pytest.raises(ConfigError, match="EMBEDDING_PROVIDER must be one of local, openai"):
-        load_settings({"EMBEDDING_PROVIDER": "cohere"}, env_file=None)
+    with pytest.raises(
+        ConfigError, match="CLAUDE_MEMORY_EMBEDDING_PROVIDER must be one of local, openai"
+    ):
+        load_settings({"CLAUDE_MEMORY_EMBEDDING_PROVIDER": "cohere"}, config_file=None)
     settings = load_settings(
-        {"EMBEDDING_PROVIDER": "OpenAI", "OLLAMA_URL": "http://gpu-box:11434/v1/"}, env_file=None
+        {
+            "CLAUDE_MEMORY_EMBEDDING_PROVIDER": "OpenAI",
+            "CLAUDE_MEMORY_OLLAMA_URL": "http://gpu-box:11434/v1/",
+        },
+        config_file=None,
     )
     assert settings.embedding_provider == "openai"
     assert settings.embeddings_url == "http://gpu-box:11434/v1"
-    with pytest.raises(ConfigError, match="EMBEDDING_BASE_URL must be an http"):
-        load_settings({"EMBEDDING_BASE_URL": "gpu-box:11434"}, env_file=None)
+    with pytest.raises(ConfigError, match="CLAUDE_MEMORY_EMBEDDING_BASE_URL must be an http"):
+        load_settings({"CLAUDE_MEMORY_EMBEDDING_BASE_URL": "gpu-box:11434"}, config_file=None)

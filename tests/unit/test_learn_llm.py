@@ -102,7 +102,7 @@ async def test_unknown_model_is_a_request_error_that_says_to_pull_it(
         await client.complete_json(MESSAGES, model="nope:1b")
 
     assert "`ollama pull nope:1b`" in str(caught.value)
-    assert "DISTILL_MODEL" in str(caught.value)
+    assert "CLAUDE_MEMORY_DISTILL_MODEL" in str(caught.value)
     assert not caught.value.retryable
 
 
@@ -121,7 +121,7 @@ async def test_nothing_listening_is_unavailable_and_names_the_url() -> None:
             await chat.complete_json(MESSAGES, model=MODEL)
 
     assert url in str(caught.value)
-    assert "OLLAMA_URL" in str(caught.value)
+    assert "CLAUDE_MEMORY_OLLAMA_URL" in str(caught.value)
 
 
 async def test_error_messages_never_show_the_api_key_or_url_password(llm: ScriptedLLM) -> None:

@@ -138,8 +138,8 @@ def test_ollama_is_optional_behind_a_profile(compose: dict[str, Any]) -> None:
         assert "ollama" not in (service.get("depends_on") or {}), (
             f"{name} depends on ollama, which is off without --profile llm"
         )
-    assert environment(services(compose)["server"])["OLLAMA_URL"] == (
-        "${OLLAMA_URL:-http://ollama:11434/v1}"
+    assert environment(services(compose)["server"])["CLAUDE_MEMORY_OLLAMA_URL"] == (
+        "${CLAUDE_MEMORY_OLLAMA_URL:-http://ollama:11434/v1}"
     )
 
 
@@ -150,9 +150,9 @@ def test_the_server_is_built_from_the_dockerfile_and_configured_by_real_settings
     assert (ROOT / server["build"]["context"] / server["build"]["dockerfile"]) == DOCKERFILE
     env = environment(server)
     assert set(env) <= set(setting_names()), "unknown setting names in the server's environment"
-    assert env["HOST"] == "0.0.0.0"
-    assert urlsplit(env["DATABASE_URL"]).hostname == "db"
-    assert env["DATABASE_URL"].endswith("@db:5432/${POSTGRES_DB}")
+    assert env["CLAUDE_MEMORY_HOST"] == "0.0.0.0"
+    assert urlsplit(env["CLAUDE_MEMORY_DATABASE_URL"]).hostname == "db"
+    assert env["CLAUDE_MEMORY_DATABASE_URL"].endswith("@db:5432/${POSTGRES_DB}")
     assert server["ports"] == ["127.0.0.1:3333:3333"]
 
 
@@ -188,7 +188,7 @@ def test_env_example_documents_every_compose_variable() -> None:
     documented = set(re.findall(r"^#?\s*([A-Z_][A-Z0-9_]*)=", example, flags=re.M))
     assert referenced, "compose takes nothing from .env?"
     assert referenced <= documented, f"undocumented in .env.example: {referenced - documented}"
-    for secret in ("POSTGRES_PASSWORD", "CLAUDE_MEMORY_TOKEN", "LLM_API_KEY"):
+    for secret in ("POSTGRES_PASSWORD", "CLAUDE_MEMORY_TOKEN", "CLAUDE_MEMORY_LLM_API_KEY"):
         assert re.search(rf"^{secret}=$", example, flags=re.M), f"{secret} must ship empty"
     assert ".env" in (ROOT / ".gitignore").read_text().split()
 
@@ -316,7 +316,7 @@ def test_the_runtime_stage_is_offline_non_root_and_health_checked() -> None:
     final = dockerfile_stages()[-1]
     env = dockerfile_env()
     assert env["HF_HUB_OFFLINE"] == "1"
-    assert env["HOST"] == "0.0.0.0"
+    assert env["CLAUDE_MEMORY_HOST"] == "0.0.0.0"
     users = final.all("USER")
     assert users, "the runtime stage must switch to a non-root user"
     assert users[-1].split(":")[0] not in ("root", "0")
@@ -326,7 +326,7 @@ def test_the_runtime_stage_is_offline_non_root_and_health_checked() -> None:
     assert "/health" in healthcheck and "--start-period" in healthcheck
     assert final.all("EXPOSE") == ["3333"]
     (cmd,) = final.all("CMD")
-    # HOST=0.0.0.0 inside the container: serve refuses that without --allow-remote.
+    # CLAUDE_MEMORY_HOST=0.0.0.0 inside the container: serve refuses that without --allow-remote.
     assert cmd == '["claude-memory", "serve", "--allow-remote"]'
 
 
@@ -443,7 +443,7 @@ def script_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "FAKE_CALLS": str(tmp_path / "calls"),
         "FAKE_FAIL": "none",
         "FAKE_SLOW": "none",
-        "PORT": "9",
+        "CLAUDE_MEMORY_PORT": "9",
     }
     env.update(extra)
     return env

@@ -75,7 +75,9 @@ class NewMemory:
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     supersedes: int | None = None
-    visibility: str | None = None  # None: the server's DEFAULT_VISIBILITY for a user's save
+    visibility: str | None = (
+        None  # None: the server's CLAUDE_MEMORY_DEFAULT_VISIBILITY for a user's save
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +257,9 @@ class MemoryDraft:
     role: str | None = None
     created_at: datetime | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
-    visibility: str | None = None  # None: the server's DEFAULT_VISIBILITY for a user's save
+    visibility: str | None = (
+        None  # None: the server's CLAUDE_MEMORY_DEFAULT_VISIBILITY for a user's save
+    )
 
 
 BulkStatus = Literal["saved", "noop", "duplicate", "restored", "invalid"]
