@@ -1,6 +1,7 @@
 """Ingest through an embeddings endpoint against the local model, one run; prints one JSON object.
 
-`EMBEDDING_PROVIDER=openai` sends every text to an OpenAI-compatible `/v1/embeddings`; `local`
+`CLAUDE_MEMORY_EMBEDDING_PROVIDER=openai` sends every text to an OpenAI-compatible
+`/v1/embeddings`; `local`
 (the default) runs the bundled all-MiniLM-L6-v2 in this process. The same texts are imported
 both ways, one after the other in one process, each into a fresh embedded database in its own
 temp CLAUDE_MEMORY_HOME: LoCoMo's 5,882 dialog turns (read as bench/retrieval_locomo.py reads

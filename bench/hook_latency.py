@@ -124,8 +124,14 @@ def get(url: str) -> dict[str, Any]:
 
 
 def start_server(home: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CLAUDE_MEMORY_TOKEN")}
-    env.update(CLAUDE_MEMORY_HOME=str(home), HOST="127.0.0.1", PORT=str(port), LOG_LEVEL="WARNING")
+    unwanted = ("CLAUDE_MEMORY_DATABASE_URL", "CLAUDE_MEMORY_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in unwanted}
+    env.update(
+        CLAUDE_MEMORY_HOME=str(home),
+        CLAUDE_MEMORY_HOST="127.0.0.1",
+        CLAUDE_MEMORY_PORT=str(port),
+        CLAUDE_MEMORY_LOG_LEVEL="WARNING",
+    )
     server = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "serve"],
         cwd=home,

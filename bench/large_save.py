@@ -1,6 +1,7 @@
 """What one large save costs everyone else: a small save and a search sent while it embeds.
 
-A save of close to the documented limit (MAX_CONTENT_CHARS, 100,000 characters) is embedded as
+A save of close to the documented limit (CLAUDE_MEMORY_MAX_CONTENT_CHARS, 100,000 chars)
+is embedded as
 about 170 overlapping passage windows, which takes the bundled model on 2 cores tens of
 seconds. The model encodes one batch at a time, so before #34 a small save or a search query
 sent meanwhile waited for the whole document (a small save was held 22 s). Now the model works

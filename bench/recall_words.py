@@ -65,7 +65,7 @@ from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 
 CANDIDATES = 12
-INJECTED = 3  # RECALL_MAX_HITS
+INJECTED = 3  # CLAUDE_MEMORY_RECALL_MAX_HITS
 FLOORS = (0.3, 0.35)
 THRESHOLDS = (0.45, 0.5, 0.55, 0.6)
 AT_FLOOR = (0.5, 0.6, 0.7, 0.8, 1.0)

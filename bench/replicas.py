@@ -227,7 +227,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2_000, help="memories stored first")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="replicas-bench-", ignore_cleanup_errors=True) as home:
-        env = {"CLAUDE_MEMORY_HOME": str(Path(home) / "data"), "LOG_LEVEL": "WARNING"}
+        env = {"CLAUDE_MEMORY_HOME": str(Path(home) / "data"), "CLAUDE_MEMORY_LOG_LEVEL": "WARNING"}
         processes: list[subprocess.Popen[str]] = []
 
         def start() -> str:
