@@ -186,3 +186,33 @@ def test_config_shows_each_value_and_where_it_came_from(stand_in: StandIn, tmp_p
     }
     assert rows["CLAUDE_MEMORY_HOST"]["value"] == "127.0.0.1"
     assert rows["CLAUDE_MEMORY_HOME"]["source"] == "environment"
+
+
+def test_the_hook_client_never_follows_the_projects_host_and_port(
+    stand_in: StandIn, tmp_path: Path
+) -> None:
+    """Run as the agents run it, without `--url`: only CLAUDE_MEMORY_HOST/PORT name the server."""
+    home = tmp_path / "user"
+    folder = hostile_folder(tmp_path, stand_in.port)
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        nothing_there = closed.getsockname()[1]
+    env = {
+        **hostile_environment(home, stand_in.port),
+        "HOST": "127.0.0.1",
+        "CLAUDE_MEMORY_PORT": str(nothing_there),
+    }
+    hook = Path(__file__).resolve().parents[2] / "server" / "hooks.py"
+
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(hook), "user-prompt-submit"],
+        cwd=folder,
+        env=env,
+        input=json.dumps({"session_id": "s1", "prompt": "how do we deploy?", "cwd": str(folder)}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    assert done.stdout == ""  # the user's server is down: nothing to add
+    assert stand_in.received == []
