@@ -6,8 +6,7 @@ the memories injected most often, never used, used most, and used then corrected
 ids, to retire, edit or review them: `PATCH` / `DELETE /api/memories/ID`, the web UI's Context
 page, or MCP). The figures come from the receipts the hooks keep
 (CLAUDE_MEMORY_RECEIPTS_RETENTION_DAYS), each user's own on a team's server (run with their token's
-user
-through the API instead; the CLI acts for nobody, so it reports every user's).
+user through the API instead; the CLI acts for nobody, so it reports every user's).
 """
 
 from __future__ import annotations

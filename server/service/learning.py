@@ -91,8 +91,8 @@ class LearningSteps:
 
         Each memory is checked against what the project already knows (never against raw
         turns): an exact copy or a near copy (CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD) is counted, not
-        stored.
-        Stores are serialised, so two sessions distilled at once are checked against each other.
+        stored. Stores are serialised, so two sessions distilled at once are checked against each
+        other.
         """
         prepared: list[NewMemory] = []
         seen: set[str] = set()
@@ -283,8 +283,8 @@ class LearningSteps:
         """Save a session's behaviour observations and mark it read, in one transaction.
 
         An observation close to one already stored (CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD) is not
-        stored again:
-        the stored one gains this session as evidence, which is what makes its confidence grow.
+        stored again: the stored one gains this session as evidence, which is what makes its
+        confidence grow.
         With `force`, what earlier passes learned from this session is replaced. Stores are
         serialised, so two sessions read at once that saw the same thing make one memory with
         both as evidence.

@@ -5,8 +5,7 @@ The hooks (server/ingest/recall.py) record one receipt per injection before thei
 goes out (one insert), so the session's next hook counts it against the session's token
 budget (`injected_tokens`); a failure is logged and costs nothing else. With
 CLAUDE_MEMORY_RECEIPTS_RETENTION_DAYS at 0 nothing is recorded; otherwise receipts older than that
-are
-pruned, at most once an hour per process, by the next recording.
+are pruned, at most once an hour per process, by the next recording.
 """
 
 from __future__ import annotations

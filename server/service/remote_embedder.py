@@ -1,9 +1,8 @@
 """Embeddings from an OpenAI-compatible endpoint: Ollama, LM Studio, vLLM, llama.cpp, a hosted API.
 
 `CLAUDE_MEMORY_EMBEDDING_PROVIDER=openai` sends texts to
-`<CLAUDE_MEMORY_EMBEDDING_BASE_URL>/embeddings` through the
-`openai` package (the same client distillation uses), in batches of
-`CLAUDE_MEMORY_EMBEDDING_BATCH_SIZE`.
+`<CLAUDE_MEMORY_EMBEDDING_BASE_URL>/embeddings` through the `openai` package (the same client
+distillation uses), in batches of `CLAUDE_MEMORY_EMBEDDING_BATCH_SIZE`.
 The package retries 408, 429 and 5xx answers and dropped connections with exponential
 back-off (honouring Retry-After); when those retries are spent, or the model is missing, the
 error names the URL and the model. After a failure the endpoint is not asked again for

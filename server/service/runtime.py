@@ -1,7 +1,7 @@
 """Open what a command needs, once, in order: database, migrations, model, pool, service.
 
-`serve` and every batch command go through `open_service`, so they share one way of finding
-the database (embedded unless CLAUDE_MEMORY_DATABASE_URL is set), one migration step and one model
+`serve` and every batch command go through `open_service`, so they share one way of finding the
+database (embedded unless CLAUDE_MEMORY_DATABASE_URL is set), one migration step and one model
 check.
 """
 
@@ -29,8 +29,7 @@ logger = logging.getLogger(__name__)
 
 @asynccontextmanager
 async def open_database(settings: Settings) -> AsyncIterator[str]:
-    """Yield a database URL: CLAUDE_MEMORY_DATABASE_URL, or the embedded server (released at
-    exit)."""
+    """Yield a database URL: the configured one, or the embedded server (released at exit)."""
     if settings.database_url is not None:
         yield settings.database_url.reveal()
         return

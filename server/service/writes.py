@@ -88,9 +88,8 @@ class Writes:
         """Store a memory unless it is already there.
 
         An exact copy (same content after redaction) is reported as `duplicate`, or restored
-        and reported as `restored` if it had been soft-deleted. A near copy (cosine similarity
-        at or above CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD) is a `noop` unless `force` is set.
-        `supersedes`
+        and reported as `restored` if it had been soft-deleted. A near copy (cosine similarity at or
+        above CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD) is a `noop` unless `force` is set. `supersedes`
         links the new memory to the older one whose fact it replaces, in the same transaction.
         """
         if supersedes is not None:
