@@ -65,12 +65,11 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
             body.session_id, body.cwd, body.tool_name, body.tool_input
         )
         await recall.keep_receipt(found.receipt)
-        strict = [lesson for lesson in found.lessons if lesson.strictness == "ask"]
         return JSONResponse(
             {
                 "additionalContext": found.text,
-                "permissionDecision": "ask" if strict else None,
-                "permissionDecisionReason": strict[0].message if strict else None,
+                "permissionDecision": "ask" if found.reason else None,
+                "permissionDecisionReason": found.reason or None,
                 "lesson_ids": [lesson.id for lesson in found.lessons],
             }
         )

@@ -37,7 +37,7 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from server.core.access import viewer_key
+from server.core.access import current_viewer, viewer_key
 from server.core.config import Settings
 from server.core.models.journal import JournalPrompt
 from server.core.models.lessons import Lesson
@@ -45,8 +45,8 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.receipts import CHARS_PER_TOKEN, Injection, estimated_tokens
 from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
-from server.domain.context import HEADER, changed_note
-from server.domain.lessons import reminder
+from server.domain.context import HEADER, author, changed_note, flat
+from server.domain.lessons import reason, reminder
 from server.domain.statement_versions import topic_words
 from server.domain.statements import statement_spans
 from server.ingest.gemini_messages import without_hook_context
@@ -125,11 +125,13 @@ class StartAnswer:
 
 @dataclass(frozen=True, slots=True)
 class LessonsAnswer:
-    """The lessons that apply to a call, their reminder text, and its receipt."""
+    """The lessons that apply to a call, their reminder text, its receipt, and the reason a
+    strict one gives for stopping the call (the first strict lesson, labelled; else "")."""
 
     lessons: list[Lesson]
     text: str
     receipt: Injection | None = None
+    reason: str = ""
 
 
 class HookRecall:
@@ -221,7 +223,10 @@ class HookRecall:
         ]
         checked, drift = await self.trees.checked(cwd, relevant[: self.max_hits])
         room = await self._room(session_id, self.prompt_tokens) if checked else 0
-        text, shown = recall_markdown(checked, min(self.max_chars, room), drift, query)
+        viewer = current_viewer()
+        text, shown = recall_markdown(
+            checked, min(self.max_chars, room), drift, query, viewer.name if viewer else None
+        )
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
             self.injected.add(session_id, shown)
@@ -276,7 +281,10 @@ class HookRecall:
         lessons = await self.service.lessons_for_call(tool, tool_input, project)
         if not lessons:
             return LessonsAnswer([], "")
-        text = reminder(lessons)
+        viewer = current_viewer()
+        name = viewer.name if viewer else None
+        text = reminder(lessons, name)
+        strict = [lesson for lesson in lessons if lesson.strictness == "ask"]
         # A lesson has no budget of its own: only what the session has left cuts it.
         room = await self._room(session_id, estimated_tokens(len(text)))
         if len(text) > room:
@@ -284,7 +292,7 @@ class HookRecall:
         receipt = Injection(
             "lessons", session_id, project or "", len(text), lesson_ids=[x.id for x in lessons]
         )
-        return LessonsAnswer(lessons, text, receipt)
+        return LessonsAnswer(lessons, text, receipt, reason(strict[0], name) if strict else "")
 
     async def _room(self, session_id: str, tokens: int) -> int:
         """Characters a hook may inject: `tokens` of its own budget, within what the session
@@ -372,8 +380,12 @@ def recall_markdown(
     max_chars: int,
     drift: Mapping[int, str] | None = None,
     prompt: str = "",
+    viewer: str | None = None,
 ) -> tuple[str, list[int]]:
     """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
+
+    Each hit's label says who wrote it (`author`, as `viewer` sees it), and its text is put on
+    one line, so a memory cannot open a section or pass for another's bullet.
 
     Each hit gets an equal share of the budget and is cut to it, so the first long one cannot
     crowd out the rest; a hit cut short shows the part that names most of the `prompt`'s words
@@ -388,10 +400,11 @@ def recall_markdown(
     share = (max_chars - len(head)) // len(hits)
     lines: list[str] = []
     for hit in hits:
-        project = f", {hit.project}" if hit.project else ""
+        project = f", {flat(hit.project).replace(']', ')')}" if hit.project else ""
+        by = author(hit.owner, viewer, hit.source, hit.session_id)
         label = (
             f"- {hit.created_at.date().isoformat()} [{hit.kind} #{hit.id}{project}, "
-            f"similarity {hit.similarity or 0:.2f}] "
+            f"similarity {hit.similarity or 0:.2f}, {by}] "
         )
         room = share - len(label) - 1
         if room < 40:
@@ -399,7 +412,7 @@ def recall_markdown(
         checked = f"({drift[hit.id]}) " if hit.id in drift else ""
         notes = checked + changed_note(hit.supersedes, hit.created_at)
         if room - len(notes) < MIN_FOCUS_CHARS:  # the notes fill the room: cut them and all
-            text = notes + " ".join(hit.content.split())
+            text = notes + flat(hit.content)
             lines.append(label + text[: room - 1].rstrip() + "…")
             continue
         lines.append(label + notes + focused(hit.content, room - len(notes), asked))
@@ -425,9 +438,9 @@ def focused(content: str, room: int, asked: frozenset[str]) -> str:
     """`content` on one line, cut to `room` characters: from its start, or, when the statement
     that names the most of the `asked` words would not be shown whole, from that statement (a
     handbook chunk whose answer is its tenth line). A cut is marked "…" at either end."""
-    flat = " ".join(content.split())
-    if len(flat) <= room:
-        return flat
+    whole = flat(content)
+    if len(whole) <= room:
+        return whole
     spans = statement_spans(content)[:MAX_FOCUS_STARTS]
     named = [len(topic_words(content[span.start : span.end]) & asked) for span in spans]
     start = 0
@@ -437,5 +450,5 @@ def focused(content: str, room: int, asked: frozenset[str]) -> str:
             start = best.start
     lead = "…" if start else ""
     # Collapsing whitespace only shortens, so twice the room is enough to fill it.
-    body = " ".join(content[start : start + 2 * room].split())
+    body = flat(content[start : start + 2 * room])
     return lead + body[: room - len(lead) - 1].rstrip() + "…"

@@ -9,8 +9,9 @@ holds up other requests. Proposals (server/learning/lesson_proposals_job.py) are
 inactive, so none fires before the user accepts it.
 
 With users, a lesson written by one is theirs: each user sees lessons for every project, for
-their projects and their own (migration 018, `lesson_visible`), the hook applies only those,
-and `check_lesson_change` decides who may edit one.
+their projects and their own (migration 018, `lesson_visible`), the hook applies those of the
+call's project and their own and ownerless ones for every project (`applies_in`), and
+`check_lesson_change` decides who may edit one; one they cannot see is not found.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ class Lessons:
             return await lesson_store.insert(conn, checked)
 
     async def update_lesson(self, lesson_id: int, change: LessonChange) -> Lesson:
-        """Edit, disable (active=False) or enable a lesson; NotFound when there is none,
-        Forbidden when the asking user may not change it or move it to that project."""
+        """Edit, disable (active=False) or enable a lesson; NotFound when there is none or the
+        asking user cannot see it, Forbidden when they may not change it or move it to that
+        project."""
         check_id(lesson_id, "lesson")
 
         def kept(value: str | None, check: Any) -> str | None:
@@ -106,8 +108,14 @@ class Lessons:
             ownership = await lesson_store.ownership(conn, lesson_id)
             if ownership is None:
                 raise NotFound(f"no lesson with id {lesson_id}")
+            only_switch = checked == LessonChange(active=checked.active)
             check_lesson_change(
-                viewer, lesson_id, ownership.owner_id, ownership.owner, ownership.project
+                viewer,
+                lesson_id,
+                ownership.owner_id,
+                ownership.owner,
+                ownership.project,
+                only_switch=only_switch,
             )
             lesson = await lesson_store.update(conn, lesson_id, checked)
         if lesson is None:
@@ -118,11 +126,19 @@ class Lessons:
         self, tool: str, tool_input: Any, project: str | None
     ) -> list[Lesson]:
         """The active lessons the asking user sees that apply to a call of `tool` with
-        `tool_input` in `project`."""
+        `tool_input` in `project` (a teammate's lesson for every project does not)."""
         active = await self.lessons(include_inactive=False)
+        viewer = current_viewer()
 
         def search() -> CallMatch:
-            return match_call(active, tool, call_text(tool_input), project, MATCH_BUDGET_SECONDS)
+            return match_call(
+                active,
+                tool,
+                call_text(tool_input),
+                project,
+                MATCH_BUDGET_SECONDS,
+                viewer.name if viewer else None,
+            )
 
         found = await anyio.to_thread.run_sync(search)
         _report(found, len(active))

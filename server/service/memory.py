@@ -448,8 +448,17 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         if vet is not None:
             tiers, recent_memories, drift = await _vetted(vet, tiers, recent_memories)
         limit = MAX_CONTEXT_CHARS if max_chars is None else min(max_chars, MAX_CONTEXT_CHARS)
+        viewer = current_viewer()
         markdown = startup_markdown(
-            resolved, tiers, recent_memories, in_project, total, note=note, limit=limit, drift=drift
+            resolved,
+            tiers,
+            recent_memories,
+            in_project,
+            total,
+            note=note,
+            limit=limit,
+            drift=drift,
+            viewer=viewer.name if viewer else None,
         )
         shown = [
             p for p in (*tiers.explicit, *tiers.signals, *tiers.inferred) if p.superseded_by is None

@@ -17,7 +17,7 @@ from server.store.tx import Conn
 
 COLUMNS = (
     "id, tool, pattern, project, message, strictness, origin, active, created_at, updated_at,"
-    " proposed"
+    " proposed, (SELECT u.name FROM users AS u WHERE u.id = lessons.owner_id) AS owner"
 )
 
 
@@ -99,11 +99,13 @@ async def project_names(conn: Conn) -> list[str]:
 
 
 async def ownership(conn: Conn, lesson_id: int) -> LessonOwnership | None:
-    """Whose the lesson is, locked until the transaction ends; None when there is none."""
+    """Whose the lesson is, locked until the transaction ends; None when there is none or
+    the asking user cannot see it."""
     async with conn.cursor(row_factory=class_row(LessonOwnership)) as cur:
         await cur.execute(
             "SELECT owner_id, (SELECT u.name FROM users AS u WHERE u.id = lessons.owner_id)"
-            " AS owner, project FROM lessons WHERE id = %(id)s FOR UPDATE",
+            " AS owner, project FROM lessons WHERE id = %(id)s"
+            " AND lesson_visible(owner_id, project) FOR UPDATE",
             {"id": lesson_id},
         )
         return await cur.fetchone()

@@ -217,7 +217,7 @@ async def test_codex_lesson_warns_before_a_matching_shell_call_and_is_silent_for
 async def test_codex_strict_lesson_denies_the_call_with_the_lesson_as_reason(
     codex_hooks: dict[str, str], service: MemoryService
 ) -> None:
-    await service.add_lesson(FORCE_PUSH)
+    lesson = await service.add_lesson(FORCE_PUSH)
 
     run = await call_hook(
         codex_hooks["PreToolUse"], shell("codex", "PreToolUse", "git push origin main --force")
@@ -225,7 +225,8 @@ async def test_codex_strict_lesson_denies_the_call_with_the_lesson_as_reason(
 
     said = codex_answer(run, "PreToolUse")
     assert said["permissionDecision"] == "deny"
-    assert said["permissionDecisionReason"].startswith(FORCE_PUSH.message)
+    reason = f"[lesson #{lesson.id}, by you] {FORCE_PUSH.message}"
+    assert said["permissionDecisionReason"].startswith(reason)
 
 
 async def test_gemini_shell_call_meets_a_bash_lesson_after_the_call(
@@ -249,7 +250,7 @@ async def test_gemini_shell_call_meets_a_bash_lesson_after_the_call(
 async def test_gemini_strict_lesson_stops_the_call_with_the_lesson_as_reason(
     gemini_hooks: dict[str, str], service: MemoryService
 ) -> None:
-    await service.add_lesson(FORCE_PUSH)
+    lesson = await service.add_lesson(FORCE_PUSH)
 
     run = await call_hook(
         gemini_hooks["BeforeTool"], shell("gemini", "BeforeTool", "git push -f origin main")
@@ -257,7 +258,7 @@ async def test_gemini_strict_lesson_stops_the_call_with_the_lesson_as_reason(
 
     output = run.output()
     assert output["decision"] == "deny"
-    assert output["reason"].startswith(FORCE_PUSH.message)
+    assert output["reason"].startswith(f"[lesson #{lesson.id}, by you] {FORCE_PUSH.message}")
 
 
 # --- capture ----------------------------------------------------------------------------------

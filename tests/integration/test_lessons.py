@@ -62,13 +62,14 @@ async def test_a_lesson_warns_before_a_matching_call_and_is_silent_for_others(
 async def test_a_strict_lesson_makes_claude_code_ask_first(
     app_url: str, service: MemoryService
 ) -> None:
-    await service.add_lesson(FORCE_PUSH)
+    lesson = await service.add_lesson(FORCE_PUSH)
 
     run = await run_hook("pre-tool-use", bash("git push origin main --force"), app_url)
 
     said = decision(run.stdout)
     assert said["permissionDecision"] == "ask"
-    assert said["permissionDecisionReason"] == FORCE_PUSH.message
+    # labelled, so the user sees which lesson and whose stops the call
+    assert said["permissionDecisionReason"] == f"[lesson #{lesson.id}, by you] {FORCE_PUSH.message}"
 
 
 async def test_disabled_and_other_project_lessons_stay_silent(

@@ -630,12 +630,13 @@ async def rest_update_lesson(v: Visit) -> None:
 
 
 async def rest_hook_pre_tool_use(v: Visit) -> None:
-    pattern = TEXTS[v.other.name]["lesson"][0]
+    mine, theirs = TEXTS[v.me.name]["lesson"][0], TEXTS[v.other.name]["lesson"][0]
     answer = await v.rest(
         "hookPreToolUse",
-        body={"cwd": CWD, "tool_name": "Bash", "tool_input": {"command": f"{pattern} now"}},
+        body={"cwd": CWD, "tool_name": "Bash", "tool_input": {"command": f"{mine}; {theirs}"}},
     )
-    assert v.other.lesson_id in answer.data["lesson_ids"]
+    # Each lesson is for every project: it applies to its author's calls only (#54).
+    assert answer.data["lesson_ids"] == [v.me.lesson_id]
 
 
 async def rest_hook_session_start(v: Visit) -> None:
@@ -1292,8 +1293,8 @@ async def test_a_third_user_outside_the_project_walks_the_journal_and_lesson_rou
 ) -> None:
     """carol (project "elsewhere") beside alice and bob (project "team"), on every journal and
     lesson route and tool (#34): she sees none of their journal, cannot change their calls by
-    naming their ids, sees their lessons for every project but not the team's own, and can
-    change none of them."""
+    naming their ids, sees their lessons for every project but not the team's own (which is
+    not found for her), and can change none of them."""
     async with team_server(service, settings, tmp_path) as (url, alice, bob):
         added, _ = await service.users.add("carol", ["elsewhere"])
         async with httpx.AsyncClient(base_url=url, headers=bearer(alice.token), timeout=60) as http:
@@ -1324,8 +1325,11 @@ async def test_a_third_user_outside_the_project_walks_the_journal_and_lesson_rou
                 assert {e["session_id"] for e in narrowed["entries"]} <= {alice.session_id}
                 assert "alicejournalmarker" not in json.dumps(narrowed)
             lessons = await rest("GET", "/api/lessons", 200)
-            for lesson_id in (alice.lesson_id, bob.lesson_id, team_lesson.json()["id"]):
+            for lesson_id in (alice.lesson_id, bob.lesson_id):
                 await rest("PATCH", f"/api/lessons/{lesson_id}", 403, json={"active": False})
+            # the team's own, which she cannot see, is not found (#54)
+            unseen = f"/api/lessons/{team_lesson.json()['id']}"
+            await rest("PATCH", unseen, 404, json={"active": False})
             await rest(
                 "POST",
                 "/api/lessons",

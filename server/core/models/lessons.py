@@ -23,7 +23,8 @@ class Lesson:
     (server/hooks.py), refuse the call with the message. `origin` says who wrote it: user, agent,
     or `journal:<session id>` / `correction:<session id>` for a lesson proposed from that
     session's journal. `proposed`: proposed and not yet accepted (enabled) or dismissed
-    (disabled) by the user; a proposal is inactive.
+    (disabled) by the user; a proposal is inactive. `owner`: the user who wrote it (None
+    before users, from the command line or the proposer).
     """
 
     id: int
@@ -37,6 +38,7 @@ class Lesson:
     created_at: datetime
     updated_at: datetime
     proposed: bool
+    owner: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
