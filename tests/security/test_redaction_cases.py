@@ -50,7 +50,11 @@ CASES: tuple[tuple[str, str, str], ...] = (
     ("token-secret-env", "OAUTH_TOKEN_SECRET=Ts4kQ8wE2rY6uI0", "Ts4kQ8wE2rY6uI0"),
     ("mysql-root-password", "MYSQL_ROOT_PASSWORD=My5qlR00tPw", "My5qlR00tPw"),
     ("credentials-env", "GOOGLE_CREDENTIALS=Gc8rD3nT5lS9aZ", "Gc8rD3nT5lS9aZ"),
-    ("docker-auth-json", '{"auths": {"ghcr.io": {"auth": "dXNlcjpHaDdwUXc5eg=="}}}', "dXNlcjpHaDdwUXc5eg"),
+    (
+        "docker-auth-json",
+        '{"auths": {"ghcr.io": {"auth": "dXNlcjpHaDdwUXc5eg=="}}}',
+        "dXNlcjpHaDdwUXc5eg",
+    ),
     ("npm-auth", "NPM_AUTH=Np4mA7uT2hX9", "Np4mA7uT2hX9"),
     # HTTP cookies and Authorization forms
     ("cookie-header", f"Cookie: connect.sid={SESSION_ID}; theme=dark", SESSION_ID),
