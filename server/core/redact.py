@@ -182,10 +182,12 @@ def _accept_command_value(m: re.Match[str]) -> bool:
     if _is_placeholder(value) or value[0] in "$<{%[":
         return False
     user = m.groupdict().get("user")
-    if user is not None and user.isdigit() and value.isdigit():
-        return False  # docker run -u 1000:1000 is a uid:gid
-    # `use --password to set it`: a word after a space is prose.
-    return not (m.groupdict().get("sp") and _LETTERS_ONLY.fullmatch(value))
+    return not (user is not None and user.isdigit() and value.isdigit())  # uid:gid, -u 0:0
+
+
+def _accept_option_value(m: re.Match[str]) -> bool:
+    # `use --password to set it`, `--with-token ghp_` (a prefix in a lesson): not generated.
+    return _looks_random(m["secret"]) and _accept_command_value(m)
 
 
 def _is_cookie_value(value: str) -> bool:
@@ -442,9 +444,9 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"(?<![\w-])--(?:[A-Za-z0-9]+-)*"
             r"(?:password|passwd|pass|passphrase|token|secret|api-?key|credentials?)"
-            r"(?:(?P<sp>[ \t]+)|=)" + _OPTION_VALUE
+            r"(?:[ \t]+|=)" + _OPTION_VALUE
         ),
-        _accept_command_value,
+        _accept_option_value,
     ),
     _Rule(
         "password",

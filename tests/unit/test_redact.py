@@ -294,6 +294,7 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("password-file-option", "mysql --password-file /run/secrets/db -h db shop"),
     ("password-stdin", "docker login --password-stdin ghcr.io < token.txt"),
     ("option-prose", "Use --password to pass it and --token for the CLI."),
+    ("option-prefix", "a lesson on gh auth login --with-token ghp_ and --api-key sk-"),
     ("option-variable", "gh auth login --token $(cat ~/.token) --api-key $API_KEY"),
     ("describing-names", "TOKEN_COUNT=4096 PASSWORD_MIN_LENGTH=12 SECRET_NAME=prod-db-2"),
     ("describing-paths", "SECRET_KEY_FILE=/run/secrets/key2 TOKEN_URL=https://x.test/v2/token"),
