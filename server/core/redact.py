@@ -19,6 +19,10 @@ Design rules:
   never on "looks random" alone.
 * Idempotent: no pattern matches a marker, and a value that already holds a
   marker is vetoed, so a second run changes nothing and counts 0.
+* Patterns see the text as a reader does: zero-width characters and soft
+  hyphens dropped, percent-escapes inside a word decoded (:func:`_normalised`).
+  The whole original span of a secret found that way is replaced; the rest of
+  the text is kept exactly.
 """
 
 import re
