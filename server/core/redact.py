@@ -19,6 +19,10 @@ Design rules:
   never on "looks random" alone.
 * Idempotent: no pattern matches a marker, and a value that already holds a
   marker is vetoed, so a second run changes nothing and counts 0.
+* Patterns see the text as a reader does: zero-width characters and soft
+  hyphens dropped, percent-escapes inside a word decoded (:func:`_normalised`).
+  The whole original span of a secret found that way is replaced; the rest of
+  the text is kept exactly.
 """
 
 import re
@@ -41,6 +45,9 @@ class _Rule:
     kind: str  # goes into the marker: [REDACTED:<kind>]
     pattern: re.Pattern[str]  # a `secret` group, if any, is all that is replaced
     accept: Callable[[re.Match[str]], bool] | None = None  # False keeps the match as is
+    # The `secret` group holds several secrets (a Cookie header): each `secret` group of this
+    # pattern inside it is replaced, and counted, on its own.
+    inner: re.Pattern[str] | None = None
 
 
 def _marker(kind: str) -> str:
@@ -144,8 +151,57 @@ def _accept_secret_assignment(m: re.Match[str]) -> bool:
     return len(value) >= 8 and _looks_random(value) and _accept_assignment(m)
 
 
-def _accept_url_password(m: re.Match[str]) -> bool:
+def _accept_placeholder_free(m: re.Match[str]) -> bool:
     return not _is_placeholder(m["secret"])
+
+
+# Last word of a key that names something about a secret, not the secret itself.
+_DESCRIBES_SECRET = frozenset(
+    """
+    file path dir url uri endpoint name names id ids length len count size ttl expiry expires
+    expiration lifetime timeout type kind mode enabled header field param column prefix limit
+    min max label version env var ref domain host port provider issuer audience scope scopes
+    method strategy backend region user username login email algorithm alg hash location
+    """.split()  # noqa: SIM905 (a word list reads better as words)
+)
+_WORD_PARTS = re.compile(r"[_.-]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _accept_secret_named_assignment(m: re.Match[str]) -> bool:
+    last_word = _WORD_PARTS.split(m["key"])[-1].lower()
+    return last_word not in _DESCRIBES_SECRET and _accept_secret_assignment(m)
+
+
+def _accept_password_assignment(m: re.Match[str]) -> bool:
+    # `PASS: 12` in a test summary is a count; DB_PASS=123456 still goes.
+    standalone = m["key"].lower() == "pass" and not m.string[: m.start("key")].endswith(
+        ("_", "-", ".")
+    )
+    return not (standalone and m["secret"].isdigit()) and _accept_assignment(m)
+
+
+def _accept_command_value(m: re.Match[str]) -> bool:
+    """A credential given to a command: not a placeholder, a variable or a uid:gid pair."""
+    value = m["secret"]
+    if _is_placeholder(value) or value[0] in "$<{%[":
+        return False
+    user = m.groupdict().get("user")
+    return not (user is not None and user.isdigit() and value.isdigit())  # uid:gid, -u 0:0
+
+
+def _accept_option_value(m: re.Match[str]) -> bool:
+    # `use --password to set it`, `--with-token ghp_` (a prefix in a lesson): not generated.
+    return _looks_random(m["secret"]) and _accept_command_value(m)
+
+
+def _is_cookie_value(value: str) -> bool:
+    # theme=dark and lang=en stay readable; session ids are long or hold digits.
+    return not _is_placeholder(value) and not (_LETTERS_ONLY.fullmatch(value) and len(value) < 16)
+
+
+def _accept_authorization(m: re.Match[str]) -> bool:
+    value = m["secret"]
+    return not _is_placeholder(value) and len(value) >= 8 and _looks_random(value)
 
 
 # --- patterns ----------------------------------------------------------------
@@ -165,6 +221,19 @@ _ASSIGNMENT = r"""
     ))
     (?(q)(?P=q))
 """
+
+# Key words that name a password (DB_PASS and dbPass too, not bypass or compass) and other
+# secrets (NPM_AUTH, GOOGLE_CREDENTIALS, not oauth or author).
+_PASSWORD_WORDS = r"pass(?:word|wd|phrase)|pwd|(?<![A-Za-z0-9])pass|(?-i:(?<=[a-z0-9])Pass)"
+_SECRET_WORDS = (
+    r"secret(?:[_-]?key)?|token|api[_-]?key|private[_-]?key|credentials?"
+    r"|(?<![A-Za-z0-9])auth|(?-i:(?<=[a-z0-9])Auth)"
+)
+
+# A value given to a command-line option: quoted or one word.
+_OPTION_VALUE = r"""(?P<q>["']?)(?P<secret>[^\s"'-][^\s"']*)(?P=q)"""
+# The rest of a command after its name, up to the option (one shell command, one line).
+_SAME_COMMAND = r"(?![\w-])[^\n|;&]{0,300}?[ \t]"  # bounded: no quadratic scans
 
 _RULES: tuple[_Rule, ...] = (
     # Whole PEM block, multi-line; a truncated paste loses its header and body lines.
@@ -261,6 +330,29 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("google-api-key", re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}(?![\w-])", re.ASCII)),
     _Rule("npm-token", re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])")),
     _Rule("huggingface-token", re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])")),
+    # Provider prefixes. Each pattern starts with its literal prefix (so the regex engine
+    # can jump to it) and checks the character before it with a lookbehind after it.
+    _Rule(
+        "sendgrid-key",
+        re.compile(r"SG\.(?<![\w.-]SG\.)[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}(?![\w-])"),
+    ),
+    _Rule("pypi-token", re.compile(r"pypi-(?<![\w-]pypi-)AgE[A-Za-z0-9_-]{50,}")),
+    _Rule("twilio-key", re.compile(r"SK(?<![A-Za-z0-9]SK)[0-9a-f]{32}(?![A-Za-z0-9])")),
+    _Rule("mailgun-key", re.compile(r"key-(?<![\w-]key-)[0-9a-f]{32}(?![A-Za-z0-9])")),
+    _Rule("shopify-token", re.compile(r"shp(?<![\w-]shp)(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?!\w)")),
+    _Rule("digitalocean-token", re.compile(r"do(?<![\w-]do)[opr]_v1_[a-f0-9]{64}(?!\w)")),
+    _Rule("vault-token", re.compile(r"hv(?<![\w.-]hv)[sbr]\.[A-Za-z0-9_-]{24,}")),
+    _Rule(
+        "doppler-token",
+        re.compile(r"dp\.(?<![\w.-]dp\.)(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}(?!\w)"),
+    ),
+    _Rule("databricks-token", re.compile(r"dapi(?<![\w-]dapi)[0-9a-f]{32}(?:-[0-9])?(?!\w)")),
+    _Rule("grafana-token", re.compile(r"gl(?<![\w-]gl)(?:sa|c)_[A-Za-z0-9_+/=-]{32,}")),
+    _Rule("linear-key", re.compile(r"lin_api_(?<![\w-]lin_api_)[A-Za-z0-9]{40}(?!\w)")),
+    _Rule("postman-key", re.compile(r"PMAK-(?<![\w-]PMAK-)[0-9a-f]{24}-[0-9a-f]{34}(?!\w)")),
+    _Rule("newrelic-key", re.compile(r"NRAK-(?<![\w-]NRAK-)[A-Z0-9]{27}(?!\w)")),
+    _Rule("age-secret-key", re.compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}")),
+    _Rule("telegram-bot-token", re.compile(r"(?<![\w:])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![\w-])")),
     _Rule(
         "jwt",
         re.compile(
@@ -277,7 +369,7 @@ _RULES: tuple[_Rule, ...] = (
             r"[^\s:@/?#\[\]]*"  # user, may be empty: redis://:pw@host
             r":(?P<secret>[^\s/?#]+)@"  # up to the last @ of the authority
         ),
-        _accept_url_password,
+        _accept_placeholder_free,
     ),
     # Bearer <token>: at least 16 token characters including a digit, so
     # "a Bearer token in the header" or "Bearer YOUR_TOKEN" stay.
@@ -297,41 +389,197 @@ _RULES: tuple[_Rule, ...] = (
             r"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?=[ \t]*(?:[\"'\r\n,]|\Z))"
         ),
     ),
+    # Any other Authorization scheme (Token, Bot, SSWS, none at all): a generated value.
+    _Rule(
+        "authorization",
+        re.compile(
+            r"(?<![\w-])(?i:(?:proxy-)?authorization)\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+            r"(?:[A-Za-z][\w-]*[ \t]+)?(?P<secret>[A-Za-z0-9._~+/=-]{8,})"
+        ),
+        _accept_authorization,
+    ),
+    # Cookie and Set-Cookie headers, curl --cookie: each cookie's value, the names stay.
+    _Rule(
+        "cookie",
+        re.compile(
+            r"(?<![\w-])(?:(?i:set-cookie|cookie)\\?[\"']?[ \t]*:|--cookie(?:[ \t]+|=))"
+            r"[ \t]*\\?[\"']?(?P<secret>[^\r\n\"'\\]+)"
+        ),
+        _accept_placeholder_free,
+        inner=re.compile(
+            r"(?:^|;)[ \t]*"
+            r"(?!(?i:path|domain|expires|max-age|samesite|priority|secure|httponly|partitioned)"
+            r"[ \t]*(?:[=;]|$))"
+            r"[^=;\s]+[ \t]*=[ \t]*(?P<secret>[^;\s]+)"
+        ),
+    ),
+    # curl -u user:pass, --user user:pass (wget and httpie take the same form).
     _Rule(
         "password",
         re.compile(
-            _ASSIGNMENT.format(keywords=r"pass(?:word|wd|phrase)|pwd"),
+            r"(?<![\w-])(?:-u[ \t]*|--user(?:[ \t]+|=))(?P<q>[\"']?)"
+            r"(?P<user>[^\s:\"'@]+):(?P<secret>[^\s\"']+)(?P=q)"
+        ),
+        _accept_command_value,
+    ),
+    # mysql -pSECRET: the password is attached (`-p name` prompts and names a database).
+    _Rule(
+        "password",
+        re.compile(
+            r"(?<![\w-])(?:mysql(?:dump|admin|import|check|show)?|mariadb(?:-dump|-admin)?)"
+            + _SAME_COMMAND
+            + r"-p(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)"
+        ),
+        _accept_command_value,
+    ),
+    # docker login -p X, sshpass -p X, redis-cli -a X: short options that take a password.
+    _Rule(
+        "password",
+        re.compile(
+            r"(?<![\w-])(?:docker[ \t]+login" + _SAME_COMMAND + r"(?:-p|--password)"
+            r"|sshpass" + _SAME_COMMAND + r"-p|redis-cli" + _SAME_COMMAND + r"-a)"
+            r"(?:[ \t]*|=)" + _OPTION_VALUE
+        ),
+        _accept_command_value,
+    ),
+    # --password X, --db-pass X, --token X, --api-key=X: any option named for a secret.
+    _Rule(
+        "secret",
+        re.compile(
+            r"(?<![\w-])--(?:[A-Za-z0-9]+-)*"
+            r"(?:password|passwd|pass|passphrase|token|secret|api-?key|credentials?)"
+            r"(?:[ \t]+|=)" + _OPTION_VALUE
+        ),
+        _accept_option_value,
+    ),
+    _Rule(
+        "password",
+        re.compile(
+            _ASSIGNMENT.format(keywords=_PASSWORD_WORDS),
             re.VERBOSE,
         ),
-        _accept_assignment,
+        _accept_password_assignment,
     ),
     # token, secret, api_key, access_token, client_secret, auth_token, x-api-key, ...
     _Rule(
         "secret",
         re.compile(
-            _ASSIGNMENT.format(keywords=r"secret(?:[_-]?key)?|token|api[_-]?key|private[_-]?key"),
+            _ASSIGNMENT.format(keywords=_SECRET_WORDS),
             re.VERBOSE,
         ),
         _accept_secret_assignment,
     ),
+    # The word inside the name: SECRET_KEY_BASE, jwt_secret_value, passwordHash. Only values
+    # that look generated, and not names that describe the secret (SECRET_KEY_FILE, TOKEN_TTL).
+    _Rule(
+        "secret",
+        re.compile(
+            _ASSIGNMENT.format(
+                keywords=rf"(?:{_PASSWORD_WORDS}|{_SECRET_WORDS})"
+                r"(?-i:[_.-][A-Za-z0-9_.-]{0,60}[A-Za-z0-9]|[A-Z][A-Za-z0-9_.-]{0,60}[A-Za-z0-9])"
+            ),
+            re.VERBOSE,
+        ),
+        _accept_secret_named_assignment,
+    ),
 )
 
 
-def _apply(rule: _Rule, text: str) -> tuple[str, int]:
-    replaced = 0
+# An edit of one rule: text[start:end] becomes the marker.
+_Edit = tuple[int, int, str]
+
+
+def _edits(rule: _Rule, text: str) -> list[_Edit]:
     partial = "secret" in rule.pattern.groupindex
-
-    def replace(m: re.Match[str]) -> str:
-        nonlocal replaced
+    marker = _marker(rule.kind)
+    edits: list[_Edit] = []
+    for m in rule.pattern.finditer(text):
         if rule.accept is not None and not rule.accept(m):
-            return m[0]
-        replaced += 1
-        if not partial:
-            return _marker(rule.kind)
-        start, end = m.start("secret") - m.start(), m.end("secret") - m.start()
-        return m[0][:start] + _marker(rule.kind) + m[0][end:]
+            continue
+        if rule.inner is None:
+            span = m.span("secret") if partial else m.span()
+            edits.append((*span, marker))
+            continue
+        offset = m.start("secret")
+        edits.extend(
+            (offset + value.start("secret"), offset + value.end("secret"), marker)
+            for value in rule.inner.finditer(m["secret"])
+            if _is_cookie_value(value["secret"])
+        )
+    return edits
 
-    return rule.pattern.sub(replace, text), replaced
+
+def _replaced(text: str, edits: list[_Edit]) -> str:
+    pieces: list[str] = []
+    position = 0
+    for start, end, marker in edits:
+        pieces += (text[position:start], marker)
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+# --- invisible characters and escapes inside tokens ---------------------------
+
+# Zero-width characters and soft hyphens render as nothing, and a percent-escape of a letter,
+# digit or - . _ ~ inside a word reads as that character; either can split a token so no
+# pattern sees it. Rules run on the text without them; their edits are mapped back onto the
+# original, so text without a secret is stored exactly as given (emoji keep their joiners).
+_HIDDEN = re.compile(
+    r"[\u200b-\u200d\u2060\ufeff\u00ad]"
+    r"|(?<=[A-Za-z0-9\u200b-\u200d\u2060\ufeff\u00ad])"
+    r"%(?P<escape>2[DEde]|3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff]|7[Ee])"
+    r"(?=[A-Za-z0-9%\u200b-\u200d\u2060\ufeff\u00ad])"
+)
+
+
+def _normalised(text: str) -> tuple[str, list[int], list[int]]:
+    """The text as read, and for each of its characters where it starts and ends in `text`."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for m in _HIDDEN.finditer(text):
+        pieces.append(text[position : m.start()])
+        starts.extend(range(position, m.start()))
+        ends.extend(range(position + 1, m.start() + 1))
+        if m["escape"]:
+            pieces.append(chr(int(m["escape"], 16)))
+            starts.append(m.start())
+            ends.append(m.end())
+        position = m.end()
+    pieces.append(text[position:])
+    starts.extend(range(position, len(text)))
+    ends.extend(range(position + 1, len(text) + 1))
+    return "".join(pieces), starts, ends
+
+
+def _redact_hidden(text: str) -> Redaction:
+    """Redact `text` as read, replacing each secret's whole span in `text` itself."""
+    normal, starts, ends = _normalised(text)
+    # For each character of the working text, the range of `normal` it stands for.
+    origin = [(i, i + 1) for i in range(len(normal))]
+    spans: list[tuple[int, int, str]] = []  # (start, end) in `normal`, marker
+    for rule in _RULES:
+        edits = _edits(rule, normal)
+        if not edits:
+            continue
+        for start, end, marker in reversed(edits):
+            low = origin[start][0] if start < len(origin) else len(starts)
+            high = origin[end - 1][1] if end > start else low
+            spans = [span for span in spans if not low <= span[0] < high]
+            spans.append((low, high, marker))
+            origin[start:end] = [(low, high)] * len(marker)
+        normal = _replaced(normal, edits)
+    count = len(spans)
+    pieces: list[str] = []
+    position = 0
+    for low, high, marker in sorted(spans):
+        if high > low:
+            pieces += (text[position : starts[low]], marker)
+            position = ends[high - 1]
+    pieces.append(text[position:])
+    return Redaction(text="".join(pieces), count=count)
 
 
 def redact(text: str) -> Redaction:
@@ -340,8 +588,11 @@ def redact(text: str) -> Redaction:
     Keys, URL shapes and the ``Bearer`` keyword are kept; only the secret part
     is replaced. Running it on its own output changes nothing.
     """
+    if _HIDDEN.search(text):
+        return _redact_hidden(text)
     count = 0
     for rule in _RULES:
-        text, replaced = _apply(rule, text)
-        count += replaced
+        if edits := _edits(rule, text):
+            text = _replaced(text, edits)
+            count += len(edits)
     return Redaction(text=text, count=count)

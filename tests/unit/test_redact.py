@@ -36,6 +36,22 @@ HUGGING_FACE = "hf_" + "aBcD" * 8
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + "a1B2_c3D-" * 4
 BEARER = "a1B2c3" * 5
 BASIC = "dXNlcjpodW50ZXIy"
+SENDGRID = "SG." + "a1B2c3D4e5" * 2 + "f6" + "." + "Zx9Yw8Vu7T" * 4 + "s6R"
+PYPI = "pypi-AgEIcHlwaS5vcmc" + "a1B2c3D4" * 8
+TWILIO = "SK" + "0a1b2c3d" * 4
+MAILGUN = "key-" + "0a1b2c3d" * 4
+SHOPIFY = "shpat_" + "0a1b2c3d" * 4
+DIGITALOCEAN = "dop_v1_" + "0a1b2c3d" * 8
+VAULT = "hvs." + "a1B2c3D4e5" * 3
+DOPPLER = "dp.pt." + "a1B2c3D4e5" * 4
+DATABRICKS = "dapi" + "0a1b2c3d" * 4
+GRAFANA = "glsa_" + "a1B2c3D4" * 4 + "_0a1b2c3d"
+LINEAR = "lin_api_" + "a1B2c3D4e5" * 4
+POSTMAN = "PMAK-" + "0a1b2c3d" * 3 + "-" + "0a1b2c3d" * 4 + "ef"
+NEW_RELIC = "NRAK-" + "A1B2C3D4E5F6G7H8I9J0K1L2M3N"
+AGE = "AGE-SECRET-KEY-1" + "QW3RT5YU7IO9PA1SD3FG5HJ7KL9ZX1CV3BN5MQW3RT5YU7IO9PA1SD3FG5"
+TELEGRAM = "1234567890:AA" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q"
+SESSION = "s%3Aq1W2e3R4t5Y6u7I8o9P0.a1B2c3D4e5F6g7H8"
 
 # --- secret cases ---------------------------------------------------------------
 # (id, template, secret, kind): "<S>" in the template marks where the secret goes.
@@ -125,6 +141,52 @@ SECRET_CASES: list[tuple[str, str, str, str]] = [
     ("https", "fetch https://bob:<S>@intranet.example.com/report", "hunter2", "password"),
     ("ftp", "ftp://anon:<S>@files.example.com/pub", "ftp-pw-1", "password"),
     ("url-at-in-password", "postgres://app:<S>@db/x", "p@ss", "password"),
+    # the secret word as one part of a longer key name (#54)
+    ("db-pass", "DB_PASS=<S>", "Xk9vQ2mLp7", "password"),
+    ("db-pass-export", "export DB_PASS='<S>'", "Xk9vQ2mLp7", "password"),
+    ("camel-pass", "const dbPass = '<S>';", "Cm3lP4sS9x", "password"),
+    ("redis-pass-yaml", "redis:\n  redis_pass: <S>\n", "Rd5pW8qZ1t", "password"),
+    ("secret-key-base", "SECRET_KEY_BASE=<S>", "9f8e7d6c5b4a" * 8, "secret"),
+    ("secret-key-base-yaml", "production:\n  secret_key_base: <S>\n", "9f8e7d6c5b4a" * 8, "secret"),
+    ("secret-in-toml-name", 'jwt_secret_value = "<S>"', "Jw7sK2vN5qX8", "secret"),
+    ("token-in-json-name", '{"refresh_token_value": "<S>"}', "Rf7tK2vN5qX8", "secret"),
+    ("credentials", "GOOGLE_CREDENTIALS=<S>", "Gc8rD3nT5lS9aZ", "secret"),
+    ("docker-config-auth", '{"auth": "<S>"}', "dXNlcjpHaDdwUXc5eg==", "secret"),
+    ("npm-auth", "NPM_AUTH=<S>", "Np4mA7uT2hX9", "secret"),
+    # HTTP headers
+    ("cookie", "Cookie: connect.sid=<S>; theme=dark", SESSION, "cookie"),
+    ("set-cookie", "Set-Cookie: sessionid=<S>; Path=/; HttpOnly; SameSite=Lax", SESSION, "cookie"),
+    ("set-cookie-json", '{"set-cookie": "_app_session=<S>; path=/"}', SESSION, "cookie"),
+    ("curl-cookie", "curl --cookie 'sid=<S>' https://x.test", SESSION, "cookie"),
+    ("authorization-token", "Authorization: Token <S>", "9c8b7a6d5e4f3a2b1c0d", "authorization"),
+    ("authorization-bare", '"Authorization": "<S>"', "Ap1K3yQ9wE7rT5yU3iO1", "authorization"),
+    # credentials on command lines
+    ("curl-u", "curl -u admin:<S> https://x.test", "Cu7lP4ss9", "password"),
+    ("curl-user-quoted", "curl --user 'deploy:<S>' https://x.test", "Dp3lOy7pW", "password"),
+    ("mysql-p", "mysql -u root -p<S> shop", "My5qlPw8", "password"),
+    ("mysqldump-p-quoted", "mysqldump -uroot -p'<S>' shop", "Dm9pQ!x2", "password"),
+    ("docker-login-p", "docker login -u bot -p <S> ghcr.io", "Dk4rLg9nPw", "password"),
+    ("docker-login-password", "docker login --password <S> ghcr.io", "Dk4rLg9nPw", "password"),
+    ("sshpass", "sshpass -p '<S>' ssh deploy@host", "Ss7hP4ss", "password"),
+    ("redis-cli", "redis-cli -h cache -a <S> ping", "Rc8lIp4w", "password"),
+    ("password-option", "vault login --password <S>", "Va7uLt3pw", "secret"),
+    ("token-option", "gh auth login --token <S>", "Gh8tK3nQ2w", "secret"),
+    # provider keys
+    ("sendgrid", "mailer key <S> works", SENDGRID, "sendgrid-key"),
+    ("pypi", "twine upload -p <S>", PYPI, "pypi-token"),
+    ("twilio", "twilio key <S> works", TWILIO, "twilio-key"),
+    ("mailgun", "mailgun <S>", MAILGUN, "mailgun-key"),
+    ("shopify", "store token <S>", SHOPIFY, "shopify-token"),
+    ("digitalocean", "doctl with <S>", DIGITALOCEAN, "digitalocean-token"),
+    ("vault", "vault token <S>", VAULT, "vault-token"),
+    ("doppler", "doppler <S> for prod", DOPPLER, "doppler-token"),
+    ("databricks", "job token <S>", DATABRICKS, "databricks-token"),
+    ("grafana", "grafana sa <S>", GRAFANA, "grafana-token"),
+    ("linear", "linear <S>", LINEAR, "linear-key"),
+    ("postman", "postman <S>", POSTMAN, "postman-key"),
+    ("newrelic", "new relic <S>", NEW_RELIC, "newrelic-key"),
+    ("age", "age identity <S>", AGE, "age-secret-key"),
+    ("telegram", "bot <S> posts", TELEGRAM, "telegram-bot-token"),
 ]
 
 
@@ -226,6 +288,32 @@ LOOK_ALIKES: list[tuple[str, str]] = [
     ("header-name", 'ACCESS_TOKEN_HEADER = "X-Xet-Access-Token"'),
     ("mask-with-colon", 'password = ":****"'),
     ("code-block", "```python\ndef check(password: str) -> bool:\n    return bool(password)\n```"),
+    # names and commands around the #54 rules
+    ("password-hash-call", "password_hash = hash(password)"),
+    ("get-token", "def get_token():\n    return session.token"),
+    ("password-file-option", "mysql --password-file /run/secrets/db -h db shop"),
+    ("password-stdin", "docker login --password-stdin ghcr.io < token.txt"),
+    ("option-prose", "Use --password to pass it and --token for the CLI."),
+    ("option-prefix", "a lesson on gh auth login --with-token ghp_ and --api-key sk-"),
+    ("option-variable", "gh auth login --token $(cat ~/.token) --api-key $API_KEY"),
+    ("describing-names", "TOKEN_COUNT=4096 PASSWORD_MIN_LENGTH=12 SECRET_NAME=prod-db-2"),
+    ("describing-paths", "SECRET_KEY_FILE=/run/secrets/key2 TOKEN_URL=https://x.test/v2/token"),
+    ("auth-words", "auth: true\nauthor: Ann\noauth_flow=pkce2"),
+    ("pass-count", "PASS: 12\nFAIL: 0"),
+    ("bypass-compass", "bypass: route-1 and compass: north"),
+    ("cookie-prose", "The Cookie: header carries the session; see Set-Cookie."),
+    ("cookie-words", "Cookie: theme=dark; lang=en"),
+    ("authorization-prose", "Authorization: required for every route"),
+    ("uid-gid", "docker run -u 1000:1000 --user 0:0 app"),
+    (
+        "short-options",
+        "mkdir -pv build && cp -pr src dst && ssh -p 2222 host && git push -u origin",
+    ),
+    ("mysql-prompt", "mysql -u root -p shop"),
+    ("curl-placeholder", "curl -u $USER:$PASS https://x.test"),
+    ("printf-escapes", 'printf("%2d items, %5F unused", n)'),
+    ("url-escapes", "https://x.test/a%20b/c%2Dd?q=%2Fetc"),
+    ("emoji-joiners", "family \U0001f468\u200d\U0001f469\u200d\U0001f467 and soft\u00adhyphen"),
 ]
 
 
@@ -335,6 +423,55 @@ def test_truncated_private_key_is_still_redacted() -> None:
 
     assert result.text == "[REDACTED:private-key]\n\nthat's all I have"
     assert result.count == 1
+
+
+ZWSP, SHY = "\u200b", "\u00ad"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            f"token {GITHUB_PAT[:10]}{ZWSP}{GITHUB_PAT[10:20]}{SHY}{GITHUB_PAT[20:]} leaked",
+            "token [REDACTED:github-token] leaked",
+            id="split-token",
+        ),
+        pytest.param(
+            f"cb?t={GITHUB_PAT.replace('_', '%5F')}&x=1",
+            "cb?t=[REDACTED:github-token]&x=1",
+            id="escaped-underscore",
+        ),
+        pytest.param(
+            f"key {OPENAI_PROJECT.replace('-', '%2d')}",
+            "key [REDACTED:openai-key]",
+            id="escaped-dash",
+        ),
+        pytest.param(
+            f"DB_PA{ZWSP}SS=Zw5pQ8mL2k a{ZWSP}b",
+            f"DB_PA{ZWSP}SS=[REDACTED:password] a{ZWSP}b",
+            id="split-key-kept",
+        ),
+        pytest.param(
+            f"\U0001f468\u200d\U0001f469 {ZWSP}{STRIPE_LIVE[:9]}{SHY}{STRIPE_LIVE[9:]} ok {SHY}",
+            f"\U0001f468\u200d\U0001f469 {ZWSP}[REDACTED:stripe-key] ok {SHY}",
+            id="rest-untouched",
+        ),
+    ],
+)
+def test_tokens_split_by_invisible_characters_or_escapes(text: str, expected: str) -> None:
+    """The whole span of the token in the original text goes; all else stays as written."""
+    result = redact(text)
+
+    assert result.text == expected
+    assert result.count == 1
+    assert redact(result.text) == Redaction(text=result.text, count=0)
+
+
+def test_cookie_header_counts_each_value() -> None:
+    result = redact(f"Cookie: a={SESSION}; b=Zx9Yw8Vu7Ts6; theme=dark")
+
+    assert result.text == "Cookie: a=[REDACTED:cookie]; b=[REDACTED:cookie]; theme=dark"
+    assert result.count == 2
 
 
 def test_empty_string() -> None:
