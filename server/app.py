@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from server.adapters import hook_routes, rest
 from server.adapters.auth import AccessGuard
 from server.adapters.body_limit import BodySizeLimit
+from server.adapters.frame_guard import NoFraming
 from server.adapters.http_guard import HostOriginGuard, allowed_hosts_for
 from server.adapters.mcp_tools import bind_service, build_mcp
 from server.core.config import Settings
@@ -81,6 +82,7 @@ def create_app(
     allowed_hosts = allowed_hosts_for(settings.host, settings.allowed_hosts)
     token = settings.claude_memory_token
     middleware = [
+        Middleware(NoFraming),
         Middleware(HostOriginGuard, allowed_hosts=allowed_hosts),
         Middleware(
             AccessGuard,

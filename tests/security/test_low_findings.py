@@ -1,0 +1,68 @@
+"""The low findings of #54, each written as the attack over the real app and database: a
+page framing the UI, a teammate's private link steering supersession, MCP exports piling up
+files on the server, one user's MCP sessions crowding out another's, and connections held open
+by requests that never finish their headers.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from server.core.config import Settings
+from server.service.memory import MemoryService
+from tests.security.team import team
+
+pytestmark = pytest.mark.security
+
+NODE = [
+    "The minimum Node version for the build is 18.",
+    "We bumped the minimum Node version for the build to 20.",
+    "The minimum Node version for the build is now 22.",
+]
+
+
+async def test_no_page_of_ours_can_be_framed_by_another_site(app_url: str) -> None:
+    async with httpx.AsyncClient(base_url=app_url, timeout=60) as client:
+        answers = [
+            await client.get("/ui/"),
+            await client.get("/ui/memories/12"),
+            await client.get("/api/stats"),
+            await client.get("/health"),
+            await client.get("/api/stats", headers={"host": "attacker.example"}),
+            await client.post("/mcp", json={}),
+        ]
+
+    for answer in answers:
+        assert answer.headers.get("x-frame-options") == "DENY", answer.request.url
+        policy = answer.headers.get("content-security-policy", "")
+        assert "frame-ancestors 'none'" in policy, answer.request.url
+
+
+async def test_a_teammates_private_link_does_not_stop_my_fact_being_superseded(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with (
+        team(service, settings) as crew,
+        crew.http("alice") as alice,
+        crew.http("bob") as bob,
+    ):
+        first = await alice.post(
+            "/api/memories",
+            json={"content": NODE[0], "project": "acme", "visibility": "shared"},
+        )
+        # bob links his private version to alice's shared fact: only he can see it.
+        hidden = await bob.post(
+            "/api/memories",
+            json={"content": NODE[1], "project": "acme", "visibility": "private"},
+        )
+        latest = await alice.post(
+            "/api/memories",
+            json={"content": NODE[2], "project": "acme", "visibility": "shared"},
+        )
+        bobs = await bob.get(f"/api/memories/{hidden.json()['id']}")
+        alices = await alice.get(f"/api/memories/{latest.json()['id']}")
+
+    assert bobs.json()["supersedes"] == first.json()["id"], bobs.text
+    assert alices.status_code == 200, alices.text
+    assert alices.json()["supersedes"] == first.json()["id"], alices.text
