@@ -6,10 +6,15 @@ by requests that never finish their headers.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 import pytest
 
+from server.adapters.mcp_tools import INLINE_EXPORT_LIMIT
 from server.core.config import Settings
+from server.core.models.memories import MemoryDraft
 from server.service.memory import MemoryService
 from tests.security.team import team
 
@@ -66,3 +71,29 @@ async def test_a_teammates_private_link_does_not_stop_my_fact_being_superseded(
     assert bobs.json()["supersedes"] == first.json()["id"], bobs.text
     assert alices.status_code == 200, alices.text
     assert alices.json()["supersedes"] == first.json()["id"], alices.text
+
+
+async def test_repeated_mcp_exports_do_not_pile_up_files_on_the_server(
+    service: MemoryService, settings: Settings
+) -> None:
+    drafts = [
+        MemoryDraft(f"Inventory line {n}: bin {n % 17} holds {n * 3} parts.", project="acme")
+        for n in range(INLINE_EXPORT_LIMIT + 1)
+    ]
+    await service.save_many(drafts, force=True)
+    paths: dict[str, list[str]] = {"alice": [], "bob": []}
+    async with team(service, settings) as crew:
+        for name, written in paths.items():
+            async with crew.mcp(name) as mcp:
+                for _ in range(3):
+                    result = await mcp.call_tool("export_memories", {"project": "acme"})
+                    assert result.structured_content is not None
+                    written.append(result.structured_content["path"])
+
+    exports = settings.claude_memory_home / "exports"
+    assert sorted(p.name for p in exports.iterdir()) == sorted(
+        {Path(paths["alice"][0]).name, Path(paths["bob"][0]).name}
+    )
+    assert len(set(paths["alice"])) == 1 and len(set(paths["bob"])) == 1
+    assert paths["alice"][0] != paths["bob"][0]
+    assert len(json.loads(Path(paths["alice"][0]).read_text())) == INLINE_EXPORT_LIMIT + 1
