@@ -7,6 +7,7 @@ by requests that never finish their headers.
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import httpx
@@ -16,6 +17,8 @@ from server.adapters.mcp_tools import INLINE_EXPORT_LIMIT
 from server.core.config import Settings
 from server.core.models.memories import MemoryDraft
 from server.service.memory import MemoryService
+from tests.db_fixtures import free_port
+from tests.integration.processes import run_cli
 from tests.security.team import team
 
 pytestmark = pytest.mark.security
@@ -97,3 +100,27 @@ async def test_repeated_mcp_exports_do_not_pile_up_files_on_the_server(
     assert len(set(paths["alice"])) == 1 and len(set(paths["bob"])) == 1
     assert paths["alice"][0] != paths["bob"][0]
     assert len(json.loads(Path(paths["alice"][0]).read_text())) == INLINE_EXPORT_LIMIT + 1
+
+
+def test_the_server_closes_connections_that_never_finish_their_headers(
+    pg_url: str, tmp_path: Path
+) -> None:
+    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "LOG_LEVEL": "WARNING"}
+    port = free_port()
+    started = run_cli("serve", "--port", str(port), "--detach", env=env)
+    assert started.returncode == 0, started.stderr
+    held: list[socket.socket] = []
+    try:
+        for _ in range(20):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=120))
+            held[-1].sendall(b"GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        # Far longer than the server's deadline, so a loaded machine cannot fail the test.
+        answers = [connection.recv(1024) for connection in held]
+        healthy = httpx.get(f"http://127.0.0.1:{port}/health", timeout=30)
+    finally:
+        for connection in held:
+            connection.close()
+        run_cli("stop", env=env)
+
+    assert answers == [b""] * len(held)
+    assert healthy.status_code == 200
