@@ -26,6 +26,7 @@ from server.adapters.auth import AccessGuard
 from server.adapters.body_limit import BodySizeLimit
 from server.adapters.frame_guard import NoFraming
 from server.adapters.http_guard import HostOriginGuard, allowed_hosts_for
+from server.adapters.mcp_sessions import SessionsPerUser
 from server.adapters.mcp_tools import bind_service, build_mcp
 from server.core.config import Settings
 from server.core.errors import ServiceError
@@ -77,7 +78,7 @@ def create_app(
         Route("/ui", root),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.
-        Mount("/", app=_McpRouter(sse_app, http_app)),
+        Mount("/", app=_McpRouter(sse_app, SessionsPerUser(http_app))),
     ]
     allowed_hosts = allowed_hosts_for(settings.host, settings.allowed_hosts)
     token = settings.claude_memory_token

@@ -13,13 +13,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.adapters.mcp_sessions import MAX_SESSIONS_PER_USER
 from server.adapters.mcp_tools import INLINE_EXPORT_LIMIT
 from server.core.config import Settings
 from server.core.models.memories import MemoryDraft
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port
 from tests.integration.processes import run_cli
-from tests.security.team import team
+from tests.security.raw_http import PROTOCOL_VERSION
+from tests.security.team import Team, team
 
 pytestmark = pytest.mark.security
 
@@ -124,3 +126,45 @@ def test_the_server_closes_connections_that_never_finish_their_headers(
 
     assert answers == [b""] * len(held)
     assert healthy.status_code == 200
+
+
+async def _open_session(crew: Team, name: str) -> httpx.Response:
+    """An MCP session opened with `name`'s token and left open, as a careless script would."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "security-tests", "version": "1"},
+        },
+    }
+    headers = {"accept": "application/json, text/event-stream"}
+    async with crew.http(name) as client:
+        return await client.post("/mcp", json=initialize, headers=headers)
+
+
+async def test_one_users_mcp_sessions_cannot_crowd_out_anothers(
+    service: MemoryService, settings: Settings
+) -> None:
+    async with team(service, settings) as crew:
+        opened = [await _open_session(crew, "alice") for _ in range(MAX_SESSIONS_PER_USER)]
+        refused = await _open_session(crew, "alice")
+        bobs = await _open_session(crew, "bob")
+        async with crew.http("bob") as bob:
+            borrowed = await bob.post(
+                "/mcp",
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers={
+                    "accept": "application/json, text/event-stream",
+                    "mcp-session-id": opened[0].headers["mcp-session-id"],
+                    "mcp-protocol-version": PROTOCOL_VERSION,
+                },
+            )
+
+    assert all(answer.status_code == 200 for answer in opened)
+    assert refused.status_code == 503, refused.text
+    assert "too many open MCP sessions" in refused.text
+    assert bobs.status_code == 200, bobs.text
+    assert borrowed.status_code == 404, borrowed.text
