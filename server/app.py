@@ -24,7 +24,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from server.adapters import hook_routes, rest
 from server.adapters.auth import AccessGuard
 from server.adapters.body_limit import BodySizeLimit
+from server.adapters.frame_guard import NoFraming
 from server.adapters.http_guard import HostOriginGuard, allowed_hosts_for
+from server.adapters.mcp_sessions import SessionsPerUser
 from server.adapters.mcp_tools import bind_service, build_mcp
 from server.core.config import Settings
 from server.core.errors import ServiceError
@@ -76,11 +78,12 @@ def create_app(
         Route("/ui", root),
         Mount("/ui", app=_ui_app(ui_dist)),
         # The SSE app serves /sse and /messages/; the streamable HTTP app serves /mcp.
-        Mount("/", app=_McpRouter(sse_app, http_app)),
+        Mount("/", app=_McpRouter(sse_app, SessionsPerUser(http_app))),
     ]
     allowed_hosts = allowed_hosts_for(settings.host, settings.allowed_hosts)
     token = settings.claude_memory_token
     middleware = [
+        Middleware(NoFraming),
         Middleware(HostOriginGuard, allowed_hosts=allowed_hosts),
         Middleware(
             AccessGuard,

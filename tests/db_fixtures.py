@@ -27,6 +27,7 @@ import uvicorn
 from psycopg import sql
 from starlette.applications import Starlette
 
+from server.adapters.header_deadline import HeaderDeadlineProtocol
 from server.app import create_app
 from server.core.config import Settings
 from server.db.embedded import EmbeddedPostgres, start_embedded
@@ -104,7 +105,14 @@ def free_port() -> int:
 async def serving(app: Starlette) -> AsyncIterator[str]:
     """Serve `app` with uvicorn on a free loopback port until the block ends."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        http=HeaderDeadlineProtocol,
+        log_config=None,
+        lifespan="on",
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     deadline = asyncio.get_running_loop().time() + 30

@@ -9,10 +9,11 @@ the established claude-memory tool set, so existing CLAUDE.md instructions keep 
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_type_hints
@@ -28,7 +29,7 @@ from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from server.agents.registry import DEFAULT_AGENT
-from server.core.access import Viewer, acting_as
+from server.core.access import Viewer, acting_as, current_viewer
 from server.core.errors import ServiceError
 from server.core.models.journal import JournalPage
 from server.core.models.lessons import Lesson, LessonDraft
@@ -138,7 +139,8 @@ class DuplicateList:
 
 @dataclass(frozen=True, slots=True)
 class ExportResult:
-    """Small exports come back inline in `content`; large ones are written to `path`."""
+    """Small exports come back inline in `content`; large ones are written to `path`, the
+    caller's one export file in that format, which their next large export replaces."""
 
     count: int
     output_format: str
@@ -364,7 +366,8 @@ def build_mcp() -> FastMCP:
     @mcp.tool(annotations=READ_ONLY)
     @arguments(ExportMemories)
     async def export_memories(args: ExportMemories) -> ExportResult:
-        """Export memories: up to 200 inline, more to a file whose path is returned."""
+        """Export memories: up to 200 inline, more to a file whose path is returned (your
+        one export file in that format, replaced by your next large export)."""
         with tool_errors():
             where = await _filter(args.project, args.tag, args.since, args.before)
             return await _export(where, args.output_format)
@@ -520,15 +523,27 @@ async def _export(where: MemoryFilter, output_format: str) -> ExportResult:
         return ExportResult(count, output_format, "".join([c async for c in chunks]), None)
     folder = memory_service.settings.claude_memory_home / "exports"
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    path = folder / f"memories-{stamp}.{'md' if output_format == 'markdown' else 'json'}"
-    await _write_chunks(path, chunks)
+    path = folder / _export_name(current_viewer(), output_format)
+    await _replace_with_chunks(path, chunks)
     return ExportResult(count, output_format, None, str(path))
 
 
-async def _write_chunks(path: Path, chunks: AsyncIterator[str]) -> None:
-    """Write an export readable by its owner only: it holds every memory it lists."""
-    path.touch(mode=0o600, exist_ok=False)
-    async with await anyio.open_file(path, "w", encoding="utf-8") as handle:
-        async for chunk in chunks:
-            await handle.write(chunk)
+def _export_name(viewer: Viewer | None, output_format: str) -> str:
+    """The one file a caller's large exports in this format go to, each replacing the last, so
+    calls cannot pile files up on the server: per user on a team, one for the local user."""
+    owner = f"-user-{viewer.user_id}" if viewer is not None else ""
+    return f"memories{owner}.{'md' if output_format == 'markdown' else 'json'}"
+
+
+async def _replace_with_chunks(path: Path, chunks: AsyncIterator[str]) -> None:
+    """Replace `path` with an export readable by its owner only (it holds every memory it
+    lists), written beside it first so a reader never sees half of one."""
+    draft = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    draft.touch(mode=0o600, exist_ok=False)
+    try:
+        async with await anyio.open_file(draft, "w", encoding="utf-8") as handle:
+            async for chunk in chunks:
+                await handle.write(chunk)
+        draft.replace(path)
+    finally:
+        draft.unlink(missing_ok=True)

@@ -221,6 +221,7 @@ class _ShutdownSignals:
 async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSignals) -> None:
     import uvicorn
 
+    from server.adapters.header_deadline import HeaderDeadlineProtocol
     from server.app import create_app
     from server.service.runtime import open_service
     from server.service.supersessions import backfill_in_background
@@ -231,7 +232,13 @@ async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSig
         # The Host guard must know the address actually bound, which --host may have changed.
         app = create_app(replace(settings, host=host), memory_service)
         config = uvicorn.Config(
-            app, host=host, port=port, log_config=None, access_log=False, lifespan="on"
+            app,
+            host=host,
+            port=port,
+            http=HeaderDeadlineProtocol,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
         )
         server = uvicorn.Server(config)
         logger.info("serving on http://%s:%d (UI at /ui, MCP at /sse and /mcp)", host, port)

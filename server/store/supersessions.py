@@ -134,10 +134,11 @@ async def contents(conn: Conn, memory_ids: Sequence[int]) -> dict[int, str]:
 
 
 async def superseded_among(conn: Conn, memory_ids: Sequence[int]) -> set[int]:
-    """Which of these memories a live memory already supersedes."""
+    """Which of these memories a live memory the writer can see already supersedes: a
+    teammate's private link neither blocks nor steers the writer's own."""
     cur = await conn.execute(
         "SELECT DISTINCT supersedes FROM memories"
-        " WHERE supersedes = ANY(%(ids)s) AND deleted_at IS NULL",
+        f" WHERE supersedes = ANY(%(ids)s) AND deleted_at IS NULL AND {VISIBLE_SQL}",
         {"ids": list(memory_ids)},
     )
     return {int(row[0]) for row in await cur.fetchall()}
