@@ -13,8 +13,9 @@ could not check the memories shown against the session's folder (a team's server
 folder not on its machine): their ids, dates and anchors, for the hook process to check
 (server/worktree/context_check.py). The session-end route answers at once
 and imports the session file in the background, with the reader of `agent` (Claude Code's by
-default). These routes sit behind the same Host/Origin
-guard and optional bearer token as every other route; their shapes are in schemas/hooks.py.
+default); on a team's server it opens no path and answers "not_read" (session_imports.py).
+These routes sit behind the same Host/Origin guard and optional bearer token as every other
+route; their shapes are in schemas/hooks.py.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
 from server.agents.registry import AGENTS
 from server.ingest.recall import HookRecall
-from server.ingest.session_imports import SessionImports
+from server.ingest.session_imports import TEAM_NOT_READ, SessionImports
 from server.schemas import hooks
 
 
@@ -79,8 +80,9 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
         return JSONResponse({"recorded": recorded}, status_code=202)
 
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
-        started = sessions.request(AGENTS[body.agent].format, body.transcript_path, body.session_id)
-        return JSONResponse({"status": "importing" if started else "queued"}, status_code=202)
+        status = sessions.request(AGENTS[body.agent].format, body.transcript_path, body.session_id)
+        answer = {"status": status, "message": TEAM_NOT_READ if status == "not_read" else ""}
+        return JSONResponse(answer, status_code=202)
 
     handlers: dict[str, Handler] = {
         "hookSessionStart": session_start,

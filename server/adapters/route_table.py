@@ -533,9 +533,10 @@ OPERATIONS: tuple[Operation, ...] = (
             Reply(
                 400,
                 system.Error,
-                "transcript_path is not an existing session file of `agent`: Claude Code's "
-                "<config dir>/projects/<project>/<session>.jsonl, Codex's sessions/YYYY/MM/DD/"
-                "rollout-*.jsonl, Gemini CLI's tmp/<project>/chats/session-*.jsonl",
+                "transcript_path is not an existing session file of `agent` under its session "
+                "folder: Claude Code's <config dir>/projects/<project>/<session>.jsonl, Codex's "
+                "sessions/YYYY/MM/DD/rollout-*.jsonl, Gemini CLI's tmp/<project>/chats/"
+                "session-*.jsonl (one message whatever the reason)",
             ),
         ),
         body=hooks.SessionEndHook,

@@ -1,21 +1,32 @@
 """Import a session as soon as its agent's hooks report the end of a turn or session.
 
-The hook sends the session file the agent is writing; it is checked against where that agent
-keeps its sessions (the `hook_path` of its AgentFormat, beside its reader) and imported in the
-background, incrementally, with the agent's reader, exactly as `claude-memory import --<agent>`
-would (the same read positions), so memory is fresh without waiting for the hourly import and
-before an agent deletes old sessions. One queue for every agent: imports run one at a time, and
-a request for a file that is being imported makes it run once more afterwards.
+The hook sends the session file the agent is writing. In single-user mode the file must lie
+under that agent's own session folder on this machine (its `default_root`, after symlinks and
+`..` are resolved) and have the shape of one of its session files (the `hook_path` of its
+AgentFormat, beside its reader); it is then imported in the background, incrementally, with
+the agent's reader, exactly as `claude-memory import --<agent>` would (the same read
+positions), so memory is fresh without waiting for the hourly import and before an agent
+deletes old sessions. Any refusal has one message, so a caller learns nothing of which files
+exist. One queue for every agent: imports run one at a time, and a request for a file that is
+being imported makes it run once more afterwards.
+
+On a team's server (a user is asking) a path a hook sends is never opened: it is only a name
+the caller chose, and the server's account can read every user's files on a shared machine,
+so it would import one user's session as another's (#54). The user's own import
+(`claude-memory import --user NAME`) brings those sessions instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from pathlib import Path
+from typing import Literal
 
 import anyio
 
+from server.core.access import current_viewer
 from server.core.errors import InvalidInput
 from server.ingest.agent_format import AgentFormat
 from server.ingest.claude_code import CLAUDE_CODE
@@ -25,6 +36,40 @@ from server.service.memory import MemoryService
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the app stops
+
+# The one answer to every path that is refused, whether it is missing, outside the agent's
+# folder, of the wrong shape or unreadable: a caller cannot probe for files with it.
+REFUSED = (
+    "transcript_path is not a session file this server reads for hooks: it must be one of the"
+    " agent's own session files, under its session folder on the server's machine"
+)
+TEAM_NOT_READ = (
+    "a team's server does not open session files a hook names; the user's own"
+    " `claude-memory import --user NAME` imports them"
+)
+
+Requested = Literal["importing", "queued", "not_read"]
+
+
+def sessions_folder(agent: AgentFormat) -> Path:
+    """Where `agent` keeps its sessions on this machine, symlinks resolved."""
+    return Path(os.path.realpath(agent.default_root(os.environ, Path.home())))
+
+
+def hook_session_path(agent: AgentFormat, raw: str) -> Path:
+    """The session file a hook names, when it is one of `agent`'s own under its session folder
+    (checked on the path with symlinks and `..` resolved, before anything else is looked at);
+    InvalidInput with one message, REFUSED, otherwise."""
+    if not raw or "\0" in raw or not os.path.isabs(raw):
+        raise InvalidInput(REFUSED)
+    path = Path(os.path.normpath(raw))
+    # (An OpenCode session is `<database>/<session id>`: what resolves is its database.)
+    if not Path(os.path.realpath(path)).is_relative_to(sessions_folder(agent)):
+        raise InvalidInput(REFUSED)
+    try:
+        return agent.hook_path(str(path))
+    except (InvalidInput, OSError, ValueError):
+        raise InvalidInput(REFUSED) from None
 
 
 async def import_session(
@@ -64,22 +109,25 @@ class SessionImports:
             logger.warning("stopping: %d session import(s) cancelled", len(pending))
             await asyncio.gather(*pending, return_exceptions=True)
 
-    def request(self, agent: AgentFormat, transcript_path: str, session_id: str = "") -> bool:
-        """Start importing `agent`'s session file; False if it was already being imported
-        (it is then imported once more afterwards). InvalidInput for a path that is not one
-        of the agent's session files, or while the server stops."""
+    def request(self, agent: AgentFormat, transcript_path: str, session_id: str = "") -> Requested:
+        """Start importing `agent`'s session file: "importing", or "queued" if it was already
+        being imported (it is then imported once more afterwards); "not_read" on a team's
+        server, which opens no path a hook sends. InvalidInput (REFUSED) for a path that is not
+        one of the agent's session files under its folder, or while the server stops."""
+        if current_viewer() is not None:
+            return "not_read"
         if self._closed:
             raise InvalidInput("the server is shutting down; the next import run will catch up")
-        path = agent.hook_path(transcript_path)
+        path = hook_session_path(agent, transcript_path)
         if path in self._again:
             self._again[path] = True
-            return False
+            return "queued"
         self._again[path] = False
         self._sessions[path] = (agent, session_id)
         task = asyncio.create_task(self._run(path))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        return True
+        return "importing"
 
     async def _run(self, path: Path) -> None:
         try:

@@ -49,7 +49,8 @@ class SessionEndHook(Shape):
     transcript_path: str = Field(
         "",
         description="Absolute path of the session file, as the agent's hook names it (each "
-        "agent's form is in docs/API.md); only the agent's own session files are read.",
+        "agent's form is in docs/API.md); only the agent's own session files, under its session "
+        "folder on the server's machine, are read, and only in single-user mode.",
     )
     agent: str = Field(
         DEFAULT_AGENT,
@@ -119,6 +120,8 @@ class CallRecorded(BaseModel):
 
 
 class ImportStarted(BaseModel):
-    status: Literal["importing", "queued"] = Field(
-        description="queued: that transcript is being imported and will be read once more."
+    status: Literal["importing", "queued", "not_read"] = Field(
+        description="queued: that transcript is being imported and will be read once more. "
+        "not_read: a team's server opens no path a hook sends; the user's own import brings it."
     )
+    message: str = Field("", description="Why the file was not read (not_read), else empty.")

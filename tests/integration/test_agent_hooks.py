@@ -295,8 +295,12 @@ async def wait_for_turns(service: MemoryService, session_id: str, timeout: float
 
 
 async def test_codex_stop_imports_the_rollout_in_the_background(
-    codex_hooks: dict[str, str], service: MemoryService, tmp_path: Path
+    codex_hooks: dict[str, str],
+    service: MemoryService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / ".codex"))  # hooks name files under it only
     rollout = tmp_path / ".codex" / ROLLOUT
     rollout.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "codex" / ROLLOUT, rollout)
@@ -314,8 +318,12 @@ async def test_codex_stop_imports_the_rollout_in_the_background(
 
 
 async def test_gemini_turn_end_imports_the_session_with_its_sub_agents(
-    gemini_hooks: dict[str, str], service: MemoryService, tmp_path: Path
+    gemini_hooks: dict[str, str],
+    service: MemoryService,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))  # hooks name files under it only
     gemini = Path(shutil.copytree(FIXTURES / "gemini", tmp_path / ".gemini"))
     session = gemini / GEMINI_FILE
 
@@ -381,7 +389,7 @@ async def test_every_hook_exits_0_silently_and_fast_when_the_server_is_down(
 
 
 async def test_a_background_agent_import_forgets_its_file_when_done(
-    service: MemoryService, tmp_path: Path
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The server keeps a session file's agent and id only while it is queued or imported; it
     used to keep one entry per session file for the life of the server."""
@@ -392,10 +400,11 @@ async def test_a_background_agent_import_forgets_its_file_when_done(
     rollout.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "codex" / ROLLOUT, rollout)
     imports = SessionImports(service)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / ".codex"))
 
     started = imports.request(CODEX, str(rollout), CODEX_SESSION)
     turns = await wait_for_turns(service, CODEX_SESSION)
     await imports.close()
 
-    assert started and turns >= 2
+    assert started == "importing" and turns >= 2
     assert imports._sessions == {}

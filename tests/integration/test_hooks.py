@@ -238,8 +238,9 @@ async def test_prompt_hook_keeps_to_the_character_budget(
 
 
 async def test_session_end_imports_the_transcript_incrementally(
-    app_url: str, service: MemoryService, tmp_path: Path
+    app_url: str, service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # hooks name files under it only
     source = FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript.parent.mkdir(parents=True)
@@ -262,20 +263,21 @@ async def test_session_end_imports_the_transcript_incrementally(
 
 
 async def test_stopping_the_app_cancels_or_finishes_session_imports_without_loss(
-    service: MemoryService, tmp_path: Path
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
     source = FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_bytes(source.read_bytes())
 
     cancelled = SessionImports(service)
-    assert cancelled.request(CLAUDE_CODE, str(transcript))
+    assert cancelled.request(CLAUDE_CODE, str(transcript)) == "importing"
     await cancelled.close(grace_seconds=0)
     with pytest.raises(InvalidInput, match="shutting down"):
         cancelled.request(CLAUDE_CODE, str(transcript))
     finished = SessionImports(service)
-    assert finished.request(CLAUDE_CODE, str(transcript))
+    assert finished.request(CLAUDE_CODE, str(transcript)) == "importing"
     await finished.close(grace_seconds=60)
 
     page = await service.list_memories(MemoryFilter(session_id=S3), limit=1)

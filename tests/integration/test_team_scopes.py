@@ -3,8 +3,8 @@
 alice and bob both belong to project "team". Each saves, over HTTP with their own token, a
 private preference (`<name>secretmarker`), a shared one (`<name>teammarker`), a trajectory
 (`<name>trajectorymarker`) and a memory they then delete (`<name>deletedmarker`); journals a
-tool call through the tool hook (`<name>journalmarker`) and imports a session through the
-session-end hook (`<name>sessionmarker`). Then each calls every operation of
+tool call through the tool hook (`<name>journalmarker`) and imports a session with their own
+import, `import --user` (`<name>sessionmarker`). Then each calls every operation of
 server/adapters/route_table.OPERATIONS and every tool of build_mcp(): no answer may hold the
 other's private text, the ids of their private memories or their session; the listing and
 search answers must hold the caller's own private memories and the other's shared one; the
@@ -38,8 +38,10 @@ from mcp.shared.exceptions import MCPError
 from server.adapters.mcp_tools import build_mcp
 from server.adapters.route_table import OPERATIONS
 from server.app import create_app
+from server.core.access import acting_as
 from server.core.config import Settings
 from server.core.models.memories import MemoryFilter
+from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService
 from tests.integration.conftest import serving
 from tests.transcripts import SessionWriter
@@ -671,7 +673,7 @@ async def rest_hook_session_end(v: Visit) -> None:
         status=202,
         body={"session_id": v.me.session_id, "cwd": CWD, "transcript_path": str(v.me.transcript)},
     )
-    assert answer.data["status"] in ("importing", "queued")
+    assert answer.data["status"] == "not_read"  # a team's server opens no path it is sent
 
 
 REST_CASES: dict[str, Case] = {
@@ -993,19 +995,18 @@ async def store_as(person: Person, url: str) -> None:
         SessionWriter(person.session_id, cwd=CWD).prompt(text["prompt"]).say(text["answer"]).write(
             person.transcript.parent.parent, person.transcript.parent.name
         )
-        ended = await http.post(
-            "/api/hooks/session-end",
-            json={
-                "session_id": person.session_id,
-                "cwd": CWD,
-                "transcript_path": str(person.transcript),
-            },
-        )
-        assert ended.status_code == 202, ended.text
+
+
+async def import_as(service: MemoryService, person: Person) -> None:
+    """`claude-memory import --user <person>` of their session (a team's server opens no path
+    a session-end hook sends, #54)."""
+    with acting_as(await service.users.viewer_by_name(person.name)):
+        summary = await import_session(service, person.transcript)
+    assert summary.sessions == 1, summary
 
 
 async def wait_for_turns(service: MemoryService, person: Person, timeout: float = 120) -> None:
-    """Until the session-end import of `person`'s session stored its turns (as theirs)."""
+    """Until the import of `person`'s session stored its turns (as theirs)."""
     deadline = time.monotonic() + timeout
     while True:
         page = await service.list_memories(MemoryFilter(session_id=person.session_id), limit=100)
@@ -1033,6 +1034,7 @@ async def team_server(
         for person in people:
             await store_as(person, url)
         for person in people:
+            await import_as(service, person)
             await wait_for_turns(service, person)
         yield url, alice, bob
 

@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
+from server.core.access import acting_as
 from server.core.config import Settings
+from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService
 from tests.security.team import Team, team
 from tests.transcripts import SessionWriter
@@ -191,30 +193,14 @@ async def test_an_import_with_a_teammates_tool_result_leaves_their_call_alone(
     async with team(service, settings) as crew:
         async with crew.http("alice") as alice:
             ran = await alice.post("/api/hooks/tool", json=tool_hook(CALL_ID, "make deploy"))
-        async with crew.http("carol") as carol:
-            ended = await carol.post(
-                "/api/hooks/session-end",
-                json={
-                    "session_id": carol_session,
-                    "cwd": "/home/dev/other",
-                    "transcript_path": str(transcript),
-                },
-            )
-
-        async def imported() -> bool:
-            return bool(
-                await rows(
-                    service,
-                    "SELECT 1 FROM imported_sessions WHERE session_id = %s",
-                    carol_session,
-                )
-            )
-
-        await until(imported, "carol's session import")
+        # carol's own import (`claude-memory import --user carol`; a team's server opens no
+        # path a hook sends, #54).
+        with acting_as(await service.users.viewer_by_name("carol")):
+            summary = await import_session(service, transcript)
         async with crew.http("alice") as alice:
             listed = await alice.get("/api/journal", params={"session_id": SESSION})
 
-    assert ran.status_code == 202 and ended.status_code == 202, ended.text
+    assert ran.status_code == 202 and summary.sessions == 1, summary
     calls = [call for entry in listed.json()["entries"] for call in entry["calls"]]
     assert [(c["tool_use_id"], c["success"], c["error"]) for c in calls] == [(CALL_ID, True, None)]
     assert await call_rows(service, CALL_ID) == {"alice": (True, None, "done")}
