@@ -1,0 +1,92 @@
+"""Inputs too big, too deep or too slow to read (#54): metadata nested hundreds of levels, a
+hostile OpenCode database, a claude.ai export nested past Python's recursion limit, a zip bomb
+and a huge Gemini session file. Each is refused with a clear message, or read within a bound,
+and breaks nothing for anyone else. Each test is the attack, over the real app, database and
+files; each failed on the code before #54's fixes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from psycopg.types.json import Jsonb
+
+from server.core.config import Settings
+from server.core.validation import MAX_METADATA_DEPTH
+from server.service.memory import MemoryService
+from tests.security.team import team
+
+pytestmark = pytest.mark.security
+
+DEEP_LEVELS = 600
+ACME = "/home/dev/acme"
+
+
+def nested(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"leaf": "bottom"}
+    for _ in range(levels - 1):
+        value = {"inner": value}
+    return value
+
+
+async def test_metadata_nested_600_deep_is_refused_and_an_old_deep_row_breaks_no_reads(
+    service: MemoryService, settings: Settings
+) -> None:
+    deep = nested(DEEP_LEVELS)
+    async with team(service, settings) as crew:
+        async with crew.http("alice") as alice:
+            refused = await alice.post(
+                "/api/memories",
+                json={
+                    "content": "alice's deeply nested note",
+                    "project": "acme",
+                    "visibility": "shared",
+                    "metadata": deep,
+                },
+            )
+            # A row saved before saves were depth-checked: shared into acme, 600 levels deep.
+            kept = await alice.post(
+                "/api/memories",
+                json={
+                    "content": "acme deploys go out on Tuesdays after the standup.",
+                    "project": "acme",
+                    "kind": "distilled",
+                    "visibility": "shared",
+                },
+            )
+        assert kept.status_code == 201, kept.text
+        old_id = kept.json()["id"]
+        async with service.pool.connection() as conn:
+            await conn.execute(
+                "UPDATE memories SET metadata = %s WHERE id = %s", (Jsonb(deep), old_id)
+            )
+        async with crew.http("bob") as bob:
+            listed = await bob.get("/api/memories", params={"project": "acme"})
+            got = await bob.get(f"/api/memories/{old_id}")
+            started = await bob.post(
+                "/api/hooks/session-start",
+                json={"session_id": "b0b00000-0000-4000-8000-000000000001", "cwd": ACME},
+            )
+        async with crew.mcp("bob") as mcp:
+            mcp_list = await mcp.call_tool(
+                "list_memories", {"project": "acme"}, raise_on_error=False
+            )
+            mcp_get = await mcp.call_tool("get_memory", {"memory_id": old_id}, raise_on_error=False)
+            mcp_recent = await mcp.call_tool(
+                "recent_context", {"project": "acme"}, raise_on_error=False
+            )
+
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "invalid_input"
+    assert f"more than {MAX_METADATA_DEPTH} levels deep" in refused.json()["error"]["message"]
+
+    for answer in (listed, got, started):
+        assert answer.status_code == 200, answer.text
+    shown = listed.json()["memories"]
+    assert [item["id"] for item in shown] == [old_id]  # neither refused save was stored
+    assert "not shown" in json.dumps(got.json()["metadata"])
+    for call in (mcp_list, mcp_get, mcp_recent):
+        assert not call.is_error, call.content
+        assert "acme deploys go out on Tuesdays" in json.dumps(call.structured_content)
