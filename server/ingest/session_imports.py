@@ -11,7 +11,9 @@ a request for a file that is being imported makes it run once more afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from pathlib import Path
 
 import anyio
@@ -28,11 +30,20 @@ SHUTDOWN_GRACE_SECONDS = 10.0  # running session imports may finish before the a
 
 
 async def import_session(
-    service: MemoryService, transcript: Path, agent: AgentFormat = CLAUDE_CODE, session_id: str = ""
+    service: MemoryService,
+    transcript: Path,
+    agent: AgentFormat = CLAUDE_CODE,
+    session_id: str = "",
+    lock: asyncio.Lock | None = None,
 ) -> ImportSummary:
-    """Import one session's files from where earlier imports stopped, with `agent`'s reader."""
+    """Import one session's files from where earlier imports stopped, with `agent`'s reader.
+
+    The session's files are listed before `lock` is taken: listing reads a file someone else
+    may have written (an OpenCode database), and other imports need not wait for that.
+    """
     files = await anyio.to_thread.run_sync(agent.hook_files, transcript, session_id)
-    return await SessionImporter(service, ImportFilters(), agent=agent).run_files(files)
+    async with lock or contextlib.nullcontext():
+        return await SessionImporter(service, ImportFilters(), agent=agent).run_files(files)
 
 
 class SessionImports:
@@ -84,8 +95,7 @@ class SessionImports:
     async def _run(self, path: Path) -> None:
         try:
             while True:
-                async with self._lock:
-                    await self._import_once(path)
+                await self._import_once(path)
                 if not self._again.get(path):
                     return
                 self._again[path] = False
@@ -97,8 +107,9 @@ class SessionImports:
 
     async def _import_once(self, path: Path) -> None:
         agent, session_id = self._sessions[path]
+        started = time.monotonic()
         try:
-            summary = await import_session(self.service, path, agent, session_id)
+            summary = await import_session(self.service, path, agent, session_id, self._lock)
         except Exception:
             logger.exception("hook import of %s session %s failed", agent.source, path)
             return
@@ -110,5 +121,5 @@ class SessionImports:
             path.name,
             summary.turns_imported,
             summary.files_unchanged,
-            summary.seconds,
+            time.monotonic() - started,  # listing and waiting included, not only the reading
         )

@@ -8,6 +8,9 @@ files; each failed on the code before #54's fixes.
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,9 @@ from psycopg.types.json import Jsonb
 from server.core.config import Settings
 from server.core.validation import MAX_METADATA_DEPTH
 from server.service.memory import MemoryService
+from tests.integration.processes import run_cli
+from tests.opencode_sessions import FIXTURES as OPENCODE_FIXTURES
+from tests.opencode_sessions import load_exports
 from tests.security.team import team
 
 pytestmark = pytest.mark.security
@@ -90,3 +96,50 @@ async def test_metadata_nested_600_deep_is_refused_and_an_old_deep_row_breaks_no
     for call in (mcp_list, mcp_get, mcp_recent):
         assert not call.is_error, call.content
         assert "acme deploys go out on Tuesdays" in json.dumps(call.structured_content)
+
+
+# Counts for ever and yields nothing: before the fix, reading it never ended (nor used memory).
+ENDLESS_SESSIONS = """
+CREATE VIEW session AS
+WITH RECURSIVE counter(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM counter)
+SELECT 'ses_' || n AS id, NULL AS project_id, NULL AS parent_id, 'slug' AS slug,
+       '/home/dev/acme' AS directory, 'title' AS title, '1.18.33' AS version,
+       n AS time_created, n AS time_updated
+FROM counter WHERE n < 0
+"""
+
+
+def hostile_opencode_db(db: Path) -> Path:
+    """OpenCode's tables, but `session` is a view whose query never ends."""
+    with sqlite3.connect(db) as connection:
+        connection.executescript((OPENCODE_FIXTURES / "schema.sql").read_text())
+        connection.execute("PRAGMA foreign_keys = OFF")
+        connection.execute("DROP TABLE session")
+        connection.execute(ENDLESS_SESSIONS)
+    return db
+
+
+async def test_an_opencode_database_whose_session_table_is_an_endless_view_is_refused(
+    service: MemoryService, pg_url: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "opencode"
+    data.mkdir()
+    hostile_opencode_db(data / "opencode.db")
+    load_exports(data / "opencode-work.db")  # a real one beside it, still imported
+
+    try:
+        done = run_cli(
+            "import",
+            "--opencode",
+            str(data),
+            "--json",
+            env={"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "PORT": "1"},
+            timeout=120,  # a guard against the hang, not a measurement: it ends in seconds
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("import --opencode never finished reading the endless view")
+
+    assert done.returncode == 0, done.stderr
+    [summary] = json.loads(done.stdout)
+    assert summary["turns_imported"] > 0
+    assert "`session` is a view, not a table" in done.stderr
