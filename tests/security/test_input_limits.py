@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from psycopg.types.json import Jsonb
 
 from server.core.config import Settings
 from server.core.validation import MAX_METADATA_DEPTH
+from server.ingest import claude_ai, gemini
+from server.ingest.claude_ai import ExportFormatError, read_claude_ai_export
+from server.ingest.gemini import read_gemini_session
 from server.service.memory import MemoryService
 from tests.integration.processes import run_cli
 from tests.opencode_sessions import FIXTURES as OPENCODE_FIXTURES
@@ -143,3 +147,47 @@ async def test_an_opencode_database_whose_session_table_is_an_endless_view_is_re
     [summary] = json.loads(done.stdout)
     assert summary["turns_imported"] > 0
     assert "`session` is a view, not a table" in done.stderr
+
+
+def test_a_claude_ai_export_nested_200000_deep_is_refused_with_a_message(tmp_path: Path) -> None:
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "conversations.json").write_text("[" * 200_000 + "]" * 200_000)
+    (export / "projects.json").write_text("[" * 200_000 + "]" * 200_000)
+
+    with pytest.raises(ExportFormatError, match="nests its JSON too deeply to read"):
+        read_claude_ai_export(export)
+
+    (export / "conversations.json").write_text("[]")
+    read = read_claude_ai_export(export)  # a deep projects.json is left out; the rest is read
+    assert any("projects.json nests its JSON too deeply" in w for w in read.warnings)
+
+
+def test_a_claude_ai_export_zip_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None:
+    bomb = tmp_path / "export.zip"
+    inflated = 64 * 1024**2  # 64 MiB of blanks deflate to about 64 KB
+    with (
+        zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("conversations.json", "w") as member,
+    ):
+        member.write(b"[")
+        for _ in range(inflated // 1024**2):
+            member.write(b" " * 1024**2)
+        member.write(b"]")
+    assert bomb.stat().st_size * claude_ai.MAX_INFLATION_RATIO < inflated
+
+    with pytest.raises(ExportFormatError, match="inflates more than 100x"):
+        read_claude_ai_export(bomb)
+
+
+def test_a_gemini_json_session_over_the_size_limit_is_not_read(tmp_path: Path) -> None:
+    chats = tmp_path / ".gemini" / "tmp" / "acme" / "chats"
+    chats.mkdir(parents=True)
+    session = chats / "session-2026-11-28T05-00-hostile.json"
+    with session.open("wb") as handle:  # sparse: the test allocates nothing this size
+        handle.write(b'{"sessionId": "hostile", "messages": [')
+        handle.truncate(gemini.MAX_DOCUMENT_BYTES + 1)
+
+    with pytest.raises(OSError, match=f"larger than {gemini.MAX_DOCUMENT_BYTES:,} bytes") as err:
+        read_gemini_session(session)
+    assert str(session) in str(err.value)
