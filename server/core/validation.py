@@ -6,6 +6,7 @@ embedding or storage without it.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,6 +26,10 @@ MAX_FUSION_WEIGHT = 10
 MAX_SCAN_LIMIT = 10_000
 MAX_QUERY_CHARS = 10_000
 MAX_METADATA_CHARS = 20_000
+# Deeper JSON cannot be turned back into a response (Python's and pydantic's serialisers
+# recurse), so a save that deep is refused and a stored row that deep is shown cut off.
+MAX_METADATA_DEPTH = 32
+TOO_DEEP_TO_SHOW = f"[nested deeper than {MAX_METADATA_DEPTH} levels: not shown]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +116,50 @@ def clean_metadata(metadata: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """
     if not isinstance(metadata, dict):
         raise InvalidInput("metadata must be a JSON object")
+    if json_depth(metadata) > MAX_METADATA_DEPTH:
+        raise InvalidInput(
+            f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep; flatten it"
+        )
     cleaned, redacted = _clean_strings(metadata)
     if len(repr(cleaned)) > MAX_METADATA_CHARS:
         raise InvalidInput(f"metadata is larger than {MAX_METADATA_CHARS:,} characters")
     return cleaned, redacted
+
+
+def json_depth(value: Any) -> int:
+    """How many objects and arrays deep `value` nests, counted without recursion."""
+    deepest = 0
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def load_stored_metadata(data: bytes | str) -> Any:
+    """A stored `metadata` value as Python, cut off below MAX_METADATA_DEPTH levels.
+
+    Rows saved before saves were depth-checked may nest hundreds of levels; every list, get
+    and context call that shows one must still answer, so the deep part is replaced by a note.
+    """
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        return {"unreadable": TOO_DEEP_TO_SHOW}
+    return _cut_below(value, 1)
+
+
+def _cut_below(value: Any, depth: int) -> Any:
+    if not isinstance(value, dict | list):
+        return value
+    if depth > MAX_METADATA_DEPTH:
+        return TOO_DEEP_TO_SHOW
+    if isinstance(value, dict):
+        return {key: _cut_below(item, depth + 1) for key, item in value.items()}
+    return [_cut_below(item, depth + 1) for item in value]
 
 
 def _clean_strings(value: Any) -> tuple[Any, int]:

@@ -14,9 +14,11 @@ import logging
 
 import psycopg
 from pgvector.psycopg import register_vector_async
+from psycopg.types.json import set_json_loads
 from psycopg_pool import AsyncConnectionPool
 
 from server.core.errors import DatabaseSetupError
+from server.core.validation import load_stored_metadata
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +63,7 @@ async def open_pool(
 
     async def configure(conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
         await register_vector_async(conn)
+        set_json_loads(load_stored_metadata, conn)
         if transaction_pooling:
             conn.prepare_threshold = None
         else:

@@ -28,7 +28,6 @@ Rules chosen here, and why:
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 import zlib
@@ -55,6 +54,14 @@ DocumentKind = Literal["project", "project_doc", "account_memory", "project_memo
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
 _SENDERS: dict[str, Role] = {"human": "user", "user": "user", "assistant": "assistant"}
 _MEMBERS = ("conversations.json", "projects.json", "memories.json")
+# An export is read into memory, so its files are capped: one file, all of them together, and
+# how far a zip member may inflate beyond its compressed size (JSON text deflates about 10x; a
+# zip bomb thousands of times). The ratio is judged once a member has inflated past a MiB.
+MAX_MEMBER_BYTES = 1024**3
+MAX_EXPORT_BYTES = 2 * 1024**3
+MAX_INFLATION_RATIO = 100
+_RATIO_FLOOR_BYTES = 1024**2
+_READ_CHUNK_BYTES = 1024**2
 
 
 class ExportFormatError(ValueError):
@@ -117,24 +124,68 @@ def _string(value: Any) -> str:
 def _load_members(path: Path) -> dict[str, bytes]:
     """The raw bytes of the export files that exist, by file name."""
     if path.is_dir():
-        return {name: (path / name).read_bytes() for name in _MEMBERS if (path / name).is_file()}
+        files = [path / name for name in _MEMBERS if (path / name).is_file()]
+        return _capped_total({file.name: _read_file(file) for file in files})
     if zipfile.is_zipfile(path):
-        return _zip_members(path.read_bytes())
-    return {"conversations.json": path.read_bytes()}
+        return _zip_members(path)
+    return {"conversations.json": _read_file(path)}
 
 
-def _zip_members(data: bytes) -> dict[str, bytes]:
+def _read_file(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        data = handle.read(MAX_MEMBER_BYTES + 1)
+    if len(data) > MAX_MEMBER_BYTES:
+        raise ExportFormatError(f"{path} is larger than {MAX_MEMBER_BYTES:,} bytes; not read")
+    return data
+
+
+def _capped_total(members: dict[str, bytes]) -> dict[str, bytes]:
+    if sum(len(data) for data in members.values()) > MAX_EXPORT_BYTES:
+        raise ExportFormatError(f"the export's files hold more than {MAX_EXPORT_BYTES:,} bytes")
+    return members
+
+
+def _zip_members(path: Path) -> dict[str, bytes]:
     # Members may sit at any depth; take the shallowest of each name.
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            found: dict[str, str] = {}
-            for member in sorted(archive.namelist(), key=lambda m: (m.count("/"), m)):
-                name = PurePosixPath(member).name
+        with zipfile.ZipFile(path) as archive:
+            found: dict[str, zipfile.ZipInfo] = {}
+            for member in sorted(
+                archive.infolist(), key=lambda m: (m.filename.count("/"), m.filename)
+            ):
+                name = PurePosixPath(member.filename).name
                 if name in _MEMBERS and name not in found:
                     found[name] = member
-            return {name: archive.read(member) for name, member in found.items()}
+            members: dict[str, bytes] = {}
+            budget = MAX_EXPORT_BYTES
+            for name, member in found.items():
+                members[name] = _inflate(archive, member, min(MAX_MEMBER_BYTES, budget))
+                budget -= len(members[name])
+            return members
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
         raise ExportFormatError(f"cannot read the export zip: {err}") from None
+
+
+def _inflate(archive: zipfile.ZipFile, member: zipfile.ZipInfo, limit: int) -> bytes:
+    """A member's bytes, read a MiB at a time and abandoned as soon as it inflates too far
+    (what its header declares is not trusted)."""
+    chunks: list[bytes] = []
+    inflated = 0
+    with archive.open(member) as stream:
+        while chunk := stream.read(_READ_CHUNK_BYTES):
+            inflated += len(chunk)
+            if inflated > limit:
+                raise ExportFormatError(
+                    f"{member.filename} in the export zip inflates past {limit:,} bytes; not read"
+                )
+            ratio_cap = MAX_INFLATION_RATIO * max(member.compress_size, 1)
+            if inflated > _RATIO_FLOOR_BYTES and inflated > ratio_cap:
+                raise ExportFormatError(
+                    f"{member.filename} in the export zip inflates more than"
+                    f" {MAX_INFLATION_RATIO}x its compressed size (a zip bomb?); not read"
+                )
+            chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _parse(name: str, data: bytes) -> Any:
@@ -142,6 +193,10 @@ def _parse(name: str, data: bytes) -> Any:
         return json.loads(data.decode("utf-8-sig", "replace"))
     except ValueError:
         raise ExportFormatError(f"{name} is not JSON; expected a claude.ai data export") from None
+    except RecursionError:
+        raise ExportFormatError(
+            f"{name} nests its JSON too deeply to read; no claude.ai export does"
+        ) from None
 
 
 def read_claude_ai_export(path: Path) -> ClaudeAiExport:

@@ -76,6 +76,7 @@ from server.ingest.gemini_messages import (
 )
 from server.ingest.hook_sessions import absolute_path, existing_file, session_file
 from server.ingest.jsonl_lines import (
+    MAX_LINE_BYTES,
     RECORD_SHAPE_ERRORS,
     JsonLines,
     lines_before,
@@ -93,6 +94,9 @@ __all__ = [
     "read_gemini_session",
 ]
 
+# A `.json` session is parsed whole, so one larger than a JSONL line may be is not read:
+# memory stays bounded whatever file lands in Gemini's folder.
+MAX_DOCUMENT_BYTES = MAX_LINE_BYTES
 # JSON.stringify writes a message's `id` first; earlier lines are matched by it without parsing.
 _LINE_ID = re.compile(rb'^\{"id":"([^"\\]+)"')
 _USER_TYPE = b'"type":"user"'
@@ -351,7 +355,13 @@ def _read_document(path: Path, start_offset: int) -> TranscriptChunk:
     A document that does not parse (caught mid-write) is one malformed record, and the offset
     stays at `start_offset` so the next read tries again.
     """
-    data = path.read_bytes()
+    with path.open("rb") as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise OSError(
+            f"{path} is larger than {MAX_DOCUMENT_BYTES:,} bytes, the limit for a Gemini"
+            " `.json` session; it is not read"
+        )
     reader = _SessionReader(path)
     document = parse_json_object(data)
     messages = document.get("messages") if document is not None else None

@@ -19,8 +19,10 @@ so it would import one user's session as another's (#54). The user's own import
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -73,11 +75,20 @@ def hook_session_path(agent: AgentFormat, raw: str) -> Path:
 
 
 async def import_session(
-    service: MemoryService, transcript: Path, agent: AgentFormat = CLAUDE_CODE, session_id: str = ""
+    service: MemoryService,
+    transcript: Path,
+    agent: AgentFormat = CLAUDE_CODE,
+    session_id: str = "",
+    lock: asyncio.Lock | None = None,
 ) -> ImportSummary:
-    """Import one session's files from where earlier imports stopped, with `agent`'s reader."""
+    """Import one session's files from where earlier imports stopped, with `agent`'s reader.
+
+    The session's files are listed before `lock` is taken: listing reads a file someone else
+    may have written (an OpenCode database), and other imports need not wait for that.
+    """
     files = await anyio.to_thread.run_sync(agent.hook_files, transcript, session_id)
-    return await SessionImporter(service, ImportFilters(), agent=agent).run_files(files)
+    async with lock or contextlib.nullcontext():
+        return await SessionImporter(service, ImportFilters(), agent=agent).run_files(files)
 
 
 class SessionImports:
@@ -132,8 +143,7 @@ class SessionImports:
     async def _run(self, path: Path) -> None:
         try:
             while True:
-                async with self._lock:
-                    await self._import_once(path)
+                await self._import_once(path)
                 if not self._again.get(path):
                     return
                 self._again[path] = False
@@ -145,8 +155,9 @@ class SessionImports:
 
     async def _import_once(self, path: Path) -> None:
         agent, session_id = self._sessions[path]
+        started = time.monotonic()
         try:
-            summary = await import_session(self.service, path, agent, session_id)
+            summary = await import_session(self.service, path, agent, session_id, self._lock)
         except Exception:
             logger.exception("hook import of %s session %s failed", agent.source, path)
             return
@@ -158,5 +169,5 @@ class SessionImports:
             path.name,
             summary.turns_imported,
             summary.files_unchanged,
-            summary.seconds,
+            time.monotonic() - started,  # listing and waiting included, not only the reading
         )
