@@ -128,13 +128,15 @@ def _ancestor_modes(pgdata: Path) -> dict[Path, int]:
 
 
 def _narrow_ancestors(modes: dict[Path, int]) -> None:
-    """Undo pgserver's `chmod o+rx` of every folder above the data dir (it does so as root,
-    to let the server's own OS user reach the data dir): each folder gets back its mode, plus
-    only the search bit that user needs, never read (a listing) or write."""
+    """Undo pgserver's `chmod g+rx,o+rx` of every folder above the data dir (it does so as
+    root, to let the server's own OS user reach the data dir): each folder gets back its mode,
+    plus only the search bits that user needs, never read (a listing) or write. The server runs
+    as that user with root's group, so the group's search bit is needed as well as others'."""
+    search = stat.S_IXGRP | stat.S_IXOTH
     for folder, mode in modes.items():
         with contextlib.suppress(OSError):
-            if stat.S_IMODE(folder.stat().st_mode) != mode | stat.S_IXOTH:
-                folder.chmod(mode | stat.S_IXOTH)
+            if stat.S_IMODE(folder.stat().st_mode) != mode | search:
+                folder.chmod(mode | search)
 
 
 def shared_buffers_mb(physical_memory_bytes: int) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass
@@ -23,6 +24,13 @@ from pathlib import Path
 
 from server.core.errors import StartupError
 from server.db import admin
+from server.db.restore_check import (
+    UnsafeBackup,
+    check_archive,
+    check_loaded,
+    loadable_list,
+    loading_login,
+)
 
 BACKUP_PREFIX = "claude-memory-"
 BACKUP_SUFFIX = ".dump"
@@ -94,31 +102,46 @@ def backup(url: str, out_dir: Path, keep: int) -> BackupResult:
 
 
 def restore(url: str, file: Path) -> RestoreResult:
-    """Replace the database at `url` with the backup in `file`, or leave it untouched."""
+    """Replace the database at `url` with the backup in `file`, or leave it untouched.
+
+    The backup is checked before any of its SQL runs and loaded by a role that cannot run
+    programs (server/db/restore_check.py); the loaded schema is checked again before the swap.
+    """
     started = time.monotonic()
     if not file.is_file():
         raise StartupError(f"no backup file at {file}")
+    pg_restore, pg_dump = pg_tool("pg_restore"), pg_tool("pg_dump")
     try:
-        _run([pg_tool("pg_restore"), "--list", str(file)])
+        _run([pg_restore, "--list", str(file)])
     except StartupError:
         raise StartupError(f"{file} is not a readable claude-memory backup") from None
+    reference = check_archive(url, file, pg_restore, pg_dump)
     live = admin.database_name(url)
     stamp = datetime.now(tz=UTC).strftime("%Y%m%d%H%M%S")
     staging, retired = f"{live}_restore_{stamp}", f"{live}_replaced_{stamp}"
     admin.create_database(url, staging)
     staging_url = admin.with_database(url, staging)
     try:
-        _run(
-            [
-                pg_tool("pg_restore"),
-                "--no-owner",
-                "--no-privileges",
-                "--exit-on-error",
-                f"--dbname={staging_url}",
-                str(file),
-            ]
-        )
+        with tempfile.TemporaryDirectory(prefix="claude-memory-restore-") as folder:
+            listing = loadable_list(pg_restore, file, Path(folder))
+            with loading_login(url, staging) as (load_url, load_env):
+                _run(
+                    [
+                        pg_restore,
+                        "--no-owner",
+                        "--no-privileges",
+                        "--exit-on-error",
+                        f"--use-list={listing}",
+                        f"--dbname={load_url}",
+                        str(file),
+                    ],
+                    env=load_env,
+                )
+        check_loaded(url, staging, reference, pg_dump)
         restored = admin.counts(staging_url)
+    except UnsafeBackup:
+        admin.drop_database(url, staging)
+        raise
     except StartupError as exc:
         admin.drop_database(url, staging)
         raise StartupError(f"restore failed, nothing was changed: {exc}") from None
@@ -135,8 +158,14 @@ def restore(url: str, file: Path) -> RestoreResult:
     )
 
 
-def _run(command: list[str]) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+def _run(command: list[str], env: dict[str, str] | None = None) -> None:
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env} if env else None,
+    )
     if result.returncode != 0:
         detail = (result.stderr or result.stdout).strip().splitlines()
         raise StartupError(

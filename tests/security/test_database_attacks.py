@@ -7,21 +7,24 @@ the file may hold nothing but our own schema and data, loaded by a role that can
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pwd
 import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from server.core.errors import DatabaseSetupError
+from server.core.errors import DatabaseSetupError, StartupError
 from server.db.embedded import EmbeddedPostgres, start_embedded
-from server.jobs.backup import pg_tool
+from server.db.migrate import apply_migrations
+from server.jobs.backup import backup, pg_tool, restore
 
 pytestmark = pytest.mark.security
 
@@ -79,4 +82,57 @@ def test_no_other_local_user_reaches_the_embedded_database_or_its_folder(
     assert intruder.returncode != 0, f"nobody got a session on {socket_dir}: {intruder.stdout}"
     assert Path(socket_dir) == embedded.pgdata
     assert data_mode == 0o700
-    assert home_mode & (stat.S_IRWXG | stat.S_IROTH | stat.S_IWOTH) == 0
+    # Search bits only: the server's OS user passes through, nobody lists or writes.
+    assert home_mode & (stat.S_IRGRP | stat.S_IWGRP | stat.S_IROTH | stat.S_IWOTH) == 0
+
+
+def crafted_backup(url: str, out: Path, marker: Path) -> Path:
+    """A backup of a claude-memory database with a materialized view whose refresh runs a
+    program, and the visibility function replaced by one that shows every row."""
+    asyncio.run(apply_migrations(url))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION run_program() RETURNS integer LANGUAGE plpgsql AS $$ BEGIN"
+            f" EXECUTE 'COPY (SELECT 1) TO PROGRAM ''touch {marker}'''; RETURN 1; END $$"
+        )
+        conn.execute("CREATE MATERIALIZED VIEW backdoor AS SELECT run_program() AS ran")
+        conn.execute(
+            "CREATE OR REPLACE FUNCTION memory_visible(owner integer, visibility text,"
+            " project text) RETURNS boolean LANGUAGE sql STABLE AS $$ SELECT true $$"
+        )
+    marker.unlink()
+    made = backup(url, out, keep=3)
+    return Path(made.file)
+
+
+def test_restore_runs_nothing_from_a_backup_that_holds_objects_we_do_not_create(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    # Where the database's OS user may write the marker, were the program run.
+    open_dir = Path(tempfile.mkdtemp(prefix="claude-memory-marker-"))
+    open_dir.chmod(0o777)
+    marker = open_dir / "program-ran"
+    crafted = crafted_backup(fresh_database(), tmp_path / "backups", marker)
+    live = fresh_database()
+    asyncio.run(apply_migrations(live))
+
+    with pytest.raises(StartupError) as refused:
+        restore(live, crafted)
+
+    program_ran = marker.exists()
+    shutil.rmtree(open_dir, ignore_errors=True)
+    assert "nothing was restored" in str(refused.value)
+    assert not program_ran, "the backup ran a program"
+    with psycopg.connect(live, autocommit=True) as conn:
+        objects = conn.execute(
+            "SELECT count(*) FROM pg_matviews WHERE matviewname = 'backdoor'"
+        ).fetchone()
+        body = conn.execute(
+            "SELECT prosrc FROM pg_proc WHERE proname = 'memory_visible'"
+        ).fetchone()
+        roles = conn.execute(
+            "SELECT count(*) FROM pg_roles WHERE rolname LIKE 'claude_memory_restore_%'"
+        ).fetchone()
+    assert objects == (0,)
+    assert body is not None and str(body[0]).strip() != "SELECT true"
+    assert roles == (0,)
