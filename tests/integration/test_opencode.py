@@ -176,9 +176,16 @@ LESSON = "acme-api installs packages with pnpm: run pnpm add, never npm install"
 
 
 async def test_our_plugin_brings_memory_and_lessons_into_a_real_opencode_run(
-    guarded_url: str, service: MemoryService, agent_clis: Path, tmp_path: Path
+    guarded_url: str,
+    service: MemoryService,
+    agent_clis: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     env = {**opencode_env(agent_clis, tmp_path), "CLAUDE_MEMORY_TOKEN": TOKEN}
+    # The server reads a session the idle hook names only under OpenCode's folder as its own
+    # environment names it (docs/SECURITY.md, "Transcript paths sent by hooks").
+    monkeypatch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
     project = tmp_path / "acme-api"
     project.mkdir()
     await service.save(DECISION, project="acme-api", project_path=str(project), kind="distilled")
