@@ -51,7 +51,14 @@ def search_body(result: SearchResult) -> dict[str, object]:
     """A search's answer: `hits`, as MCP's search tools name them. `results` holds the same
     list under its old name, deprecated (docs/API.md), for one release."""
     hits = to_json(result.hits)
-    return {"mode": result.mode, "hits": hits, "results": hits, "took_ms": result.took_ms}
+    return {
+        "mode": result.mode,
+        "hits": hits,
+        "results": hits,
+        "took_ms": result.took_ms,
+        "reranked_by": result.reranked_by,
+        "rerank_skipped": result.rerank_skipped,
+    }
 
 
 def routes(service: MemoryApi) -> list[BaseRoute]:

@@ -130,6 +130,18 @@ class Settings:
     context_start_tokens: int = 2_000
     context_prompt_tokens: int = 600
     context_session_tokens: int = 12_000
+    # A reranker reorders the fused top candidates of hybrid search (server/service/rerank.py):
+    # none, cross-encoder (a sentence-transformers CrossEncoder on disk: RERANK_MODEL), http (a
+    # /rerank endpoint: RERANK_URL) or llm (the configured LLM, OLLAMA_URL; RERANK_MODEL or
+    # DISTILL_MODEL). On the hooks only when RERANK_HOOKS is on, within its own time limit.
+    rerank_provider: str = "none"
+    rerank_model: str = ""
+    rerank_url: str = ""
+    rerank_api_key: Secret | None = None
+    rerank_depth: int = 20
+    rerank_timeout_seconds: float = 10.0
+    rerank_hooks: bool = False
+    rerank_hook_timeout_seconds: float = 0.5
     ollama_url: str = "http://localhost:11434/v1"
     llm_api_key: Secret | None = None
     distill_model: str = "qwen2.5:7b"
@@ -245,6 +257,7 @@ def _parse_bool(name: str, raw: str) -> bool:
 
 
 EMBEDDING_PROVIDERS = ("local", "openai")
+RERANK_PROVIDERS = ("none", "cross-encoder", "http", "llm")
 
 
 def _parse_visibility(name: str, raw: str) -> str:
@@ -258,6 +271,13 @@ def _parse_provider(name: str, raw: str) -> str:
     provider = raw.strip().lower()
     if provider not in EMBEDDING_PROVIDERS:
         raise ConfigError(f"{name} must be one of {', '.join(EMBEDDING_PROVIDERS)}, got {raw!r}")
+    return provider
+
+
+def _parse_rerank_provider(name: str, raw: str) -> str:
+    provider = raw.strip().lower()
+    if provider not in RERANK_PROVIDERS:
+        raise ConfigError(f"{name} must be one of {', '.join(RERANK_PROVIDERS)}, got {raw!r}")
     return provider
 
 
@@ -319,6 +339,14 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
     "CONTEXT_PROMPT_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
     "CONTEXT_SESSION_TOKENS": lambda n, r: _parse_int(n, r, 0, 10_000_000),
+    "RERANK_PROVIDER": _parse_rerank_provider,
+    "RERANK_MODEL": _parse_nonempty,
+    "RERANK_URL": lambda n, r: _parse_url(n, r),
+    "RERANK_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
+    "RERANK_DEPTH": lambda n, r: _parse_int(n, r, 2, 100),
+    "RERANK_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 0.1, 600.0),
+    "RERANK_HOOKS": lambda n, r: _parse_bool(n, r),
+    "RERANK_HOOK_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 0.05, 10.0),
     "OLLAMA_URL": lambda n, r: _parse_url(n, r),
     "LLM_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
     "DISTILL_MODEL": _parse_nonempty,
@@ -451,6 +479,16 @@ def _check_consistency(settings: Settings) -> None:
             "CLAUDE_MEMORY_GUARD_UPDATE_THRESHOLD must not exceed "
             "CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD "
             f"({settings.guard_update_threshold} > {settings.guard_noop_threshold})"
+        )
+    if settings.rerank_provider == "cross-encoder" and not settings.rerank_model:
+        raise ConfigError(
+            "CLAUDE_MEMORY_RERANK_PROVIDER=cross-encoder needs CLAUDE_MEMORY_RERANK_MODEL: the"
+            " folder of a sentence-transformers CrossEncoder, or a name already on disk"
+        )
+    if settings.rerank_provider == "http" and not settings.rerank_url:
+        raise ConfigError(
+            "CLAUDE_MEMORY_RERANK_PROVIDER=http needs CLAUDE_MEMORY_RERANK_URL: the endpoint's"
+            " full URL, such as http://localhost:8080/v1/rerank"
         )
     if settings.db_pool_min_size > settings.db_pool_max_size:
         raise ConfigError(

@@ -204,6 +204,7 @@ class HookRecall:
             limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
             min_similarity=with_words,
             where=MemoryFilter(project=project, with_general=True),
+            hook=True,
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
         hits = learned_order(result.hits, await self.service.use_factors(_ids(result.hits)))

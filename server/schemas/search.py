@@ -93,3 +93,9 @@ class SearchResponse(BaseModel):
         json_schema_extra={"deprecated": True},
     )
     took_ms: float
+    reranked_by: str | None = Field(
+        None, description="The reranker that ordered the first hits (hybrid mode), if any."
+    )
+    rerank_skipped: str | None = Field(
+        None, description="Why the configured reranker did not order them: the fused order."
+    )

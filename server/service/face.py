@@ -100,6 +100,7 @@ class MemoryApi(Protocol):
         min_similarity: float = 0.0,
         where: MemoryFilter | None = None,
         use_prior: bool = True,
+        hook: bool = False,
     ) -> SearchResult: ...
 
     async def list_memories(

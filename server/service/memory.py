@@ -59,6 +59,7 @@ from server.service.learning import LearningSteps
 from server.service.leases import JobLeases
 from server.service.lessons import LessonProposals, Lessons
 from server.service.receipts import Receipts
+from server.service.rerank import Reranker, Reranking
 from server.service.search import Searcher
 from server.service.supersessions import memory_versions
 from server.service.users import UserDirectory
@@ -92,7 +93,14 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
     their vectors) and `users`.
     """
 
-    def __init__(self, pool: Pool, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        reranker: Reranker | None = None,
+    ) -> None:
         self.pool = pool
         self.embedder = embedder
         self.settings = settings
@@ -104,6 +112,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         except VocabularyError as exc:
             raise StartupError(f"CLAUDE_MEMORY_SEARCH_VOCABULARY_FILE: {exc}") from None
         self.searcher = Searcher(pool, embedder, settings.ranking_prior, vocabulary)
+        self.reranking = Reranking.from_settings(settings, reranker)
         self.cutoffs = cutoffs_for(embedder.name)
         self.users = UserDirectory(pool, settings.default_visibility)
         self.learning = LearningSteps(pool, embedder, settings)
@@ -167,22 +176,26 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         min_similarity: float = 0.0,
         where: MemoryFilter | None = None,
         use_prior: bool = True,
+        hook: bool = False,
     ) -> SearchResult:
-        """Semantic and keyword results fused by score (server/core/ranking.score_fusion).
+        """Semantic and keyword results fused by score (server/core/ranking.score_fusion),
+        the first ones reordered by the configured reranker (server/service/rerank.py; for a
+        hook only when CLAUDE_MEMORY_RERANK_HOOKS is on, within its shorter time limit).
 
         While the embeddings endpoint is down the keyword results alone are returned (the
         prompt recall hook and agents keep finding exact words); semantic search says why
         it cannot answer.
         """
         checked = check_filter(where or MemoryFilter())
-        key = ("hybrid", query, limit, keyword_weight, semantic_weight, min_similarity, checked)
+        fetch = self.reranking.candidates(limit, hook=hook)
+        key = ("hybrid", query, fetch, keyword_weight, semantic_weight, min_similarity, checked)
         try:
-            return await self.cache.get_or_load(
+            fused = await self.cache.get_or_load(
                 (*key, use_prior),
                 lambda: self.searcher.hybrid(
                     query,
                     checked,
-                    limit=limit,
+                    limit=fetch,
                     keyword_weight=keyword_weight,
                     semantic_weight=semantic_weight,
                     min_similarity=min_similarity,
@@ -192,6 +205,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         except EmbeddingUnavailable as exc:
             logger.warning("hybrid search answered by keywords alone: %s", exc.message)
             return await self.search_keyword(query, limit=limit, where=where, use_prior=use_prior)
+        return await self.reranking.reorder(fused, limit=limit, hook=hook)
 
     async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]:
         """Live memories nearest to this one's stored vector."""

@@ -23,6 +23,7 @@ from server.service.embeddings import Embedder, LocalEmbedder, NoModel
 from server.service.memory import MemoryService
 from server.service.reembed import ensure_model_recorded
 from server.service.remote_embedder import RemoteEmbedder
+from server.service.rerank import Reranker, load_reranker
 
 logger = logging.getLogger(__name__)
 
@@ -91,11 +92,16 @@ async def open_service(
             statement_timeout_ms=settings.db_statement_timeout_ms,
             transaction_pooling=settings.db_transaction_pooling,
         )
+        reranker: Reranker | None = None
         try:
             if check_model:
                 await ensure_model_recorded(pool, embedder, unreachable)
             elif unreachable:  # reembed needs the endpoint now
                 raise StartupError(unreachable)
-            yield MemoryService(pool, embedder, settings)
+            if needs_model:
+                reranker = await load_reranker(settings)
+            yield MemoryService(pool, embedder, settings, reranker=reranker)
         finally:
+            if reranker is not None:
+                await reranker.close()
             await pool.close()

@@ -29,6 +29,8 @@ class SearchHit:
     `verdict` / `verdict_note`: whether the working tree a search named (`cwd`) still agrees
     with what the hit says about the code (fresh, drifted, orphaned, unchecked) and, when it
     drifted or is orphaned, what changed (server/ingest/recall_check.py); None without a `cwd`.
+    `rerank_score`: what the configured reranker scored the hit (higher first), for the hits it
+    reordered (server/service/rerank.py); None otherwise.
     """
 
     id: int
@@ -53,11 +55,17 @@ class SearchHit:
     visibility: str = "shared"
     verdict: str | None = None
     verdict_note: str | None = None
+    rerank_score: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
+    """`reranked_by`: the reranker that ordered the first hits (server/service/rerank.py);
+    `rerank_skipped`: why the configured reranker did not, the fused order standing."""
+
     mode: str
     query: str
     hits: list[SearchHit]
     took_ms: float
+    reranked_by: str | None = None
+    rerank_skipped: str | None = None

