@@ -30,8 +30,16 @@ again with every supersession link removed, so the difference is what stored lin
 `--misses FILE` writes the questions hybrid did not answer first, with its first three hits,
 for reading why (not for tuning to one corpus's sentences).
 
+`--rerank PROVIDER` (cross-encoder, http, llm) puts a reranker over hybrid's first candidates
+(server/service/rerank.py), with `--rerank-model PATH|NAME` (the cross-encoder's folder, or
+the model an endpoint or the LLM is asked for) and `--rerank-url URL` (an http endpoint; the
+llm provider uses CLAUDE_MEMORY_OLLAMA_URL's default unless `--llm-url` is given);
+`--rerank-hooks` reranks the prompt hook's candidates too. The report then says how many
+hybrid searches the reranker ordered and how many it left in the fused order.
+
 Usage: .venv/bin/python bench/retrieval_changes.py [--corpus DIR] [--without-links]
-           [--project-only] [--misses FILE]
+           [--project-only] [--misses FILE] [--rerank PROVIDER [--rerank-model M]
+           [--rerank-url URL] [--llm-url URL] [--rerank-hooks]]
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -168,10 +176,13 @@ async def ask_all(
     for mode in MODES:
         per_category: dict[str, list[dict[str, float]]] = {}
         latencies: list[float] = []
+        reranked = skipped = 0
         for question in positive:
             started = time.perf_counter()
             result = await search(service, mode, question, project_only)
             latencies.append((time.perf_counter() - started) * 1000.0)
+            reranked += result.reranked_by is not None
+            skipped += result.rerank_skipped is not None
             scores = judge(question, [hit.content for hit in result.hits])
             if misses is not None and mode == "hybrid" and not scores["answered@1"]:
                 misses.append(miss(question, result, scores))
@@ -183,6 +194,9 @@ async def ask_all(
             "latency_ms_p50": round(ordered[len(ordered) // 2], 2),
             "latency_ms_p95": round(ordered[max(int(len(ordered) * 0.95) - 1, 0)], 2),
         }
+        if service.reranking.reranker is not None and mode == "hybrid":
+            report[mode]["reranked"] = reranked
+            report[mode]["rerank_skipped"] = skipped
     report["recall_hook"] = await ask_recall_hook(service, questions)
     return report
 
@@ -264,10 +278,24 @@ async def import_corpus(service: MemoryService, corpus: Path) -> None:
 
 
 async def run(
-    corpus: Path, home: Path, without_links: bool, project_only: bool, misses: Path | None
+    corpus: Path,
+    home: Path,
+    without_links: bool,
+    project_only: bool,
+    misses: Path | None,
+    rerank: Settings | None = None,
 ) -> dict[str, Any]:
     questions = load_questions(corpus)
     settings = Settings(claude_memory_home=home, cache_max_size=0)
+    if rerank is not None:
+        settings = replace(
+            settings,
+            **{
+                name: getattr(rerank, name)
+                for name in Settings.__dataclass_fields__
+                if name.startswith("rerank_") or name == "ollama_url"
+            },
+        )
     started = time.monotonic()
     async with open_service(settings) as service:
         await import_corpus(service, corpus)
@@ -288,6 +316,14 @@ async def run(
             "top_k": TOP_K,
             "project_only": project_only,
         }
+        if rerank is not None:
+            report["rerank"] = {
+                "provider": rerank.rerank_provider,
+                "model": rerank.rerank_model or None,
+                "url": rerank.rerank_url or None,
+                "depth": rerank.rerank_depth,
+                "hooks": rerank.rerank_hooks,
+            }
         missed: list[dict[str, Any]] = []
         report["with_links"] = await ask_all(service, questions, project_only, missed)
         if misses is not None:
@@ -315,7 +351,27 @@ def main() -> None:
     parser.add_argument(
         "--misses", type=Path, help="write hybrid's misses at rank 1 (with its top 3) as JSON here"
     )
+    parser.add_argument("--rerank", choices=("cross-encoder", "http", "llm"))
+    parser.add_argument("--rerank-model", default="")
+    parser.add_argument("--rerank-url", default="")
+    parser.add_argument("--llm-url", default="")
+    parser.add_argument("--rerank-depth", type=int, default=Settings().rerank_depth)
+    parser.add_argument("--rerank-hooks", action="store_true")
     args = parser.parse_args()
+    rerank = None
+    if args.rerank:
+        rerank = Settings(
+            rerank_provider=args.rerank,
+            rerank_model=args.rerank_model,
+            rerank_url=args.rerank_url,
+            rerank_depth=args.rerank_depth,
+            rerank_hooks=args.rerank_hooks,
+            **({"ollama_url": args.llm_url} if args.llm_url else {}),
+        )
+        if args.rerank == "cross-encoder" and not args.rerank_model:
+            parser.error("--rerank cross-encoder needs --rerank-model PATH")
+        if args.rerank == "http" and not args.rerank_url:
+            parser.error("--rerank http needs --rerank-url URL")
     with tempfile.TemporaryDirectory(prefix="changes-bench-", ignore_cleanup_errors=True) as home:
         report = asyncio.run(
             run(
@@ -324,6 +380,7 @@ def main() -> None:
                 args.without_links,
                 args.project_only,
                 args.misses,
+                rerank,
             )
         )
     print(json.dumps(report, indent=2))  # noqa: T201

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fastmcp import Client
 
 from server.app import create_app
 from server.core.config import Secret, Settings
@@ -234,6 +235,28 @@ async def test_llm_ranking_orders_the_hits(service: MemoryService, settings: Set
     assert [hit.id for hit in result.hits] == list(reversed(fused))
     assert asked["model"] == llm.model
     assert QUERY in asked["messages"][-1]["content"]
+
+
+async def test_mcp_hybrid_search_tool_returns_the_llm_order(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    with ScriptedLLM(default=Reply.by_prompt(reversed_ranking)) as llm:
+        own = replace(settings, rerank_provider="llm", ollama_url=llm.base_url)
+        async with (
+            reranking(service, own) as reranked,
+            serving(create_app(own, reranked)) as url,
+            Client(f"{url}/mcp") as client,
+        ):
+            answer = await client.call_tool(
+                "hybrid_search", {"query": QUERY, "project": "acme", "limit": 5}
+            )
+
+    body = answer.structured_content
+    assert isinstance(body, dict)
+    assert body["reranked_by"] == "llm"
+    assert [hit["id"] for hit in body["hits"]] == list(reversed(fused))
 
 
 @pytest.mark.parametrize(
