@@ -12,6 +12,11 @@ CLAUDE_MEMORY_RERANK_PROVIDER picks it:
   request over httpx rather than server/learning/llm.py's client: the service layer sits below
   the learning jobs and does not import them.
 
+A reranker reads each candidate alone and knows nothing of time, so it does not order the
+versions of one fact (memories linked by `supersedes`) among themselves: they keep the order
+the fused ranking gave them, which follows the question's tense (server/domain/versions.py),
+in the places the reranker gave the group.
+
 A reranker only reorders; it never fails a search. When it is down, slow (past its time
 limit) or answers something unusable, the fused order stands, the result says why in
 `rerank_skipped`, and a warning is logged. Scores that worked are cached for the same query and
@@ -374,7 +379,9 @@ class Reranking:
             return replace(result, hits=result.hits[:limit], rerank_skipped=reason)
         # A stable sort: candidates the reranker ties keep their fused order.
         order = sorted(range(len(head)), key=lambda i: -scores[i])
-        ranked = [replace(head[i], rerank_score=round(scores[i], 6)) for i in order]
+        ranked = versions_in_fused_order(
+            [replace(head[i], rerank_score=round(scores[i], 6)) for i in order], head
+        )
         took = (time.perf_counter() - started) * 1000.0
         return replace(
             result,
@@ -404,6 +411,33 @@ class Reranking:
     async def close(self) -> None:
         if self.reranker is not None:
             await self.reranker.close()
+
+
+def versions_in_fused_order(ranked: list[SearchHit], fused: Sequence[SearchHit]) -> list[SearchHit]:
+    """`ranked` with the hits linked as versions of one fact put back in their `fused` order,
+    in the places `ranked` gave them."""
+    place = {hit.id: i for i, hit in enumerate(fused)}
+    group = {hit.id: hit.id for hit in fused}
+
+    def root(memory_id: int) -> int:
+        while group[memory_id] != memory_id:
+            memory_id = group[memory_id]
+        return memory_id
+
+    for hit in fused:
+        for other in (hit.supersedes, hit.superseded_by):
+            if other is not None and other in group:
+                group[root(other)] = root(hit.id)
+    slots: dict[int, list[int]] = {}
+    for position, hit in enumerate(ranked):
+        slots.setdefault(root(hit.id), []).append(position)
+    result = list(ranked)
+    for positions in slots.values():
+        if len(positions) > 1:
+            members = sorted((ranked[p] for p in positions), key=lambda hit: place[hit.id])
+            for position, member in zip(positions, members, strict=True):
+                result[position] = member
+    return result
 
 
 def _fingerprint(hits: Sequence[SearchHit]) -> str:

@@ -189,6 +189,27 @@ async def test_http_endpoint_reorders_only_the_top_candidates_and_keeps_the_rest
     assert [hit.rerank_score for hit in result.hits[3:]] == [None, None]
 
 
+async def test_versions_of_a_fact_keep_their_fused_order_among_the_reranked(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    old, new = (await fused_ids(service))[:2]
+    await service.update(new, supersedes=old)
+    fused = await fused_ids(service)
+    with RerankServer() as endpoint:  # scores every candidate list last first
+        own = replace(settings, rerank_provider="http", rerank_url=endpoint.url)
+        async with reranking(service, own) as reranked:
+            result = await search(reranked)
+
+    ids = [hit.id for hit in result.hits]
+    assert set(ids) == set(fused) and result.reranked_by == "http"
+    linked = [i for i in fused if i in (old, new)]
+    assert len(linked) == 2  # both versions are candidates; reversed, they would swap
+    assert [i for i in ids if i in (old, new)] == linked  # as fused ordered them
+    others = [i for i in ids if i not in (old, new)]
+    assert others == [i for i in reversed(fused) if i not in (old, new)]  # as reranked
+
+
 @pytest.mark.parametrize("failure", ["down", "garbage", "slow"])
 async def test_http_endpoint_that_fails_leaves_the_fused_order_and_says_why(
     service: MemoryService,
