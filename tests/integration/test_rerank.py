@@ -29,6 +29,7 @@ from server.ingest.recall import HookRecall
 from server.service.memory import MemoryService
 from server.service.rerank import load_reranker
 from tests.db_fixtures import free_port, serving
+from tests.integration.test_hooks import context_of, run_hook
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 from tests.rerank_stub import RerankServer
 
@@ -362,6 +363,34 @@ async def test_prompt_hook_with_reranking_on_keeps_fused_order_past_its_time_lim
     assert asked == 1
     assert answer.markdown == plain.markdown
     assert answer.memory_ids == plain.memory_ids
+
+
+async def test_real_hook_client_gets_the_fused_recall_when_the_reranker_is_late(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    plain = await HookRecall(service, settings).prompt("s-plain", "", QUERY)
+    with RerankServer() as endpoint:
+        endpoint.delay = 10.0  # far past the hook client's own 2 s
+        own = replace(
+            settings,
+            rerank_provider="http",
+            rerank_url=endpoint.url,
+            rerank_hooks=True,
+            rerank_hook_timeout_seconds=0.3,
+        )
+        async with reranking(service, own) as reranked, serving(create_app(own, reranked)) as url:
+            run = await run_hook(
+                "user-prompt-submit",
+                {"session_id": "s-hook", "cwd": "", "prompt": QUERY, "prompt_id": "p-1"},
+                url,
+            )
+        asked = len(endpoint.requests)
+
+    context = context_of(run, "UserPromptSubmit")
+    assert asked == 1
+    assert plain.memory_ids
+    assert all(f"#{memory_id}" in context for memory_id in plain.memory_ids)
 
 
 async def test_prompt_hook_with_reranking_on_follows_an_endpoint_in_time(
