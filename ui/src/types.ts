@@ -107,12 +107,15 @@ export type SearchHit = Ownership & {
   superseded_by: number | null;
   version_note: string | null;
   time_note: string | null;
+  rerank_score?: number | null;
 };
 
 export type SearchResponse = {
   mode: SearchMode;
   hits: SearchHit[];
   took_ms: number;
+  reranked_by?: string | null;
+  rerank_skipped?: string | null;
 };
 
 export type SearchRequest = {
