@@ -28,6 +28,7 @@ from server.domain.statements import unit_spans
 # longer texts are cut here, before tokenising, to keep tokenising cheap.
 MAX_PAIR_TEXT_CHARS = 1_000
 MIN_PAIR_TEXT_CHARS = 12  # "ok", "thanks!" state nothing to learn from
+MIN_TITLE_CHARS = 4  # a title may be short: "Deploys"
 STATEMENTS_PER_MEMORY = 3  # a long handbook chunk must not outweigh everything else
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 
@@ -104,7 +105,7 @@ def title_pair(text: SourceText) -> Pair | None:
     """A memory whose first line is a markdown heading: the heading and the rest."""
     first, _, rest = text.content.strip().partition("\n")
     heading = _HEADING.match(first)
-    if heading is None or not _usable(heading.group(1)) or not _usable(rest):
+    if heading is None or len(heading.group(1)) < MIN_TITLE_CHARS or not _usable(rest):
         return None
     return Pair(heading.group(1), _cut(rest), "title")
 

@@ -84,8 +84,8 @@ async def adapt(
     pairs = training_pairs(texts, options.max_pairs, options.seed)
     if len(pairs) < max(options.min_pairs, 2):
         raise StartupError(
-            f"only {len(pairs)} training pairs in {len(texts)} memories; adapt needs at least "
-            f"{max(options.min_pairs, 2)} (import more sessions first)"
+            f"too few training pairs to adapt the model: {len(pairs)} found in {len(texts)} "
+            f"memories, at least {max(options.min_pairs, 2)} needed (import more sessions first)"
         )
     home = settings.claude_memory_home
     previous = active_model(home, settings.embedding_model)
