@@ -105,7 +105,7 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         async with service.pool.connection() as conn:
             cur = await conn.execute("SELECT count(*) FROM memories WHERE deleted_at IS NULL")
             memories = int((await cur.fetchone() or (0,))[0])
-        adapted = await adapt(settings, service.pool, options)
+        adapted = await adapt(settings, service.pool, options, training_progress=log_step)
     async with open_service(settings) as service:  # as the server starts: the adapted model
         report["model_after"] = service.embedder.name
         if args.locomo:
@@ -126,6 +126,11 @@ async def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
         delta=delta(before, after),
     )
     return report
+
+
+def log_step(done: int, total: int) -> None:
+    if done % 10 == 0 or done == total:
+        print(f"training step {done}/{total} at {time.strftime('%H:%M:%S')}", file=sys.stderr)  # noqa: T201
 
 
 def options_json(args: argparse.Namespace) -> argparse.Namespace:
