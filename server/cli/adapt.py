@@ -33,6 +33,7 @@ def add_adapt_command(commands: Any) -> None:
         "and what it corrected), saves it under $CLAUDE_MEMORY_HOME/models/adapted-<n>/ and "
         "re-embeds every memory with it. The model it replaces is kept: --rollback goes "
         "back to it. Restart a running server afterwards.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     adapt.add_argument(
         "--rollback", action="store_true", help="go back to the model the adapted one replaced"

@@ -13,11 +13,12 @@ import numpy as np
 import psycopg
 import pytest
 
+from server.cli.adapt import OFFER_AFTER_MEMORIES, adapt_offer
 from server.core.config import Secret, Settings
 from server.core.errors import StartupError
 from server.domain.adaptation import AdaptOptions
 from server.jobs.adapt import adapt, rollback
-from server.service.adapted_models import ACTIVE_FILE, MANIFEST_FILE, models_dir
+from server.service.adapted_models import ACTIVE_FILE, MANIFEST_FILE, models_dir, set_active
 from server.service.embeddings import Embedder
 from server.service.runtime import open_service
 from tests.integration.processes import run_cli
@@ -196,3 +197,16 @@ def test_adapt_command_says_why_it_cannot_roll_back(
 
     assert done.returncode == 1
     assert "no adapted model is in use: nothing to roll back" in done.stderr
+
+
+def test_a_large_import_offers_adapt_until_an_adapted_model_is_in_use(tmp_path: Path) -> None:
+    settings = Settings(claude_memory_home=tmp_path)
+
+    offered = adapt_offer(OFFER_AFTER_MEMORIES, settings)
+    small = adapt_offer(OFFER_AFTER_MEMORIES - 1, settings)
+    set_active(tmp_path, "adapted-1")
+    adapted = adapt_offer(OFFER_AFTER_MEMORIES * 5, settings)
+
+    assert offered is not None and "`claude-memory adapt`" in offered
+    assert small is None
+    assert adapted is None
