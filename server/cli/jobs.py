@@ -222,7 +222,7 @@ def add_job_commands(commands: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-
+    from server.cli.adapt import adapt_offer
     from server.core.timeparse import parse_optional_time
     from server.ingest.documents import import_claude_ai, import_memories, import_text
     from server.ingest.from_tools import import_from_tool
@@ -294,6 +294,10 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     else:
         for summary in summaries:
             _print_import_summary(summary)
+    if not args.dry_run:
+        offer = adapt_offer(sum(s.turns_imported for s in summaries), settings)
+        if offer:
+            print(offer, file=sys.stderr)  # noqa: T201
     return 1 if any(s.nothing_imported_and_failed for s in summaries) else 0
 
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from server import __version__
+from server.cli.adapt import add_adapt_command
 from server.cli.connect import add_connect_commands
 from server.cli.jobs import add_hook_commands, add_job_commands
 from server.cli.learn import add_learn_command
@@ -39,6 +40,7 @@ examples:
   claude-memory import --claude-ai export.zip --text ~/notes --dry-run
   claude-memory migrate                    apply pending database migrations
   claude-memory reembed                    re-embed every memory after changing the model
+  claude-memory adapt                      fit the search model to your sessions (--rollback)
   claude-memory config                     every setting, its value and where it came from
   claude-memory lessons add 'staging' 'Run load tests against the local stack, never staging' \\
       --tool Bash --ask                    remind (and ask) before matching Bash commands
@@ -162,6 +164,7 @@ def _build_parser() -> argparse.ArgumentParser:
     reembed.add_argument("--batch-size", type=int, default=256, help="memories per batch")
     _add_plain(reembed)
     reembed.set_defaults(run=cmd_reembed)
+    add_adapt_command(commands)
     return parser
 
 

