@@ -6,7 +6,9 @@ and read, and every reader returns the same chunk, so turns, tool calls and prom
 agents are stored alike, each with its agent as `source`.
 
 Each transcript file is read from where the last run stopped (`imported_files`), so a session
-still being written is picked up line by line and an unchanged file costs one `stat`. Turns of
+still being written is picked up line by line and an unchanged file costs one `stat`. Read
+positions and session rows are the owner's the run acts for (`--user`, or nobody): another
+user's import of the same file neither advances nor claims them (#54). Turns of
 many files are embedded in one batch (`BATCH_TURNS`), then each file's turns, tool events,
 journal prompts and new read position are written in one transaction: a crash leaves every file
 either imported up to a recorded point or untouched. Dedup is by record uuid and content hash,

@@ -5,9 +5,10 @@ prompt_key) and a call on tool_use_id, each per owner, and every column keeps th
 anyone knew (`coalesce`), so the second writer only fills what the first did not know.
 
 Rows are keyed per owner (migration 017): a hook sent with someone else's ids makes a row of
-its sender's and never touches theirs. A write acts for the user of its transaction; one that
-acts for nobody (a batch import without --user, single-user mode) acts for the session's owner
-as its import recorded it, or for nobody when it was not imported by anyone in particular.
+its sender's and never touches theirs. A write acts for the user of its transaction, or for
+nobody (a batch import without --user, single-user mode): ownerless rows. Sessions are keyed
+per owner too (migration 025), so no import, for a user or for nobody, writes into the journal
+of a session because its file carries that session's id.
 """
 
 from __future__ import annotations
@@ -36,12 +37,8 @@ _KEEP_FIRST = ", ".join(
 )
 
 
-# Whom a write acts for: the transaction's user, or with none the owner of the session's import
-# (NULL: nobody, when it was imported by nobody in particular or not imported yet).
-_WRITER = (
-    "coalesce(current_viewer(), (SELECT i.owner_id FROM imported_sessions AS i"
-    " WHERE i.session_id = %(session_id)s))"
-)
+# Whom a write acts for: the transaction's user (NULL: nobody).
+_WRITER = "current_viewer()"
 
 
 async def insert_calls(conn: Conn, events: Sequence[SessionEvent]) -> None:
@@ -68,7 +65,7 @@ async def record_results(conn: Conn, results: Mapping[str, ToolOutcome]) -> None
     """Outcomes of calls stored by an earlier run, now that their results were read.
 
     Only the rows of whom the transaction acts for change: the user's own; with no user, the
-    ownerless ones and those of each call's session's owner (as `insert_calls` stamped them).
+    ownerless ones (as `insert_calls` stamped them).
     """
     if not results:
         return
@@ -81,10 +78,7 @@ async def record_results(conn: Conn, results: Mapping[str, ToolOutcome]) -> None
         " %(errors)s::text[], %(prompts)s::text[])"
         " AS r (tool_use_id, success, output_preview, error, prompt_key)"
         " WHERE session_events.tool_use_id = r.tool_use_id"
-        " AND (CASE WHEN current_viewer() IS NULL THEN session_events.owner_id IS NULL"
-        " OR session_events.owner_id = (SELECT i.owner_id FROM imported_sessions AS i"
-        "   WHERE i.session_id = session_events.session_id)"
-        " ELSE session_events.owner_id = current_viewer() END)",
+        " AND coalesce(session_events.owner_id, 0) = coalesce(current_viewer(), 0)",
         {
             "ids": list(results),
             "outcomes": [outcome.success for outcome in results.values()],
@@ -140,11 +134,12 @@ class PromptRow:
 
 
 # Filters shared by both reads; %(text)s is a LIKE pattern matched against prompts and inputs.
-# A user sees the calls and prompts their own hooks recorded (or nobody's: the CLI, before
-# users), and none of a session someone else owns (server/store/sessions.py).
+# A user sees the calls and prompts their own hooks and imports recorded, and nobody's (the
+# CLI, before users) unless someone else owns a session of that id (server/store/sessions.py):
+# another user's import of a file with the session's id hides none of the user's own rows.
 _SCOPE = (
-    "(current_viewer() IS NULL OR (coalesce({table}.owner_id, current_viewer()) = current_viewer()"
-    " AND NOT EXISTS (SELECT 1 FROM imported_sessions AS other"
+    "(current_viewer() IS NULL OR {table}.owner_id = current_viewer()"
+    " OR ({table}.owner_id IS NULL AND NOT EXISTS (SELECT 1 FROM imported_sessions AS other"
     "   WHERE other.session_id = {table}.session_id AND other.owner_id <> current_viewer())))"
     " AND (%(project)s::text IS NULL OR {table}.project = %(project)s)"
     " AND (%(session)s::text IS NULL OR starts_with({table}.session_id, %(session)s))"
@@ -221,10 +216,11 @@ async def prompts(conn: Conn, params: Mapping[str, object], limit: int) -> list[
 def journal_owners(sessions: str) -> str:
     """A `WITH o (session_id, owner_id)` clause: whose each session of the `sessions` query
     (one column, session_id) is, for the readers of whole sessions. The owner its import
-    recorded, or before any import the owner of its first owned prompt or call (hooks record
-    as they go, so that is the session's user: a teammate cannot know its id before it
-    starts). NULL: nobody's, and only ownerless rows are read. A teammate's rows with the same
-    session id are never read into the session."""
+    recorded (several users' imports of one id: nobody's first, then the lowest user id), or
+    before any import the owner of its first owned prompt or call (hooks record as they go, so
+    that is the session's user: a teammate cannot know its id before it starts). NULL:
+    nobody's, and only ownerless rows are read. A teammate's rows with the same session id are
+    never read into the session."""
     return (
         "WITH o AS (SELECT s.session_id, (SELECT k.owner_id FROM ("
         " SELECT i.owner_id, 0 AS rank, NULL::timestamptz AS at FROM imported_sessions AS i"
@@ -233,7 +229,7 @@ def journal_owners(sessions: str) -> str:
         "   WHERE f.session_id = s.session_id AND f.owner_id IS NOT NULL"
         " UNION ALL SELECT c.owner_id, 1, c.at FROM session_events AS c"
         "   WHERE c.session_id = s.session_id AND c.owner_id IS NOT NULL"
-        " ) AS k ORDER BY k.rank, k.at NULLS LAST LIMIT 1) AS owner_id"
+        " ) AS k ORDER BY k.rank, k.at NULLS LAST, k.owner_id NULLS FIRST LIMIT 1) AS owner_id"
         f" FROM ({sessions}) AS s)"
     )
 

@@ -14,6 +14,11 @@ from server.store.memories import COLUMNS
 from server.store.sessions import SESSION_VISIBLE_SQL
 from server.store.tx import Conn
 
+# A session's row, and its turns, of the user the transaction acts for (ownerless ones with
+# none): distillation acts as each session's owner, and users' rows of one session id are
+# each their own (migration 025).
+_SAME_OWNER = "coalesce({table}.owner_id, 0) = coalesce(current_viewer(), 0)"
+
 
 async def pending_sessions(
     conn: Conn,
@@ -26,7 +31,8 @@ async def pending_sessions(
     """Sessions waiting for distillation, oldest activity first.
 
     A session qualifies with `min_messages` stored turns in all, fewer than `max_failures`
-    failed attempts, and at least one turn not yet distilled (archived).
+    failed attempts, and at least one turn not yet distilled (archived). Each owner's row of a
+    session id is its own, counted with that owner's turns.
     """
     async with conn.cursor(row_factory=class_row(PendingSession)) as cur:
         await cur.execute(
@@ -34,15 +40,16 @@ async def pending_sessions(
             " count(m.id) FILTER (WHERE m.archived_at IS NULL) AS new_turns"
             " FROM imported_sessions s"
             " JOIN memories m ON m.session_id = s.session_id AND m.kind = 'raw'"
-            "   AND m.deleted_at IS NULL"
+            "   AND m.deleted_at IS NULL AND coalesce(m.owner_id, 0) = coalesce(s.owner_id, 0)"
             " WHERE s.distill_state = 'pending' AND s.distill_failures < %(max_failures)s"
             " AND (%(project)s::text IS NULL OR s.project = %(project)s"
             "      OR s.project_path = %(project)s)"
             " AND (%(ids)s::text[] IS NULL OR s.session_id = ANY(%(ids)s))"
-            " GROUP BY s.session_id"
+            " GROUP BY s.session_id, s.owner_id, s.source, s.project, s.title,"
+            " s.distill_failures"
             " HAVING count(m.id) >= %(min_messages)s"
             "   AND count(m.id) FILTER (WHERE m.archived_at IS NULL) > 0"
-            " ORDER BY max(m.created_at), s.session_id",
+            " ORDER BY max(m.created_at), s.session_id, s.owner_id",
             {
                 "project": project,
                 "ids": list(session_ids) if session_ids is not None else None,
@@ -55,7 +62,8 @@ async def pending_sessions(
 
 async def sessions_with_prefix(conn: Conn, prefix: str, limit: int = 20) -> list[str]:
     cur = await conn.execute(
-        "SELECT session_id FROM imported_sessions WHERE starts_with(session_id, %(prefix)s)"
+        "SELECT DISTINCT session_id FROM imported_sessions"
+        " WHERE starts_with(session_id, %(prefix)s)"
         f" AND {SESSION_VISIBLE_SQL}"
         " ORDER BY session_id LIMIT %(limit)s",
         {"prefix": prefix, "limit": limit},
@@ -64,12 +72,14 @@ async def sessions_with_prefix(conn: Conn, prefix: str, limit: int = 20) -> list
 
 
 async def undistilled_turns(conn: Conn, session_id: str) -> list[StoredTurn]:
-    """A session's live raw turns not yet distilled, in the order they were said."""
+    """A session's live raw turns not yet distilled, in the order they were said: those of
+    the user the transaction acts for (the session's owner, as distillation acts)."""
     async with conn.cursor(row_factory=class_row(StoredTurn)) as cur:
         await cur.execute(
             "SELECT id, coalesce(role, 'user') AS role, content, created_at FROM memories"
             " WHERE session_id = %(session)s AND kind = 'raw' AND deleted_at IS NULL"
-            " AND archived_at IS NULL ORDER BY created_at, id",
+            f" AND archived_at IS NULL AND {_SAME_OWNER.format(table='memories')}"
+            " ORDER BY created_at, id",
             {"session": session_id},
         )
         return await cur.fetchall()
@@ -87,7 +97,8 @@ async def mark_distilled(conn: Conn, session_id: str, turns: int) -> None:
     await conn.execute(
         "UPDATE imported_sessions SET distill_state = 'done', distilled_at = now(),"
         " distilled_message_count = distilled_message_count + %(turns)s,"
-        " distill_last_error = NULL WHERE session_id = %(session)s",
+        " distill_last_error = NULL WHERE session_id = %(session)s"
+        f" AND {_SAME_OWNER.format(table='imported_sessions')}",
         {"session": session_id, "turns": turns},
     )
 
@@ -99,7 +110,8 @@ async def mark_distill_failed(conn: Conn, session_id: str, reason: str, max_fail
         " distill_last_error = %(reason)s,"
         " distill_state = CASE WHEN distill_failures + 1 >= %(max)s THEN 'failed'"
         "   ELSE distill_state END"
-        " WHERE session_id = %(session)s RETURNING distill_failures",
+        " WHERE session_id = %(session)s"
+        f" AND {_SAME_OWNER.format(table='imported_sessions')} RETURNING distill_failures",
         {"session": session_id, "reason": reason[:2000], "max": max_failures},
     )
     row = await cur.fetchone()
@@ -140,10 +152,13 @@ async def set_metadata(conn: Conn, memory_id: int, metadata: dict[str, object]) 
 
 
 async def sessions_pending_signals(conn: Conn, project: str | None) -> list[tuple[str, str]]:
-    """(session id, project) of sessions with turns or events not yet mined for signals."""
+    """(session id, project) of sessions with turns or events not yet mined for signals; a
+    session id several users imported, once."""
     cur = await conn.execute(
-        "SELECT session_id, project FROM imported_sessions WHERE signals_state <> 'done'"
+        "SELECT session_id, project FROM (SELECT DISTINCT ON (session_id) session_id, project,"
+        " last_message_at FROM imported_sessions WHERE signals_state <> 'done'"
         " AND (%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s)"
+        " ORDER BY session_id, owner_id NULLS FIRST) AS pending"
         " ORDER BY last_message_at NULLS LAST, session_id",
         {"project": project},
     )
@@ -203,17 +218,21 @@ async def behavior_pending(
     force: bool,
     max_failures: int,
 ) -> list[PendingSession]:
-    """Distilled sessions not yet read for behaviour (any distilled session with `force`)."""
+    """Distilled sessions not yet read for behaviour (any distilled session with `force`); a
+    session id several users imported, once (behaviour is learned team-wide)."""
     async with conn.cursor(row_factory=class_row(PendingSession)) as cur:
         await cur.execute(
-            "SELECT session_id, source, project, title, behavior_failures AS distill_failures,"
-            " message_count AS new_turns FROM imported_sessions"
+            "SELECT session_id, source, project, title, distill_failures, new_turns FROM ("
+            " SELECT DISTINCT ON (session_id) session_id, source, project, title,"
+            " behavior_failures AS distill_failures, message_count AS new_turns,"
+            " last_message_at FROM imported_sessions"
             " WHERE distill_state = 'done'"
             " AND (%(force)s OR (behavior_state = 'pending'"
             "      AND behavior_failures < %(max_failures)s))"
             " AND (%(project)s::text IS NULL OR project = %(project)s"
             "      OR project_path = %(project)s)"
             " AND (%(ids)s::text[] IS NULL OR session_id = ANY(%(ids)s))"
+            " ORDER BY session_id, owner_id NULLS FIRST) AS pending"
             " ORDER BY last_message_at NULLS LAST, session_id",
             {
                 "project": project,

@@ -566,12 +566,14 @@ async def learned_preferences(conn: Conn, project: str | None, limit: int) -> li
 
 
 async def existing_record_uuids(conn: Conn, uuids: Sequence[str]) -> set[str]:
-    """Which transcript record uuids are already stored as raw turns."""
+    """Which transcript record uuids are already stored as raw turns of the transaction's user
+    (ownerless ones with none): another user's import of the same file holds back none."""
     if not uuids:
         return set()
     cur = await conn.execute(
         "SELECT metadata->>'record_uuid' FROM memories"
-        " WHERE metadata ? 'record_uuid' AND metadata->>'record_uuid' = ANY(%(uuids)s)",
+        " WHERE metadata ? 'record_uuid' AND metadata->>'record_uuid' = ANY(%(uuids)s)"
+        f" AND {_SAME_OWNER}",
         {"uuids": list(uuids)},
     )
     return {row[0] for row in await cur.fetchall()}

@@ -56,16 +56,25 @@ async def list_page(
     async with conn.cursor(row_factory=class_row(ImportedSession)) as cur:
         await cur.execute(
             f"SELECT {SESSION_COLUMNS} FROM imported_sessions WHERE {_SESSION_FILTER}"
-            " ORDER BY last_message_at DESC NULLS LAST, session_id"
+            " ORDER BY last_message_at DESC NULLS LAST, session_id, owner_id"
             " LIMIT %(limit)s OFFSET %(offset)s",
             {"project": project, "source": source, "limit": limit, "offset": offset},
         )
         return await cur.fetchall()
 
 
+# Whose import rows a transaction reads and writes: its user's, or with none the ownerless
+# ones. Read positions and session rows are each owner's own (migration 025): one user's import
+# of a file never advances, or claims, another's.
+_SAME_OWNER = "coalesce(owner_id, 0) = coalesce(current_viewer(), 0)"
+
+
 async def file_offsets(conn: Conn) -> dict[str, tuple[int, int]]:
-    """file path -> (bytes, lines) already imported, for every file ever read."""
-    cur = await conn.execute("SELECT file_path, bytes_imported, lines_imported FROM imported_files")
+    """file path -> (bytes, lines) already imported, for every file the transaction's user (or,
+    with none, nobody in particular) has read."""
+    cur = await conn.execute(
+        f"SELECT file_path, bytes_imported, lines_imported FROM imported_files WHERE {_SAME_OWNER}"
+    )
     return {row[0]: (int(row[1]), int(row[2])) for row in await cur.fetchall()}
 
 
@@ -84,7 +93,8 @@ async def known_project_names(conn: Conn) -> dict[str, str]:
 async def record_progress(
     conn: Conn, progress: FileProgress, new_turns: int, new_events: int = 0
 ) -> None:
-    """Save how far a file was read, and fold its new turns into its session's row.
+    """Save how far a file was read, and fold its new turns into its session's row: the
+    read position and the row of the user the transaction acts for (ownerless with none).
 
     New turns put a distilled session back in the distill queue; new turns or tool calls put
     it back in the signals queue.
@@ -100,7 +110,8 @@ async def _record_file(conn: Conn, progress: FileProgress) -> None:
         " lines_imported, updated_at)"
         " VALUES (%(file_path)s, %(session_id)s, %(agent_id)s, %(source)s, %(bytes)s,"
         " %(lines)s, now())"
-        " ON CONFLICT (file_path) DO UPDATE SET session_id = EXCLUDED.session_id,"
+        " ON CONFLICT (file_path, coalesce(owner_id, 0)) DO UPDATE SET"
+        " session_id = EXCLUDED.session_id,"
         " agent_id = EXCLUDED.agent_id, bytes_imported = EXCLUDED.bytes_imported,"
         " lines_imported = EXCLUDED.lines_imported, updated_at = now()",
         _progress_params(progress),
@@ -119,7 +130,7 @@ async def _record_session(
         " CASE WHEN %(main)s THEN %(bytes)s ELSE 0 END,"
         " CASE WHEN %(main)s THEN %(lines)s ELSE 0 END,"
         " %(new_turns)s, %(first_at)s, %(last_at)s, now(), %(title)s)"
-        " ON CONFLICT (session_id) DO UPDATE SET"
+        " ON CONFLICT (session_id, coalesce(owner_id, 0)) DO UPDATE SET"
         " project = CASE WHEN s.project = '' THEN EXCLUDED.project ELSE s.project END,"
         " project_path = CASE WHEN s.project_path = '' THEN EXCLUDED.project_path"
         "   ELSE s.project_path END,"

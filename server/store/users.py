@@ -105,10 +105,11 @@ async def viewer_projects(conn: Conn) -> list[str]:
 
 
 async def claim_unowned(conn: Conn, user_id: int) -> tuple[int, int]:
-    """Give every ownerless memory and session, with its journal, to this user, as private
-    memories: for the single-user store that becomes a team's. A memory, call or prompt the
-    user already has a row for (same content, same call or prompt), and journal rows of a
-    session someone else owns, stay ownerless. Returns (memories, sessions) changed."""
+    """Give every ownerless memory and session, with its journal and read positions, to this
+    user, as private memories: for the single-user store that becomes a team's. A memory,
+    call, prompt, session or read position the user already has a row for (same content, call,
+    prompt, session id or file), and journal rows of a session someone else owns, stay
+    ownerless. Returns (memories, sessions) changed."""
     memories = await conn.execute(
         "UPDATE memories SET owner_id = %(id)s, visibility = 'private' WHERE owner_id IS NULL"
         " AND NOT EXISTS (SELECT 1 FROM memories AS own WHERE own.owner_id = %(id)s"
@@ -116,7 +117,17 @@ async def claim_unowned(conn: Conn, user_id: int) -> tuple[int, int]:
         {"id": user_id},
     )
     sessions = await conn.execute(
-        "UPDATE imported_sessions SET owner_id = %(id)s WHERE owner_id IS NULL", {"id": user_id}
+        "UPDATE imported_sessions SET owner_id = %(id)s WHERE owner_id IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM imported_sessions AS own WHERE own.owner_id = %(id)s"
+        "   AND own.session_id = imported_sessions.session_id)",
+        {"id": user_id},
+    )
+    # The read positions go with the sessions: the user's next import goes on from them.
+    await conn.execute(
+        "UPDATE imported_files SET owner_id = %(id)s WHERE owner_id IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM imported_files AS own WHERE own.owner_id = %(id)s"
+        "   AND own.file_path = imported_files.file_path)",
+        {"id": user_id},
     )
     await conn.execute(
         "UPDATE session_events SET owner_id = %(id)s WHERE owner_id IS NULL"

@@ -107,11 +107,12 @@ async def test_hooks_then_an_import_of_the_same_session_journal_each_call_once(
     assert len(calls_of(after)) > 1  # the import added the calls the hooks never saw
 
 
-async def test_an_import_for_nobody_completes_the_calls_of_the_sessions_owner(
+async def test_an_import_for_nobody_leaves_the_calls_of_the_sessions_owner_alone(
     service: MemoryService, tmp_path: Path
 ) -> None:
-    # Calls are keyed per owner (migration 017); an import without --user acts for the owner
-    # of the session's import, so it still completes their rows instead of adding its own.
+    # Calls, sessions and read positions are keyed per owner (migrations 017 and 025): an
+    # import without --user has its own rows and never writes into a user's, whatever session
+    # id its file carries (#54); the user's own import completes theirs.
     session = "0a1e5e55-0000-4000-8000-000000000017"
     writer = SessionWriter(session).prompt("build it, then run the tests and the linter")
     writer.call("toolu_build", "Bash", {"command": "make build"}, message_id="m-1")
@@ -131,19 +132,39 @@ async def test_an_import_for_nobody_completes_the_calls_of_the_sessions_owner(
     writer.write(tmp_path / "projects")
 
     await import_session(service, transcript)  # acting for nobody, as the hourly import does
+    untouched = await call_owners(service, session)
+    with acting_as(service.users.viewer(alice.user)):
+        await import_session(service, transcript)  # hers: from where her import stopped
+    completed = await call_owners(service, session)
 
+    me = alice.user.id
+    assert untouched == [
+        ("toolu_build", me, True, True),
+        ("toolu_build", None, True, True),
+        ("toolu_lint", me, True, False),
+        ("toolu_lint", None, True, True),
+        ("toolu_test", me, None, True),
+        ("toolu_test", None, True, True),
+    ]
+    assert completed == [
+        ("toolu_build", me, True, True),
+        ("toolu_build", None, True, True),
+        ("toolu_lint", me, True, True),
+        ("toolu_lint", None, True, True),
+        ("toolu_test", me, True, True),
+        ("toolu_test", None, True, True),
+    ]
+
+
+async def call_owners(service: MemoryService, session: str) -> list[tuple[Any, ...]]:
+    """(tool_use_id, owner, success, from a transcript) of each journaled call of `session`."""
     async with service.pool.connection() as conn:
         cur = await conn.execute(
             "SELECT tool_use_id, owner_id, success, record_uuid IS NOT NULL FROM session_events"
-            " WHERE session_id = %s ORDER BY tool_use_id",
+            " WHERE session_id = %s ORDER BY tool_use_id, owner_id NULLS LAST",
             (session,),
         )
-        rows = await cur.fetchall()
-    assert rows == [
-        ("toolu_build", alice.user.id, True, True),
-        ("toolu_lint", alice.user.id, True, True),
-        ("toolu_test", alice.user.id, True, True),
-    ]
+        return await cur.fetchall()
 
 
 async def test_a_failure_hook_journals_the_call_as_failed(

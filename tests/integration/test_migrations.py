@@ -13,6 +13,7 @@ import pytest
 
 from server.core.errors import DatabaseSetupError
 from server.db.migrate import MIGRATIONS_DIR, apply_migrations, discover_migrations
+from server.store import sessions as session_store
 from tests.integration.processes import run_cli
 
 
@@ -70,6 +71,43 @@ async def test_turns_stored_before_migration_6_get_the_words_of_the_turns_before
     assert rows["h1"] is None and rows["h2"] is None and rows["h5"] is None
     assert rows["h3"] == "'manag':3B 'packag':2B"
     assert rows["h4"] == "'frozen':2B 'lockfil':3B 'manag':6C 'packag':5C 'pnpm':1B"
+
+
+async def test_read_positions_from_before_migration_25_stay_with_their_sessions_owner(
+    fresh_database: Callable[[], str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    for path in MIGRATIONS_DIR.glob("0[01]?_*.sql"):
+        shutil.copy(path, folder)
+    for path in MIGRATIONS_DIR.glob("02[0-4]_*.sql"):
+        shutil.copy(path, folder)
+    url = fresh_database()
+    await apply_migrations(url, folder)
+    with psycopg.connect(url) as conn:
+        alice = conn.execute(
+            "INSERT INTO users (name, token_hash) VALUES ('alice', 'h') RETURNING id"
+        ).fetchone()
+        assert alice is not None
+        conn.execute(
+            "INSERT INTO imported_sessions (session_id, file_path, owner_id) VALUES"
+            " ('solo', '/p/solo.jsonl', NULL), ('hers', '/p/hers.jsonl', %s)",
+            alice,
+        )
+        conn.execute(
+            "INSERT INTO imported_files (file_path, session_id, bytes_imported) VALUES"
+            " ('/p/solo.jsonl', 'solo', 10), ('/p/hers.jsonl', 'hers', 20),"
+            " ('/p/hers/subagents/agent-1.jsonl', 'hers', 30)"
+        )
+
+    await apply_migrations(url)
+
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        nobodys = await session_store.file_offsets(conn)  # single-user mode, the CLI
+        await conn.execute("SELECT set_config('claude_memory.viewer', %s, false)", (str(alice[0]),))
+        hers = await session_store.file_offsets(conn)
+    assert nobodys == {"/p/solo.jsonl": (10, 0)}
+    assert hers == {"/p/hers.jsonl": (20, 0), "/p/hers/subagents/agent-1.jsonl": (30, 0)}
 
 
 async def test_failing_migration_rolls_back_and_is_not_recorded(

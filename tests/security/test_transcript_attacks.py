@@ -26,11 +26,12 @@ from server.app import create_app
 from server.core.access import acting_as
 from server.core.config import Settings
 from server.core.models.memories import MemoryFilter
+from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.session_imports import import_session
 from server.jobs.hook_install import hook_command
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
-from tests.security.team import team
+from tests.security.team import Team, team
 from tests.transcripts import SessionWriter
 
 pytestmark = pytest.mark.security
@@ -158,3 +159,118 @@ async def test_single_user_hooks_read_only_the_agents_own_session_files(
     ]
     read = await rows(service, "SELECT file_path FROM imported_files")
     assert read == [(str(own),)]
+
+
+# ----- read positions and session rows are each owner's own ---------------------------------
+
+
+async def import_as(service: MemoryService, name: str, projects: Path) -> dict[str, Any]:
+    """`claude-memory import --user NAME --claude-code PROJECTS`: the importer the CLI runs."""
+    with acting_as(await service.users.viewer_by_name(name)):
+        summary = await SessionImporter(service, ImportFilters()).run(projects)
+    return summary.as_json()
+
+
+async def owners_of(service: MemoryService, table: str, column: str, value: str) -> list[str]:
+    found = await rows(
+        service,
+        f"SELECT u.name FROM {table} t JOIN users u ON u.id = t.owner_id"
+        f" WHERE t.{column} = %s ORDER BY u.name",
+        value,
+    )
+    return [name for (name,) in found]
+
+
+async def what_alice_sees(crew: Team) -> tuple[list[str], list[str], str]:
+    """alice's search for her marker (memory owners), her session list, her session's journal."""
+    async with crew.http("alice") as alice:
+        found = await alice.post(
+            "/api/search", json={"query": "alicetranscriptmarker euro rows", "limit": 10}
+        )
+        listed = await alice.get("/api/sessions")
+        journal = await alice.get("/api/journal", params={"session_id": ALICE_SESSION})
+    assert (found.status_code, listed.status_code, journal.status_code) == (200, 200, 200)
+    owners = [hit["owner"] for hit in found.json()["hits"]]
+    sessions = [s["session_id"] for s in listed.json()["sessions"]]
+    return owners, sessions, journal.text
+
+
+async def test_a_teammates_import_of_your_transcript_leaves_your_own_import_whole(
+    service: MemoryService, settings: Settings, tmp_path: Path
+) -> None:
+    # A folder both can read (a shared machine, a synced folder): carol imports it first with
+    # `import --user carol`; alice's own import must still bring her whole session, as hers.
+    shared = tmp_path / "shared" / "projects"
+    transcript = alices_transcript(shared)
+    async with team(service, settings) as crew:
+        carols = await import_as(service, "carol", shared)
+        alices = await import_as(service, "alice", shared)
+        again = await import_as(service, "alice", shared)
+        owners, sessions, _ = await what_alice_sees(crew)
+
+    assert carols["turns_imported"] == 2, carols
+    assert (alices["turns_imported"], alices["files_unchanged"]) == (2, 0), alices
+    # alice's read position is her own: her second run finds nothing new.
+    assert (again["turns_imported"], again["files_unchanged"]) == (0, 1), again
+    assert owners and set(owners) == {"alice"}
+    assert sessions == [ALICE_SESSION]
+    assert await owners_of(service, "imported_sessions", "session_id", ALICE_SESSION) == [
+        "alice",
+        "carol",
+    ]
+    assert await owners_of(service, "imported_files", "file_path", str(transcript)) == [
+        "alice",
+        "carol",
+    ]
+
+
+async def test_a_file_named_after_your_session_leaves_your_journal_alone(
+    service: MemoryService, settings: Settings, tmp_path: Path
+) -> None:
+    # alice's hooks journal her prompt and call as she works; carol imports a file of her own
+    # named after alice's session id, answering alice's call with a failure.
+    crafted = SessionWriter(ALICE_SESSION, cwd=CWD).prompt("carolcraftedmarker: list the files")
+    crafted.result("toolu_alice_export_01", "carolcraftedmarker: permission denied")
+    crafted.lines[-1]["message"]["content"][0]["is_error"] = True
+    carols = crafted.write(tmp_path / "carol" / "projects", "-home-dev-acme")
+    async with team(service, settings) as crew:
+        async with crew.http("alice") as alice:
+            prompted = await alice.post(
+                "/api/hooks/prompt",
+                json={
+                    "session_id": ALICE_SESSION,
+                    "cwd": CWD,
+                    "prompt": ALICE_PROMPT,
+                    "prompt_id": "alice-prompt-1",
+                },
+            )
+            called = await alice.post(
+                "/api/hooks/tool",
+                json={
+                    "hook_event_name": "PostToolUse",
+                    "session_id": ALICE_SESSION,
+                    "cwd": CWD,
+                    "prompt_id": "alice-prompt-1",
+                    "tool_name": "Bash",
+                    "tool_use_id": "toolu_alice_export_01",
+                    "tool_input": {"command": "make export"},
+                    "tool_response": {"stdout": "done", "stderr": "", "interrupted": False},
+                },
+            )
+        assert (prompted.status_code, called.status_code) == (200, 202), called.text
+        deadline = asyncio.get_running_loop().time() + 30
+        while await owners_of(service, "journal_prompts", "session_id", ALICE_SESSION) != ["alice"]:
+            assert asyncio.get_running_loop().time() < deadline, "alice's prompt not journaled"
+            await asyncio.sleep(0.1)
+        imported = await import_as(service, "carol", carols.parent.parent)
+        _, _, journal = await what_alice_sees(crew)
+
+    assert imported["sessions"] == 1, imported
+    entries = json.loads(journal)["entries"]
+    assert [e["prompt"] for e in entries] == [ALICE_PROMPT]
+    calls = [(c["tool_use_id"], c["success"]) for e in entries for c in e["calls"]]
+    assert calls == [("toolu_alice_export_01", True)]
+    assert "carolcraftedmarker" not in journal
+    alices_call = "SELECT success FROM session_events e JOIN users u ON u.id = e.owner_id"
+    alices_call += " WHERE u.name = 'alice' AND e.tool_use_id = 'toolu_alice_export_01'"
+    assert await rows(service, alices_call) == [(True,)]
