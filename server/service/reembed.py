@@ -78,6 +78,19 @@ async def ensure_model_recorded(pool: Pool, embedder: Embedder, unreachable: str
             "run `claude-memory reembed` again to complete it"
         )
     stored = (record.provider, record.model, record.dimension)
+    if (
+        stored != (embedder.provider, embedder.name, embedder.dimension)
+        and "+adapted-" in record.model
+    ):
+        # An adapted model is not a name the provider can load: it is a folder the data
+        # directory's `models/active` points at, so name that instead of a setting.
+        raise EmbeddingModelMismatch(
+            f"the stored vectors were made with {describe(*stored)}, a model adapted by "
+            "`claude-memory adapt`, but it is not the one in use (is "
+            "$CLAUDE_MEMORY_HOME/models/active missing or changed?); run `claude-memory adapt "
+            "--rollback` to go back to the model before it, or `claude-memory reembed` to "
+            "re-embed every memory with the configured one"
+        )
     if stored != (embedder.provider, embedder.name, embedder.dimension):
         raise EmbeddingModelMismatch(
             f"the stored vectors were made with {describe(*stored)} but the configured model "

@@ -15,7 +15,7 @@ import pytest
 
 from server.cli.adapt import OFFER_AFTER_MEMORIES, adapt_offer
 from server.core.config import Secret, Settings
-from server.core.errors import StartupError
+from server.core.errors import EmbeddingModelMismatch, StartupError
 from server.domain.adaptation import AdaptOptions
 from server.jobs.adapt import adapt, rollback
 from server.service.adapted_models import ACTIVE_FILE, MANIFEST_FILE, models_dir, set_active
@@ -129,6 +129,15 @@ async def test_adapt_trains_saves_reembeds_and_rolls_back(
     assert after.keys() == before.keys()
     assert not any(np.allclose(before[i], after[i], atol=1e-5) for i in before)
     assert "7311" in found.hits[0].content
+
+    # With the pointer gone the store's model cannot be named as a setting: the refusal to
+    # start says how to get back (rollback) instead.
+    pointer = models_dir(tmp_path) / ACTIVE_FILE
+    pointer.rename(tmp_path / "active.moved")
+    with pytest.raises(EmbeddingModelMismatch, match="adapt --rollback"):
+        async with open_service(settings):
+            pass
+    (tmp_path / "active.moved").rename(pointer)
 
     async with open_service(settings) as service:
         back = await rollback(settings, service.pool)
