@@ -61,7 +61,8 @@ MODEL_REASON = "the model says it replaces #"  # and the older memory's id
 
 
 async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple[int, int, str]]:
-    """Find and record what each new memory supersedes; returns (newer, older, reason) links.
+    """Find and record what each new memory supersedes; returns the (newer, older, reason)
+    links that were not there before.
 
     The later memories near a new one are linked again with it (their links the rules made
     taken back first; a link set by hand or by the model stays), all oldest first, as if they
@@ -71,7 +72,7 @@ async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple
     reasons = {"by_hand": USER_REASON, "by_model": MODEL_REASON, "confirmed": CONFIRMED_NOTE}
     later = await links_store.later_relinkable(conn, memory_ids, LATER_NEIGHBOURS, **reasons)
     later = [i for i in later if i not in set(memory_ids)]
-    await links_store.clear_rule_links(conn, later, **reasons)
+    taken_back = await links_store.clear_rule_links(conn, later, **reasons)
     ids = sorted({*memory_ids, *later})
     candidates = await links_store.earlier_neighbours(conn, ids, NEIGHBOURS)
     if not candidates:
@@ -100,6 +101,8 @@ async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple
         linked.add(candidate.newer_id)
         superseded.add(candidate.older_id)
     await links_store.set_links(conn, links)
+    # A link taken back and made again is no new link.
+    links = [link for link in links if taken_back.get(link[0]) != link[1]]
     for newer, older, reason in links:
         logger.info("memory %d supersedes %d (%s)", newer, older, reason)
     return links

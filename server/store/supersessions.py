@@ -101,15 +101,19 @@ async def later_relinkable(
 
 async def clear_rule_links(
     conn: Conn, memory_ids: Sequence[int], *, by_hand: str, by_model: str, confirmed: str
-) -> None:
-    """Take back the links the rules made from these memories, to be found again."""
+) -> dict[int, int]:
+    """Take back the links the rules made from these memories, to be found again; returns
+    the links taken back (newer id -> older id)."""
     if not memory_ids:
-        return
-    await conn.execute(
+        return {}
+    cur = await conn.execute(
         "UPDATE memories AS c SET supersedes = NULL, supersede_reason = ''"
-        f" WHERE c.id = ANY(%(ids)s) AND c.supersedes IS NOT NULL AND {_RULE_LINK}",
+        " FROM memories AS before"
+        f" WHERE before.id = c.id AND c.id = ANY(%(ids)s) AND c.supersedes IS NOT NULL"
+        f" AND {_RULE_LINK} RETURNING c.id, before.supersedes",
         {"ids": list(memory_ids), **_rule_link_params(by_hand, by_model, confirmed)},
     )
+    return {int(row[0]): int(row[1]) for row in await cur.fetchall()}
 
 
 async def earlier_neighbours(
