@@ -724,7 +724,10 @@ class Searcher:
         """Hits ordered by score; a score map left out means that score is not reported.
         With the prior on, a question that asks why favours memories that give a reason."""
         prior = self.prior if use_prior else NO_PRIOR
-        now = datetime.now(UTC)
+        # Recency counts back from the newest candidate, not from the clock: against the
+        # clock the order of the same memories for the same question drifted as time passed
+        # (each memory's factor falls at its own pace), and two runs minutes apart could differ.
+        now = max((m.created_at for m in rows), default=datetime.now(UTC))
         why = use_prior and asks_why(query)
         hits = [
             _hit(
@@ -743,9 +746,16 @@ class Searcher:
             )
             for m in rows
         ]
-        # A project's own memory goes before general knowledge (no project) that ties with it.
-        hits.sort(key=lambda hit: (-hit.score, not hit.project, -hit.id))
+        # A project's own memory goes before general knowledge (no project) that ties with it;
+        # then the newer, then by content, so ties are broken the same way whatever order
+        # the memories were imported in (ids follow that order).
+        hits.sort(key=_tie_order)
         return hits
+
+
+def _tie_order(hit: SearchHit) -> tuple[float, bool, float, str, int]:
+    """Best score first; at equal scores a project's own memory, the newer, then by content."""
+    return (-hit.score, not hit.project, -hit.created_at.timestamp(), hit.content, -hit.id)
 
 
 def _hit(

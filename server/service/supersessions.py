@@ -36,6 +36,9 @@ from server.store.tx import Conn, Pool, transaction
 logger = logging.getLogger(__name__)
 
 NEIGHBOURS = 8  # earlier memories read against each new one
+# Later memories read again with each new one (more than NEIGHBOURS: the new one need not be
+# among the closest of theirs for them to be among its closest, nor the other way round).
+LATER_NEIGHBOURS = 2 * NEIGHBOURS
 BACKFILL_BATCH = 500
 USER_REASON = "set by hand"
 
@@ -54,11 +57,24 @@ REVIEW_PER_MEMORY = 3
 # a smaller model context drops the last pairs rather than overflow.
 REVIEW_MAX_PAIRS = 24
 CONFIRMED_NOTE = " (confirmed by the model)"
+MODEL_REASON = "the model says it replaces #"  # and the older memory's id
 
 
 async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple[int, int, str]]:
-    """Find and record what each new memory supersedes; returns (newer, older, reason) links."""
-    candidates = await links_store.earlier_neighbours(conn, memory_ids, NEIGHBOURS)
+    """Find and record what each new memory supersedes; returns the (newer, older, reason)
+    links that were not there before.
+
+    The later memories near a new one are linked again with it (their links the rules made
+    taken back first; a link set by hand or by the model stays), all oldest first, as if they
+    had arrived after it: files imported in another order (an older session read last) give
+    the links of the order the memories were made in.
+    """
+    reasons = {"by_hand": USER_REASON, "by_model": MODEL_REASON, "confirmed": CONFIRMED_NOTE}
+    later = await links_store.later_relinkable(conn, memory_ids, LATER_NEIGHBOURS, **reasons)
+    later = [i for i in later if i not in set(memory_ids)]
+    taken_back = await links_store.clear_rule_links(conn, later, **reasons)
+    ids = sorted({*memory_ids, *later})
+    candidates = await links_store.earlier_neighbours(conn, ids, NEIGHBOURS)
     if not candidates:
         return []
     involved = {c.newer_id for c in candidates} | {c.older_id for c in candidates}
@@ -85,6 +101,8 @@ async def link_new_memories(conn: Conn, memory_ids: Sequence[int]) -> list[tuple
         linked.add(candidate.newer_id)
         superseded.add(candidate.older_id)
     await links_store.set_links(conn, links)
+    # A link taken back and made again is no new link.
+    links = [link for link in links if taken_back.get(link[0]) != link[1]]
     for newer, older, reason in links:
         logger.info("memory %d supersedes %d (%s)", newer, older, reason)
     return links
@@ -105,7 +123,7 @@ async def review_pairs(
 
 def model_reason(older_id: int) -> str:
     """The reason a link the model proposed carries."""
-    return f"the model says it replaces #{older_id}"
+    return f"{MODEL_REASON}{older_id}"
 
 
 async def apply_verdicts(conn: Conn, verdicts: Sequence[LinkVerdict]) -> LinkReviewOutcome:

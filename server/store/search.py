@@ -353,11 +353,12 @@ def _candidates_sql(term_count: int) -> str:
     )
     return (
         f"{_TERMS_SQL}, matches AS MATERIALIZED ("
-        "  SELECT id, tsv, context_tsv FROM memories"
+        "  SELECT id, tsv, context_tsv, created_at FROM memories"
         f"  WHERE tsv @@ %(seed_term)s::tsquery AND {FILTER_SQL}"
-        f"  ORDER BY {presence} DESC, length(tsv), id DESC LIMIT %(max_rows)s)"
+        f"  ORDER BY {presence} DESC, length(tsv), created_at DESC, id DESC"
+        "  LIMIT %(max_rows)s)"
         f" SELECT m.id, {_SCORE_SQL} AS score FROM matches m"
-        " ORDER BY score DESC, m.id DESC LIMIT %(k)s"
+        " ORDER BY score DESC, m.created_at DESC, m.id DESC LIMIT %(k)s"
     )
 
 

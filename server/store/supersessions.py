@@ -46,6 +46,76 @@ _EARLIER_NEIGHBOURS_SQL = (
 )
 
 
+# A link the rules made (not one set by hand or by the model, nor one it confirmed): such a link
+# may be made again from scratch.
+_RULE_LINK = (
+    "(c.supersedes IS NULL OR (c.supersede_reason <> %(by_hand)s"
+    " AND c.supersede_reason NOT LIKE %(by_model)s AND c.supersede_reason NOT LIKE %(confirmed)s))"
+)
+
+# For each new memory, the closest later live memories of its project whose link (or lack of
+# one) the rules made: a memory imported after its successors (an older file read last) may be
+# the one they replace.
+_LATER_RELINKABLE_SQL = (
+    "SELECT DISTINCT l.id"
+    " FROM memories AS o CROSS JOIN LATERAL ("
+    "   SELECT c.id FROM memories AS c"
+    "   WHERE c.project = o.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"
+    "   AND c.embedding IS NOT NULL AND (c.created_at, c.id) > (o.created_at, o.id)"
+    f"   AND (c.kind = 'trajectory') = (o.kind = 'trajectory') AND {_RULE_LINK}"
+    f"   AND {visible('c')}"
+    "   ORDER BY c.embedding <=> o.embedding LIMIT %(k)s"
+    " ) AS l"
+    " WHERE o.id = ANY(%(ids)s) AND o.embedding IS NOT NULL AND o.deleted_at IS NULL"
+)
+
+
+def _rule_link_params(by_hand: str, by_model: str, confirmed: str) -> dict[str, str]:
+    return {"by_hand": by_hand, "by_model": by_model + "%", "confirmed": "%" + confirmed}
+
+
+async def later_relinkable(
+    conn: Conn,
+    memory_ids: Sequence[int],
+    per_memory: int,
+    *,
+    by_hand: str,
+    by_model: str,
+    confirmed: str,
+) -> list[int]:
+    """The closest later memories of each given one whose link the rules made or that have
+    none (ascending ids). `by_hand`: the reason of a link a user set; `by_model`: how the
+    reason of a link the model proposed starts; `confirmed`: how a confirmed one ends."""
+    if not memory_ids:
+        return []
+    cur = await conn.execute(
+        _LATER_RELINKABLE_SQL,
+        {
+            "ids": list(memory_ids),
+            "k": per_memory,
+            **_rule_link_params(by_hand, by_model, confirmed),
+        },
+    )
+    return sorted(int(row[0]) for row in await cur.fetchall())
+
+
+async def clear_rule_links(
+    conn: Conn, memory_ids: Sequence[int], *, by_hand: str, by_model: str, confirmed: str
+) -> dict[int, int]:
+    """Take back the links the rules made from these memories, to be found again; returns
+    the links taken back (newer id -> older id)."""
+    if not memory_ids:
+        return {}
+    cur = await conn.execute(
+        "UPDATE memories AS c SET supersedes = NULL, supersede_reason = ''"
+        " FROM memories AS before"
+        f" WHERE before.id = c.id AND c.id = ANY(%(ids)s) AND c.supersedes IS NOT NULL"
+        f" AND {_RULE_LINK} RETURNING c.id, before.supersedes",
+        {"ids": list(memory_ids), **_rule_link_params(by_hand, by_model, confirmed)},
+    )
+    return {int(row[0]): int(row[1]) for row in await cur.fetchall()}
+
+
 async def earlier_neighbours(
     conn: Conn, memory_ids: Sequence[int], per_memory: int
 ) -> list[Candidate]:
