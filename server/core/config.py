@@ -117,6 +117,10 @@ class Settings:
     )
     recall_max_hits: int = 3
     recall_max_chars: int = 3_000
+    # A long memory that does not fit its share of the prompt budget is shown as the statements
+    # that name the prompt's words (with its id and date, so the agent can fetch the rest),
+    # rather than one run of its text cut at the share (#55). Off until measured.
+    recall_statements: bool = False
     # Prompt recall learns from whether the agent used what it was given (#38): a memory
     # injected and never used sinks, one used often rises; verdicts count half after this many
     # days. Off: recall ranks as search does.
