@@ -318,6 +318,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RECALL_MAX_HITS": lambda n, r: _parse_int(n, r, 1, 20),
     "RECALL_MAX_CHARS": lambda n, r: _parse_int(n, r, 500, 9_000),
     "RECALL_LEARNS_FROM_USE": lambda n, r: _parse_bool(n, r),
+    "RECALL_STATEMENTS": lambda n, r: _parse_bool(n, r),
     "RECALL_USE_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 1.0, 3_650.0),
     "RECEIPTS_RETENTION_DAYS": lambda n, r: _parse_int(n, r, 0, 3_650),
     "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
