@@ -59,7 +59,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.core.config import Settings  # noqa: E402
+from server.core.config import Settings, load_settings  # noqa: E402
 from server.core.models.memories import MemoryFilter  # noqa: E402
 from server.core.models.search import SearchResult  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
@@ -233,20 +233,26 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
     """What the prompt-recall hook injects for each question, from its project's folder, and
     from the folder of an unrelated project (where nothing answers: what is injected there is
     noise)."""
-    recall = HookRecall(service, Settings())
+    # The hook as the environment's CLAUDE_MEMORY_* variables set it (e.g. RECALL_STATEMENTS).
+    recall = HookRecall(service, load_settings(config_file=None))
     # A project's folder: notes and chats of a project carry none, so they are skipped.
     folders = {p.project: p.project_path for p in await service.projects() if p.project_path}
     injected_negatives: list[str] = []
     answered: list[float] = []
     astray: list[float] = []
+    tokens: list[int] = []  # estimated (four characters each), of the prompts given any
+    by_category: dict[str, list[float]] = {}
     for position, question in enumerate(questions):
         cwd = folders.get(question.project or "", "")
         text = (await recall.prompt("", cwd, question.text)).markdown
+        if text:
+            tokens.append(len(text) // 4)
         if question.category == "negative":
             if text:
                 injected_negatives.append(question.id)
             continue
         answered.append(float(question.answered_by([text.lower()])))
+        by_category.setdefault(question.category, []).append(answered[-1])
         others = sorted(p for p in folders if family(p) != family(question.project or ""))
         if others:
             away = folders[others[position % len(others)]]
@@ -260,6 +266,11 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
         "negatives": negatives,
         "negatives_injected": len(injected_negatives),
         "negatives_injected_ids": injected_negatives,
+        "tokens_p50": round(statistics.median(tokens)) if tokens else 0,
+        "tokens_p95": round(statistics.quantiles(tokens, n=20)[-1]) if len(tokens) > 1 else 0,
+        "recall_answered_by_category": {
+            name: round(statistics.fmean(values), 3) for name, values in sorted(by_category.items())
+        },
     }
 
 

@@ -74,6 +74,9 @@ RECALL_WORDS_AT_FLOOR = 0.7
 # names most of the prompt's words, when that statement would not be shown from the start.
 MAX_FOCUS_STARTS = 40
 MIN_FOCUS_CHARS = 40
+# With `recall_statements`, a long memory's first statement up to this long is shown before
+# the statements that answer, as its subject or title.
+MAX_SUBJECT_CHARS = 120
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 RECALL_TITLE = "# Memory recall for this prompt"
@@ -147,6 +150,7 @@ class HookRecall:
         self.threshold_with_words = min(self.threshold, service.cutoffs.recall_with_words)
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
+        self.statements = settings.recall_statements
         self.start_tokens = settings.context_start_tokens
         self.prompt_tokens = settings.context_prompt_tokens
         self.session_tokens = settings.context_session_tokens
@@ -226,7 +230,12 @@ class HookRecall:
         room = await self._room(session_id, self.prompt_tokens) if checked else 0
         viewer = current_viewer()
         text, shown = recall_markdown(
-            checked, min(self.max_chars, room), drift, query, viewer.name if viewer else None
+            checked,
+            min(self.max_chars, room),
+            drift,
+            query,
+            viewer.name if viewer else None,
+            statements=self.statements,
         )
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
@@ -382,6 +391,7 @@ def recall_markdown(
     drift: Mapping[int, str] | None = None,
     prompt: str = "",
     viewer: str | None = None,
+    statements: bool = False,
 ) -> tuple[str, list[int]]:
     """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
 
@@ -390,7 +400,8 @@ def recall_markdown(
 
     Each hit gets an equal share of the budget and is cut to it, so the first long one cannot
     crowd out the rest; a hit cut short shows the part that names most of the `prompt`'s words
-    (`focused`). A hit the working tree no longer agrees with carries its `drift` note
+    (`focused`), or with `statements`, only its statements that name them (`answering`). A
+    hit the working tree no longer agrees with carries its `drift` note
     ("drifted: go is now 1.23 (was 1.22)") before its text.
     """
     asked = topic_words(prompt)
@@ -416,7 +427,8 @@ def recall_markdown(
             text = notes + flat(hit.content)
             lines.append(label + text[: room - 1].rstrip() + "…")
             continue
-        lines.append(label + notes + focused(hit.content, room - len(notes), asked))
+        fit = answering if statements else focused
+        lines.append(label + notes + fit(hit.content, room - len(notes), asked))
     if not lines:
         return "", []
     return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]
@@ -453,3 +465,48 @@ def focused(content: str, room: int, asked: frozenset[str]) -> str:
     # Collapsing whitespace only shortens, so twice the room is enough to fill it.
     body = flat(content[start : start + 2 * room])
     return lead + body[: room - len(lead) - 1].rstrip() + "…"
+
+
+def answering(content: str, room: int, asked: frozenset[str]) -> str:
+    """`content` on one line within `room` characters: whole if it fits; else its statements
+    that name the most of the `asked` words (at least half as many as the best one does), the
+    best first while they fit, shown in their order with "…" where text is left out, after
+    the memory's first statement (its subject or title) when that is short. A memory none of
+    whose statements names an asked word is `focused` (cut from its start)."""
+    whole = flat(content)
+    if len(whole) <= room:
+        return whole
+    spans = statement_spans(content)[:MAX_FOCUS_STARTS]
+    named = [len(topic_words(content[span.start : span.end]) & asked) for span in spans]
+    best = max(named, default=0)
+    if best == 0:
+        return focused(content, room, asked)
+    ranked = sorted(
+        (at for at, count in enumerate(named) if 2 * count >= best),
+        key=lambda at: (-named[at], at),
+    )
+    chosen: list[int] = []
+    used = 0
+    for at in ranked:
+        size = len(flat(content[spans[at].start : spans[at].end])) + 3
+        if used + size > room - 2:
+            if not chosen:  # the best statement alone is longer than the room: cut it
+                lead = "…" if at else ""
+                return lead + focused(content[spans[at].start :], room - len(lead), asked)
+            continue
+        chosen.append(at)
+        used += size
+    if 0 not in chosen:
+        subject = len(flat(content[spans[0].start : spans[0].end])) + 3
+        if subject <= MAX_SUBJECT_CHARS and used + subject <= room - 2:
+            chosen.append(0)
+    chosen.sort()
+    parts: list[str] = []
+    for place, at in enumerate(chosen):
+        gap = at > 0 if place == 0 else at > chosen[place - 1] + 1
+        if gap:
+            parts.append("…")
+        parts.append(flat(content[spans[at].start : spans[at].end]))
+    if chosen[-1] < len(spans) - 1 or spans[chosen[-1]].end < len(content.rstrip()):
+        parts.append("…")
+    return " ".join(parts)
