@@ -20,8 +20,29 @@ from any OpenAI-compatible endpoint (`--provider openai --base-url URL --model N
 served over `/v1/embeddings`) on a free port and uses it, to show an endpoint-backed store
 scores as the local one does.
 
+`--hook` then asks every question of the prompt-recall hook through the product's own path
+(`HookRecall.prompt` of server/ingest/recall.py with the default settings, as `ask_recall_hook`
+in bench/retrieval_changes.py does): each conversation's turns carry a project folder
+(`/locomo/<conversation>`), and each question is asked from its conversation's folder and from
+the next conversation's (unrelated: nothing there answers it, as in bench/recall_words.py).
+Figures under `hook`, per split and per category:
+
+- recall_answered: the injected text holds the text of one of the question's evidence turns
+  (`speaker: text`, whitespace collapsed as the hook shows it): whole, or, when the hook cut
+  that turn to fit its budget, a run of at least 80 characters of it (all of it when shorter);
+  recall_answered_whole counts whole turns only, recall_all_evidence every evidence turn;
+- unrelated_injected: the share of questions given anything when asked from the unrelated
+  conversation's folder;
+- tokens per prompt p50/p95/mean, by the product's estimate (4 characters a token,
+  server/core/models/receipts.py) of the injected text asked from the question's own folder,
+  a prompt given nothing counting 0; given_anything: the share of those prompts given any text.
+
+LoCoMo has no negative questions (every question has an answer in its conversation), so no
+negatives figure is given; unrelated_injected is the nearest to it.
+
 Usage: .venv/bin/python bench/retrieval_locomo.py [--data PATH] [--conversations N]
            [--provider local|openai] [--base-url URL] [--model NAME] [--api-key KEY] [--stand-in]
+           [--hook]
 """
 
 from __future__ import annotations
@@ -47,7 +68,10 @@ sys.path.insert(0, str(ROOT))
 
 from server.core.config import Secret, Settings  # noqa: E402
 from server.core.models.memories import MemoryFilter, NewMemory  # noqa: E402
+from server.core.models.receipts import estimated_tokens  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
+from server.domain.context import flat  # noqa: E402
+from server.ingest.recall import HookRecall  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.service.supersessions import link_new_memories  # noqa: E402
@@ -62,6 +86,8 @@ TOP_K = 10
 CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
 DIALOG_ID = re.compile(r"D(\d+):(\d+)")
 WORD = re.compile(r"[a-z0-9]+")
+# The shortest run of a cut evidence turn that counts as holding it (--hook).
+MIN_SHOWN_CHARS = 80
 
 
 @dataclass
@@ -120,13 +146,14 @@ def load(path: Path, limit: int | None) -> list[tuple[str, list[Turn], list[Ques
 
 
 async def store_turns(
-    service: MemoryService, name: str, turns: list[Turn]
+    service: MemoryService, name: str, turns: list[Turn], folder: str = ""
 ) -> tuple[dict[int, set[str]], int]:
     """Insert every turn (bypassing the write guard, so near-identical turns all stay).
 
     Each LoCoMo session is a session of raw turns, so every turn is embedded with the turns
     before it by the importers' own code (server/service/turn_context.py). Returns the dialog ids of
-    each memory and how many supersession links the turns formed.
+    each memory and how many supersession links the turns formed. `folder`, when given, is the
+    turns' project folder, so the hook finds the conversation from it as from a session's cwd.
     """
     memories = [
         NewMemory(
@@ -135,6 +162,7 @@ async def store_turns(
             kind="raw",
             source="locomo",
             project=name,
+            project_path=folder,
             session_id=f"{name}/{session_of(turn.dialog_id)}",
             created_at=turn.created_at,
             metadata={"dialog_id": turn.dialog_id},
@@ -244,8 +272,105 @@ async def settle(service: MemoryService) -> None:
         await conn.execute("ANALYZE memories")
 
 
+def folder_of(name: str) -> str:
+    """The project folder a conversation's turns carry under --hook."""
+    return f"/locomo/{name}"
+
+
+def holds_turn(injected: str, turn: str) -> tuple[bool, bool]:
+    """Whether `injected` holds `turn`'s text (see the module's docstring), and whether whole."""
+    text = flat(turn)
+    if text in injected:
+        return True, True
+    need = min(len(text), MIN_SHOWN_CHARS)
+    # A cut turn shows one run of its text, so some `need` characters of it appear as they are.
+    return any(text[i : i + need] in injected for i in range(len(text) - need + 1)), False
+
+
+def percentile(values: list[int], share: float) -> int:
+    ordered = sorted(values)
+    return ordered[max(int(len(ordered) * share) - 1, 0)]
+
+
+def summarise_hook(rows: list[dict[str, float]]) -> dict[str, Any]:
+    tokens = [int(r["tokens"]) for r in rows]
+    summary: dict[str, Any] = {"questions": len(rows)}
+    for key in (
+        "recall_answered",
+        "recall_answered_whole",
+        "recall_all_evidence",
+        "unrelated_injected",
+        "given_anything",
+    ):
+        summary[key] = round(statistics.fmean(r[key] for r in rows), 3) if rows else None
+    if tokens:
+        summary["tokens_per_prompt"] = {
+            "p50": percentile(tokens, 0.5),
+            "p95": percentile(tokens, 0.95),
+            "mean": round(statistics.fmean(tokens), 1),
+        }
+        away = [int(r["unrelated_tokens"]) for r in rows]
+        summary["unrelated_tokens_per_prompt"] = {
+            "p50": percentile(away, 0.5),
+            "p95": percentile(away, 0.95),
+            "mean": round(statistics.fmean(away), 1),
+        }
+    return summary
+
+
+async def ask_hook(
+    service: MemoryService, conversations: list[tuple[str, list[Turn], list[Question]]]
+) -> dict[str, Any]:
+    """Every question asked of the prompt-recall hook from its conversation's folder and from
+    the next conversation's, as `ask_recall_hook` in bench/retrieval_changes.py asks it."""
+    recall = HookRecall(service, Settings())
+    names = [name for name, _, _ in conversations]
+    rows: dict[str, list[dict[str, float]]] = {}
+    per_category: dict[str, dict[str, list[dict[str, float]]]] = {}
+    for index, (name, turns, questions) in enumerate(conversations):
+        split = "tuning" if index < 5 else "held_out"
+        content = {turn.dialog_id: turn.content for turn in turns}
+        other = folder_of(names[(index + 1) % len(names)]) if len(names) > 1 else ""
+        for question in questions:
+            own = (await recall.prompt("", folder_of(name), question.text)).markdown
+            held = [holds_turn(own, content[d]) for d in sorted(question.evidence) if d in content]
+            away = (await recall.prompt("", other, question.text)).markdown if other else ""
+            row = {
+                "recall_answered": float(any(found for found, _ in held)),
+                "recall_answered_whole": float(any(whole for _, whole in held)),
+                "recall_all_evidence": float(bool(held) and all(found for found, _ in held)),
+                "unrelated_injected": float(bool(away)),
+                "given_anything": float(bool(own)),
+                "tokens": float(estimated_tokens(len(own))),
+                "unrelated_tokens": float(estimated_tokens(len(away))),
+            }
+            for bucket in (split, "all"):
+                rows.setdefault(bucket, []).append(row)
+                per_category.setdefault(bucket, {}).setdefault(
+                    CATEGORIES[question.category], []
+                ).append(row)
+    return {
+        "threshold": recall.threshold,
+        "max_hits": recall.max_hits,
+        "max_chars": recall.max_chars,
+        "prompt_tokens": recall.prompt_tokens,
+        "negatives": "none: every LoCoMo question has an answer in its conversation",
+        "splits": {
+            key: summarise_hook(rows[key]) for key in ("tuning", "held_out", "all") if key in rows
+        },
+        "categories": {
+            bucket: {category: summarise_hook(r) for category, r in sorted(names.items())}
+            for bucket, names in per_category.items()
+        },
+    }
+
+
 async def run(
-    data: Path, conversations_limit: int | None, home: Path, embedding: dict[str, Any]
+    data: Path,
+    conversations_limit: int | None,
+    home: Path,
+    embedding: dict[str, Any],
+    hook: bool = False,
 ) -> dict[str, Any]:
     conversations = load(data, conversations_limit)
     settings = Settings(claude_memory_home=home, cache_max_size=0, **embedding)
@@ -263,7 +388,8 @@ async def run(
         load_started = time.monotonic()
         stored: list[dict[int, set[str]]] = []
         for name, turns, _ in conversations:
-            dialog_ids, links = await store_turns(service, name, turns)
+            folder = folder_of(name) if hook else ""
+            dialog_ids, links = await store_turns(service, name, turns, folder)
             stored.append(dialog_ids)
             link_count += links
         await settle(service)
@@ -291,6 +417,8 @@ async def run(
                             CATEGORIES[question.category], []
                         ).append(scores)
         query_seconds = time.monotonic() - load_started
+        hook_report = await ask_hook(service, conversations) if hook else None
+        hook_seconds = time.monotonic() - load_started - query_seconds
     splits = {
         bucket: {
             mode: summarise(rows, latencies.get(bucket, {}).get(mode, []))
@@ -298,7 +426,7 @@ async def run(
         }
         for bucket, modes in per_split.items()
     }
-    return {
+    report: dict[str, Any] = {
         "benchmark": "locomo-retrieval",
         "conversations": len(conversations),
         "turns": sum(len(t) for _, t, _ in conversations),
@@ -317,6 +445,10 @@ async def run(
         "seconds_total": round(time.monotonic() - started, 1),
         "seconds_load_and_query": round(query_seconds, 1),
     }
+    if hook_report is not None:
+        report["hook"] = hook_report
+        report["seconds_hook"] = round(hook_seconds, 1)
+    return report
 
 
 def main() -> None:
@@ -332,13 +464,20 @@ def main() -> None:
         action="store_true",
         help="serve the bundled model over /v1/embeddings here and use it (--provider openai)",
     )
+    parser.add_argument(
+        "--hook",
+        action="store_true",
+        help="also ask every question of the prompt-recall hook (its figures under `hook`)",
+    )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         embedding = embedding_settings(args, stack)
         home = stack.enter_context(
             tempfile.TemporaryDirectory(prefix="locomo-bench-", ignore_cleanup_errors=True)
         )
-        report = asyncio.run(run(args.data, args.conversations, Path(home), embedding))
+        report = asyncio.run(
+            run(args.data, args.conversations, Path(home), embedding, hook=args.hook)
+        )
     print(json.dumps(report, indent=2))  # noqa: T201
 
 
