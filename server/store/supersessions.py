@@ -53,6 +53,15 @@ _RULE_LINK = (
     " AND c.supersede_reason NOT LIKE %(by_model)s AND c.supersede_reason NOT LIKE %(confirmed)s))"
 )
 
+# Relinking rewrites a later memory's link, so it is the asking user's own memory (anyone's when
+# nobody is asking, as for every link the rules set), and its present link points at a memory
+# they can see: a teammate's link to a memory of theirs one cannot see is not taken back.
+_RELINK_SCOPE = (
+    "(current_viewer() IS NULL OR c.owner_id = current_viewer())"
+    " AND (c.supersedes IS NULL OR EXISTS (SELECT 1 FROM memories AS t"
+    f" WHERE t.id = c.supersedes AND {visible('t')}))"
+)
+
 # For each new memory, the closest later live memories of its project whose link (or lack of
 # one) the rules made: a memory imported after its successors (an older file read last) may be
 # the one they replace.
@@ -63,7 +72,7 @@ _LATER_RELINKABLE_SQL = (
     "   WHERE c.project = o.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"
     "   AND c.embedding IS NOT NULL AND (c.created_at, c.id) > (o.created_at, o.id)"
     f"   AND (c.kind = 'trajectory') = (o.kind = 'trajectory') AND {_RULE_LINK}"
-    f"   AND {visible('c')}"
+    f"   AND {visible('c')} AND {_RELINK_SCOPE}"
     "   ORDER BY c.embedding <=> o.embedding LIMIT %(k)s"
     " ) AS l"
     " WHERE o.id = ANY(%(ids)s) AND o.embedding IS NOT NULL AND o.deleted_at IS NULL"
@@ -110,7 +119,7 @@ async def clear_rule_links(
         "UPDATE memories AS c SET supersedes = NULL, supersede_reason = ''"
         " FROM memories AS before"
         f" WHERE before.id = c.id AND c.id = ANY(%(ids)s) AND c.supersedes IS NOT NULL"
-        f" AND {_RULE_LINK} RETURNING c.id, before.supersedes",
+        f" AND {_RULE_LINK} AND {_RELINK_SCOPE} RETURNING c.id, before.supersedes",
         {"ids": list(memory_ids), **_rule_link_params(by_hand, by_model, confirmed)},
     )
     return {int(row[0]): int(row[1]) for row in await cur.fetchall()}

@@ -89,6 +89,8 @@ EXEMPT: dict[str, str] = {
     "supersessions.chain_reaches": LINK,
     "supersessions.history": "version ids only; the versions are read through get_many",
     "supersessions.backfill_batch": JOB,
+    "adaptation.source_texts": "adapt: one model for the whole server, trained from the command"
+    " line on every memory",
     "users.list_all": ADMIN,
     "users.claim_unowned": ADMIN,
 }
