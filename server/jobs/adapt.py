@@ -14,6 +14,10 @@ Order, so that nothing is lost when a run stops anywhere:
 2. point `models/active` at it, then re-embed every memory through the re-embed path
    (server/service/reembed.py). A re-embed stopped midway is what `claude-memory reembed`
    resumes: the server refuses to start until it has finished.
+The similarity cut-offs (semantic search, the prompt hook, duplicates) were measured for the
+base model; the adapted one draws the user's texts closer together, so they are carried over
+to it by the share of the store's own text pairs each keeps (server/service/cutoffs.py
+`carried_over`) and saved in its manifest, where the service reads them.
 `rollback` points `models/active` back at the model the active one replaced (or at none: the
 configured model) and re-embeds with it. A running server keeps the model it loaded: restart it.
 """
@@ -45,6 +49,7 @@ from server.service.adapted_models import (
     read_model,
     set_active,
 )
+from server.service.cutoffs import carried_over, cutoffs_for
 from server.service.embedding_profiles import profile_for
 from server.service.embeddings import LocalEmbedder, canonical_model_name, model_source
 from server.service.reembed import reembed
@@ -58,6 +63,10 @@ Progress = Callable[[int, int], None]
 # What the model reads in training: all-MiniLM-L6-v2 was trained on 128 word pieces, and
 # longer inputs cost time quadratically for little (the windows it embeds are 192).
 TRAIN_TOKENS = 128
+
+# Texts whose pairs carry the similarity cut-offs over to the adapted model: 400 give about
+# 80,000 pairs, enough for the rare end where the prompt hook's cut-off lies.
+CALIBRATION_TEXTS = 400
 
 
 def _require_local(settings: Settings) -> None:
@@ -141,6 +150,7 @@ async def adapt(
         "epochs": options.epochs,
         "rate": options.rate,
         "seconds_training": training_seconds,
+        "cutoffs": adapted.cutoffs,
         "memories_reembedded": result.memories,
         "seconds_reembed": result.seconds,
     }
@@ -199,10 +209,18 @@ def train_and_save(
     try:
         started = time.monotonic()
         model, losses = train(source, pairs, options, progress)
+        calibration = calibration_texts(pairs, options.seed)
+        cutoffs = carried_over(
+            cutoffs_for(str(manifest["base"])),
+            pair_similarities(source, calibration),
+            pair_similarities(model, calibration),
+        )
         partial_dir.parent.mkdir(parents=True, exist_ok=True)
         model.save(str(partial_dir))
         manifest = {
             **manifest,
+            "cutoffs": cutoffs,
+            "calibration_texts": len(calibration),
             "seconds_training": round(time.monotonic() - started, 1),
             "loss_first_epoch": losses[0] if losses else None,
             "loss_last_epoch": losses[-1] if losses else None,
@@ -215,6 +233,28 @@ def train_and_save(
         shutil.rmtree(partial_dir, ignore_errors=True)
         raise
     return target
+
+
+def calibration_texts(pairs: Sequence[Pair], seed: int) -> list[str]:
+    """Up to CALIBRATION_TEXTS distinct texts of the pairs, the same ones every run: the store's
+    own texts, whose pairs (most of them unrelated) place the cut-offs (cutoffs.carried_over)."""
+    texts = sorted({text for pair in pairs for text in (pair.anchor, pair.positive)})
+    random.Random(seed).shuffle(texts)
+    return texts[:CALIBRATION_TEXTS]
+
+
+def pair_similarities(model: Any, texts: Sequence[str]) -> list[float]:
+    """The cosine similarity of every pair of `texts` under `model` (a SentenceTransformer or
+    where to load one from)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    if isinstance(model, str):
+        model = SentenceTransformer(model, device="cpu")
+    vectors = model.encode(list(texts), normalize_embeddings=True, convert_to_tensor=True)
+    upper = torch.triu_indices(len(texts), len(texts), offset=1)
+    similarities = (vectors @ vectors.T)[upper[0], upper[1]]
+    return [float(value) for value in similarities.tolist()]
 
 
 def train(

@@ -47,6 +47,13 @@ class AdaptedModel:
         return str(value) if value else None
 
     @property
+    def cutoffs(self) -> dict[str, float] | None:
+        """The similarity cut-offs carried over to this model when it was trained (None: made
+        before they were; the base model's are used)."""
+        value = self.manifest.get("cutoffs")
+        return {str(k): float(v) for k, v in value.items()} if isinstance(value, dict) else None
+
+    @property
     def recorded_name(self) -> str:
         """The model name recorded with the vectors it made."""
         return f"{self.base}+{self.name}"
@@ -93,6 +100,18 @@ def active_model(home: Path, configured: str) -> AdaptedModel | None:
         )
         return None
     return model
+
+
+def carried_cutoffs(home: Path, recorded_name: str) -> dict[str, float] | None:
+    """The cut-offs carried over to the adapted model that recorded `recorded_name` (as
+    `<base>+adapted-<n>`), or None: not an adapted model, or one without them."""
+    base, _, name = recorded_name.partition("+")
+    if not base or not _NAME.fullmatch(name):
+        return None
+    try:
+        return read_model(home, name).cutoffs
+    except StartupError:
+        return None
 
 
 def set_active(home: Path, name: str | None) -> None:

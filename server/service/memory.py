@@ -50,6 +50,7 @@ from server.core.validation import (
 from server.domain import export
 from server.domain.context import MAX_CONTEXT_CHARS, startup_markdown
 from server.domain.vocabulary import VocabularyError, load_vocabulary
+from server.service.adapted_models import carried_cutoffs
 from server.service.bulk_writes import BulkWrites
 from server.service.cache import ReadCache
 from server.service.cutoffs import cutoffs_for
@@ -113,7 +114,9 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
             raise StartupError(f"CLAUDE_MEMORY_SEARCH_VOCABULARY_FILE: {exc}") from None
         self.searcher = Searcher(pool, embedder, settings.ranking_prior, vocabulary)
         self.reranking = Reranking.from_settings(settings, reranker)
-        self.cutoffs = cutoffs_for(embedder.name)
+        self.cutoffs = cutoffs_for(
+            embedder.name, carried_cutoffs(settings.claude_memory_home, embedder.name)
+        )
         self.users = UserDirectory(pool, settings.default_visibility)
         self.learning = LearningSteps(pool, embedder, settings)
         self.lesson_proposals = LessonProposals(pool)

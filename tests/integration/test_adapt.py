@@ -19,6 +19,7 @@ from server.core.errors import EmbeddingModelMismatch, StartupError
 from server.domain.adaptation import AdaptOptions
 from server.jobs.adapt import adapt, rollback
 from server.service.adapted_models import ACTIVE_FILE, MANIFEST_FILE, models_dir, set_active
+from server.service.cutoffs import SimilarityCutoffs
 from server.service.embeddings import Embedder
 from server.service.runtime import open_service
 from tests.integration.processes import run_cli
@@ -110,6 +111,7 @@ async def test_adapt_trains_saves_reembeds_and_rolls_back(
     # The next start loads the adapted model from the data directory, as `serve` does.
     async with open_service(settings) as service:
         loaded = service.embedder.name
+        loaded_cutoffs = service.cutoffs
         found = await service.search_semantic("what port is the ledger on in compose?", limit=3)
     recorded_after = recorded_model(url)
 
@@ -123,6 +125,11 @@ async def test_adapt_trains_saves_reembeds_and_rolls_back(
     assert (manifest["epochs"], manifest["rate"]) == (1, 1e-4)
     assert datetime.fromisoformat(manifest["created_at"]).year >= 2026
     assert (folder / "model.safetensors").is_file()
+    # The base model's cut-offs, carried over to the adapted one, are what the service uses.
+    assert set(manifest["cutoffs"]) == {"semantic", "recall", "recall_with_words", "duplicates"}
+    assert manifest["calibration_texts"] >= 10
+    assert loaded_cutoffs == SimilarityCutoffs(**manifest["cutoffs"])
+    assert loaded_cutoffs.recall_with_words <= loaded_cutoffs.recall
     assert (models_dir(tmp_path) / ACTIVE_FILE).read_text().strip() == "adapted-1"
     assert loaded == f"{BASE}+adapted-1"
     assert recorded_after == (f"{BASE}+adapted-1", "ready")
