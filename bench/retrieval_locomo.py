@@ -66,7 +66,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.core.config import Secret, Settings  # noqa: E402
+from server.core.config import Secret, Settings, load_settings  # noqa: E402
 from server.core.models.memories import MemoryFilter, NewMemory  # noqa: E402
 from server.core.models.receipts import estimated_tokens  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
@@ -323,7 +323,8 @@ async def ask_hook(
 ) -> dict[str, Any]:
     """Every question asked of the prompt-recall hook from its conversation's folder and from
     the next conversation's, as `ask_recall_hook` in bench/retrieval_changes.py asks it."""
-    recall = HookRecall(service, Settings())
+    # The hook as the environment's CLAUDE_MEMORY_* variables set it (e.g. RECALL_STATEMENTS).
+    recall = HookRecall(service, load_settings(config_file=None))
     names = [name for name, _, _ in conversations]
     rows: dict[str, list[dict[str, float]]] = {}
     per_category: dict[str, dict[str, list[dict[str, float]]]] = {}

@@ -121,6 +121,10 @@ class Settings:
     # that name the prompt's words (with its id and date, so the agent can fetch the rest),
     # rather than one run of its text cut at the share (#55). Off until measured.
     recall_statements: bool = False
+    # With recall_statements, up to this many hits in all: those past RECALL_MAX_HITS (each
+    # passing the same cut-off) share the room the first ones leave in the same budget (#55).
+    # 0: RECALL_MAX_HITS only.
+    recall_room_hits: int = 0
     # Prompt recall learns from whether the agent used what it was given (#38): a memory
     # injected and never used sinks, one used often rises; verdicts count half after this many
     # days. Off: recall ranks as search does.
@@ -339,6 +343,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RECALL_MAX_CHARS": lambda n, r: _parse_int(n, r, 500, 9_000),
     "RECALL_LEARNS_FROM_USE": lambda n, r: _parse_bool(n, r),
     "RECALL_STATEMENTS": lambda n, r: _parse_bool(n, r),
+    "RECALL_ROOM_HITS": lambda n, r: _parse_int(n, r, 0, 20),
     "RECALL_USE_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 1.0, 3_650.0),
     "RECEIPTS_RETENTION_DAYS": lambda n, r: _parse_int(n, r, 0, 3_650),
     "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),

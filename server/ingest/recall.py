@@ -151,6 +151,10 @@ class HookRecall:
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
         self.statements = settings.recall_statements
+        # Hits past max_hits fill the room statements leave (0 or statements off: none).
+        self.room_hits = (
+            max(settings.recall_room_hits, self.max_hits) if self.statements else self.max_hits
+        )
         self.start_tokens = settings.context_start_tokens
         self.prompt_tokens = settings.context_prompt_tokens
         self.session_tokens = settings.context_session_tokens
@@ -226,7 +230,7 @@ class HookRecall:
             if hit.id not in seen
             and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
         ]
-        checked, drift = await self.trees.checked(cwd, relevant[: self.max_hits])
+        checked, drift = await self.trees.checked(cwd, relevant[: self.room_hits])
         room = await self._room(session_id, self.prompt_tokens) if checked else 0
         viewer = current_viewer()
         text, shown = recall_markdown(
@@ -236,6 +240,7 @@ class HookRecall:
             query,
             viewer.name if viewer else None,
             statements=self.statements,
+            first=self.max_hits,
         )
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
@@ -392,6 +397,7 @@ def recall_markdown(
     prompt: str = "",
     viewer: str | None = None,
     statements: bool = False,
+    first: int | None = None,
 ) -> tuple[str, list[int]]:
     """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
 
@@ -403,15 +409,23 @@ def recall_markdown(
     (`focused`), or with `statements`, only its statements that name them (`answering`). A
     hit the working tree no longer agrees with carries its `drift` note
     ("drifted: go is now 1.23 (was 1.22)") before its text.
+
+    Only the `first` hits (default: all) share the budget; the ones after them come in rank
+    order in the room those left, each its equal share of what is left, while that holds at
+    least twice MIN_FOCUS_CHARS.
     """
     asked = topic_words(prompt)
     drift = drift or {}
     if not hits:
         return "", []
     head = f"{RECALL_TITLE}\n\n_{HEADER}_\n"
-    share = (max_chars - len(head)) // len(hits)
+    first = len(hits) if first is None else max(1, min(first, len(hits)))
+    budget = max_chars - len(head)
+    share = budget // first
     lines: list[str] = []
-    for hit in hits:
+    for at, hit in enumerate(hits):
+        if at >= first:  # past the first: an equal share of the room left
+            share = (budget - sum(len(line) + 1 for line in lines)) // (len(hits) - at)
         project = f", {flat(hit.project).replace(']', ')')}" if hit.project else ""
         by = author(hit.owner, viewer, hit.source, hit.session_id)
         label = (
@@ -419,7 +433,7 @@ def recall_markdown(
             f"similarity {hit.similarity or 0:.2f}, {by}] "
         )
         room = share - len(label) - 1
-        if room < 40:
+        if room < (40 if at < first else 2 * MIN_FOCUS_CHARS):
             break
         checked = f"({drift[hit.id]}) " if hit.id in drift else ""
         notes = checked + changed_note(hit.supersedes, hit.created_at)
