@@ -26,8 +26,8 @@ from server.adapters.auth import AccessGuard
 from server.adapters.body_limit import BodySizeLimit
 from server.adapters.frame_guard import NoFraming
 from server.adapters.http_guard import HostOriginGuard, allowed_hosts_for
+from server.adapters.mcp import build_mcp
 from server.adapters.mcp_sessions import SessionsPerUser
-from server.adapters.mcp_tools import bind_service, build_mcp
 from server.core.config import Settings
 from server.core.errors import ServiceError
 from server.ingest.recall import HookRecall
@@ -48,7 +48,7 @@ def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
 def create_app(
     settings: Settings, memory_service: MemoryService, *, ui_dist: Path = UI_DIST
 ) -> Starlette:
-    mcp = build_mcp()
+    mcp = build_mcp(memory_service)
     sse_app = mcp.http_app(transport="sse", host_origin_protection="auto")
     http_app = mcp.http_app(transport="http", path="/mcp", host_origin_protection="auto")
 
@@ -58,7 +58,6 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        bind_service(memory_service)
         backfill.start()
         try:
             async with sse_app.lifespan(app), http_app.lifespan(app):
@@ -66,7 +65,6 @@ def create_app(
         finally:
             await backfill.close()
             await session_imports.close()
-            bind_service(None)
 
     async def root(request: Request) -> Response:
         return RedirectResponse("/ui/")

@@ -300,16 +300,12 @@ def _require_free_port(host: str, port: int) -> None:
 
 def cmd_mcp_stdio(args: argparse.Namespace, settings: Settings) -> int:
     """MCP over stdio for clients without HTTP; stdout carries only the protocol."""
-    from server.adapters.mcp_tools import bind_service, build_mcp
+    from server.adapters.mcp import build_mcp
     from server.service.runtime import open_service
 
     async def run() -> None:
         async with open_service(settings) as memory_service:
-            bind_service(memory_service)
-            try:
-                await build_mcp().run_stdio_async(show_banner=False)
-            finally:
-                bind_service(None)
+            await build_mcp(memory_service).run_stdio_async(show_banner=False)
 
     asyncio.run(run())
     return 0

@@ -35,7 +35,7 @@ import pytest
 from fastmcp import Client
 from mcp.shared.exceptions import MCPError
 
-from server.adapters.mcp_tools import build_mcp
+from server.adapters.mcp import build_mcp
 from server.adapters.route_table import OPERATIONS
 from server.app import create_app
 from server.core.access import acting_as

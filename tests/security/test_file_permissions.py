@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fastmcp import Client
 
-from server.adapters.mcp_tools import INLINE_EXPORT_LIMIT
+from server.adapters.mcp.memories import INLINE_EXPORT_LIMIT
 from server.core.models.memories import MemoryDraft
 from server.db.embedded import EmbeddedPostgres
 from server.jobs.backup import backup

@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.adapters.mcp.memories import INLINE_EXPORT_LIMIT
 from server.adapters.mcp_sessions import MAX_SESSIONS_PER_USER
-from server.adapters.mcp_tools import INLINE_EXPORT_LIMIT
 from server.core.config import Settings
 from server.core.models.memories import MemoryDraft
 from server.service.memory import MemoryService

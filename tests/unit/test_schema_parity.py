@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from server.adapters.mcp_tools import build_mcp
+from server.adapters.mcp import build_mcp
 from server.adapters.openapi import openapi_document
 
 # tool -> (REST method, path, renamed arguments {tool name: REST name})
