@@ -1,7 +1,9 @@
 """Shapes of the searches: the three MCP search tools, POST /api/search and POST /api/recall.
 
-The tools' arguments are the shared start of POST /api/search's body, so a limit or a weight's
-default is declared once. /api/recall is the established semantic search with `threshold`.
+The tools' arguments are the shared start of POST /api/search's body, so a limit, a weight's
+default or a filter is declared once and means the same on both sides. Both answer a
+SearchResult: {mode, query, hits, took_ms, reranked_by, rerank_skipped}. /api/recall is the
+established semantic search with `threshold`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ SEMANTIC_CUTOFF = (
     "Cut-off between 0 and 1; by default the one measured for the embedding model (0.15 for"
     " the bundled one), which drops what is unrelated."
 )
+HYBRID_CUTOFF = (
+    "Cut-off between 0 and 1 on the similarity to the question; by default 0: hits found by"
+    " their words alone stay."
+)
 
 
 class KeywordSearch(Shape):
@@ -41,6 +47,8 @@ class KeywordSearch(Shape):
     limit: SearchLimit = 10
     project: ProjectFilter = None
     project_only: ProjectOnly = False
+    tag: TagFilter = None
+    kind: KindName | None = None
     source: SourceFilter = None
     since: Since = None
     before: Before = None
@@ -58,6 +66,7 @@ class HybridSearch(KeywordSearch):
 
     keyword_weight: FusionWeight = 0.5
     semantic_weight: FusionWeight = 0.5
+    min_similarity: Unit | None = Field(None, description=HYBRID_CUTOFF)
     include_archived: bool = Field(False, description="Also raw session turns already distilled.")
 
 
@@ -65,8 +74,6 @@ class SearchRequest(HybridSearch, SemanticSearch):
     """POST /api/search: any mode, every filter, every score."""
 
     mode: SearchMode = "hybrid"
-    tag: TagFilter = None
-    kind: KindName | None = None
     min_similarity: Unit | None = Field(
         None, description=SEMANTIC_CUTOFF + " Hybrid mode's default is 0."
     )
@@ -83,15 +90,11 @@ class RecallRequest(Shape):
 
 
 class SearchResponse(BaseModel):
-    """What both search routes answer."""
+    """What both search routes answer, as MCP's search tools do (SearchResult)."""
 
     mode: SearchMode
-    hits: list[SearchHit] = Field(description="Best first; MCP's search tools name them alike.")
-    results: list[SearchHit] = Field(
-        description="The same list as `hits`, under its old name: deprecated, to be removed in"
-        " the next release.",
-        json_schema_extra={"deprecated": True},
-    )
+    query: str = Field(description="The question searched for.")
+    hits: list[SearchHit] = Field(description="Best first.")
     took_ms: float
     reranked_by: str | None = Field(
         None, description="The reranker that ordered the first hits (hybrid mode), if any."

@@ -92,7 +92,7 @@ async def test_sessions_and_search_narrow_to_one_agent(
     await expect(results.locator(".result-source", has_text="Claude Code")).to_have_count(0)
     # The page's own request: hybrid, 30 hits, its default similarity floor.
     body = {"query": question, "source": "codex", "limit": 30, "min_similarity": 0.15}
-    wanted = len((await api.post("/api/search", json=body)).json()["results"])
+    wanted = len((await api.post("/api/search", json=body)).json()["hits"])
     assert wanted >= 1
     await expect(results).to_have_count(wanted)
     await expect(results.locator(".result-source", has_text="Codex CLI")).to_have_count(wanted)

@@ -235,8 +235,8 @@ async def test_recall_is_semantic_search_with_threshold(
     )
 
     assert response.status_code == 200
-    assert response.json()["results"][0]["id"] == saved.id
-    assert all(r["similarity"] >= 0.2 for r in response.json()["results"])
+    assert response.json()["hits"][0]["id"] == saved.id
+    assert all(r["similarity"] >= 0.2 for r in response.json()["hits"])
 
 
 @pytest.mark.parametrize("output_format", ["json", "jsonl", "markdown"])

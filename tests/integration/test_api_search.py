@@ -25,8 +25,8 @@ async def test_search_returns_hits_with_scores_in_each_mode(
     body = response.json()
     assert body["mode"] == mode
     assert isinstance(body["took_ms"], float)
-    assert [hit["id"] for hit in body["results"]] == [saved.id]
-    hit = body["results"][0]
+    assert [hit["id"] for hit in body["hits"]] == [saved.id]
+    hit = body["hits"][0]
     assert isinstance(hit["score"], float)
     assert hit["created_at"].endswith("+00:00")
 

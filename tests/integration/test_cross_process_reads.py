@@ -106,7 +106,7 @@ async def read_b(b: httpx.AsyncClient, word: str, tag: str) -> Reads:
         listed=[memory["content"] for memory in listed.json()["memories"]],
         active=stats.json()["active"],
         tag_count=tag_counts.get(tag, 0),
-        found=[hit["content"] for hit in search.json()["results"] if word in hit["content"]],
+        found=[hit["content"] for hit in search.json()["hits"] if word in hit["content"]],
     )
 
 

@@ -133,13 +133,13 @@ async def test_searches_narrow_to_one_agent(
     question = {"query": "how are invoice numbers assigned per tenant?", "limit": 10}
 
     async with httpx.AsyncClient(base_url=app_url) as http:
-        everyone = (await http.post("/api/search", json=question)).json()["results"]
+        everyone = (await http.post("/api/search", json=question)).json()["hits"]
         claude = await http.post("/api/search", json={**question, "source": "claude-code"})
     async with Client(f"{app_url}/mcp") as mcp:
         codex = await mcp.call_tool("hybrid_search", {**question, "source": "codex"})
 
     assert {hit["source"] for hit in everyone} == {"codex", "claude-code"}
-    assert {hit["source"] for hit in claude.json()["results"]} == {"claude-code"}
+    assert {hit["source"] for hit in claude.json()["hits"]} == {"claude-code"}
     codex_hits = codex.structured_content["hits"]  # type: ignore[index]
     assert codex_hits and {hit["source"] for hit in codex_hits} == {"codex"}
 
@@ -169,8 +169,8 @@ async def test_distilled_facts_keep_their_agent_for_every_filter(
         timeline = (await http.get("/api/timeline", params={"source": "codex"})).json()
         sessions = (await http.get("/api/sessions", params={"source": "codex"})).json()
 
-    assert [hit["id"] for hit in from_codex["results"]] == [fact.id]
-    assert fact.id not in {hit["id"] for hit in from_claude.json()["results"]}
+    assert [hit["id"] for hit in from_codex["hits"]] == [fact.id]
+    assert fact.id not in {hit["id"] for hit in from_claude.json()["hits"]}
     assert fact.id in {m["id"] for m in listed["memories"]}
     assert fact.id in {point["id"] for point in timeline["points"]}
     assert {m["source"] for m in listed["memories"]} == {"codex", "distill"}

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fastmcp import Client
 
@@ -156,6 +157,51 @@ async def test_search_rejects_bad_input_with_actionable_error(
     await service.save(PNPM, project="acme-api")
 
     assert message in await error_of(mcp, "hybrid_search", **arguments)
+
+
+@pytest.mark.parametrize(
+    ("tool", "mode"),
+    [("semantic_search", "semantic"), ("search_memories", "keyword"), ("hybrid_search", "hybrid")],
+)
+async def test_search_tools_take_the_rest_filters_and_give_its_answer(
+    mcp: Client[Any], app_url: str, service: MemoryService, tool: str, mode: str
+) -> None:
+    wanted = await service.save(PNPM, tags=["build"], kind="preference", project="acme-api")
+    await service.save(PNPM + " Since March.", tags=["build"], project="acme-api", force=True)
+    await service.save(PNPM + " Since May.", kind="preference", project="acme-api", force=True)
+    question = {"query": "pnpm never npm", "project": "acme-api", "tag": "build"}
+
+    by_tool = await call(mcp, tool, **question, kind="preference")
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(
+            f"{app_url}/api/search", json={**question, "kind": "preference", "mode": mode}
+        )
+
+    assert [hit["id"] for hit in by_tool["hits"]] == [wanted.id]
+    by_route = answer.json()
+    assert set(by_route) == set(by_tool) == {
+        "mode", "query", "hits", "took_ms", "reranked_by", "rerank_skipped"
+    }  # fmt: skip
+    assert [hit["id"] for hit in by_route["hits"]] == [wanted.id]
+    assert (by_route["mode"], by_route["query"]) == (by_tool["mode"], by_tool["query"])
+
+
+async def test_hybrid_search_min_similarity_cuts_the_meaning_list_as_rest_does(
+    mcp: Client[Any], app_url: str, service: MemoryService
+) -> None:
+    by_words = await service.save(PNPM, project="acme-api")
+    by_meaning = await service.save(PAGINATION, project="acme-api")
+    question = {"query": "pnpm", "project": "acme-api"}
+    cut = {**question, "min_similarity": 0.99}
+
+    found = await call(mcp, "hybrid_search", **question)
+    strict = await call(mcp, "hybrid_search", **cut)
+    async with httpx.AsyncClient() as http:
+        by_route = (await http.post(f"{app_url}/api/search", json=cut)).json()
+
+    assert {hit["id"] for hit in found["hits"]} == {by_words.id, by_meaning.id}
+    assert [hit["id"] for hit in strict["hits"]] == [by_words.id]
+    assert [hit["id"] for hit in by_route["hits"]] == [by_words.id]
 
 
 async def test_hybrid_search_rejects_zero_weights(mcp: Client[Any]) -> None:

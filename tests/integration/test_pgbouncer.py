@@ -97,5 +97,5 @@ async def test_the_server_works_through_pgbouncer_in_transaction_mode(
     assert in_effect == ("100", "30s")
     assert [s.status for s in saved] == ["saved"] * len(NOTES)
     assert {a.status_code for a in answers} == {200}
-    assert all(a.json()["results"][0]["content"] == NOTES[2] for a in answers[:24])
+    assert all(a.json()["hits"][0]["content"] == NOTES[2] for a in answers[:24])
     assert "prepared statement" not in bouncer.log

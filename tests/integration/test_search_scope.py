@@ -38,10 +38,10 @@ async def test_search_in_a_project_includes_general_memories_unless_project_only
 ) -> None:
     query = {"query": "who reviews database migrations", "mode": mode, "project": "acme-api"}
     async with httpx.AsyncClient() as client:
-        wide = (await client.post(f"{app_url}/api/search", json=query)).json()["results"]
+        wide = (await client.post(f"{app_url}/api/search", json=query)).json()["hits"]
         alone = (
             await client.post(f"{app_url}/api/search", json={**query, "project_only": True})
-        ).json()["results"]
+        ).json()["hits"]
 
     wide_ids = [hit["id"] for hit in wide]
     assert stored["general"] in wide_ids

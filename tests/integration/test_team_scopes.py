@@ -501,7 +501,7 @@ async def rest_search(v: Visit) -> None:
     shared = await v.rest("search", body={"query": v.other.team_marker, "mode": "keyword"})
     assert v.other.shared_id in v.ids_of(shared)
     keyword = await v.rest("search", body={"query": v.other.secret_marker, "mode": "keyword"})
-    assert keyword.data["results"] == []
+    assert keyword.data["hits"] == []
 
 
 async def rest_export(v: Visit) -> None:
@@ -1284,7 +1284,7 @@ async def test_a_user_outside_the_team_project_sees_none_of_its_shared_memories(
 
     assert shared.status_code == 201
     assert listed.json()["total"] == 0
-    assert found.json()["results"] == []
+    assert found.json()["hits"] == []
     assert read.status_code == 404 and read.json()["error"]["code"] == "not_found"
     assert projects.json() == []
     assert by_tool.structured_content is not None and by_tool.structured_content["hits"] == []

@@ -419,7 +419,7 @@ async def test_keyword_search_for_50_percent_off_finds_that_memory_first(
     listed = await http.get("/api/memories", params={"q": "50%_off"})
 
     assert rest.status_code == 200
-    assert rest.json()["results"][0]["content"] == COUPON
+    assert rest.json()["hits"][0]["content"] == COUPON
     assert tool.structured_content is not None
     assert tool.structured_content["hits"][0]["content"] == COUPON
     assert [m["content"] for m in listed.json()["memories"]] == [COUPON]
@@ -435,7 +435,7 @@ async def test_a_wildcard_or_operator_alone_matches_only_memories_that_contain_i
     listed = await http.get("/api/memories", params={"q": query, "limit": 500})
 
     assert rest.status_code == 200
-    assert all(query in hit["content"] for hit in rest.json()["results"])
+    assert all(query in hit["content"] for hit in rest.json()["hits"])
     assert not tool.is_error
     assert tool.structured_content is not None
     assert all(query in hit["content"] for hit in tool.structured_content["hits"])

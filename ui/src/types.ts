@@ -112,6 +112,7 @@ export type SearchHit = Ownership & {
 
 export type SearchResponse = {
   mode: SearchMode;
+  query: string;
   hits: SearchHit[];
   took_ms: number;
   reranked_by?: string | null;

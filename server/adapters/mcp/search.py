@@ -1,10 +1,14 @@
-"""MCP tools for search: semantic, keyword and hybrid (shapes: server/schemas/search.py)."""
+"""MCP tools for search: semantic, keyword and hybrid (shapes: server/schemas/search.py).
+
+They take the filters POST /api/search takes and answer what it answers (a SearchResult).
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from server.adapters.mcp.tooling import READ_ONLY, Tool, memory_filter
+from server.adapters.mcp.tooling import READ_ONLY, Tool
+from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchResult
 from server.ingest.recall_check import WORKING_TREES
 from server.schemas.search import HybridSearch, KeywordSearch, SemanticSearch
@@ -17,14 +21,7 @@ async def semantic_search(service: MemoryApi, args: SemanticSearch) -> SearchRes
         args.query,
         limit=args.limit,
         min_similarity=args.min_similarity,
-        where=await memory_filter(
-            service,
-            args.project,
-            since=args.since,
-            before=args.before,
-            source=args.source,
-            with_general=not args.project_only,
-        ),
+        where=await _where(service, args),
     )
     return await WORKING_TREES.with_verdicts(result, args.cwd)
 
@@ -32,38 +29,36 @@ async def semantic_search(service: MemoryApi, args: SemanticSearch) -> SearchRes
 async def search_memories(service: MemoryApi, args: KeywordSearch) -> SearchResult:
     """Keyword search: exact words and identifiers (ERR_POOL_TIMEOUT, --frozen-lockfile)."""
     result = await service.search_keyword(
-        args.query,
-        limit=args.limit,
-        where=await memory_filter(
-            service,
-            args.project,
-            since=args.since,
-            before=args.before,
-            source=args.source,
-            with_general=not args.project_only,
-        ),
+        args.query, limit=args.limit, where=await _where(service, args)
     )
     return await WORKING_TREES.with_verdicts(result, args.cwd)
 
 
 async def hybrid_search(service: MemoryApi, args: HybridSearch) -> SearchResult:
     """Best general search: meaning and exact words combined. Prefer this one."""
-    where = await memory_filter(
-        service,
-        args.project,
-        since=args.since,
-        before=args.before,
-        source=args.source,
-        with_general=not args.project_only,
-    )
+    where = replace(await _where(service, args), include_archived=args.include_archived)
     result = await service.search_hybrid(
         args.query,
         limit=args.limit,
         keyword_weight=args.keyword_weight,
         semantic_weight=args.semantic_weight,
-        where=replace(where, include_archived=args.include_archived),
+        min_similarity=args.min_similarity or 0.0,
+        where=where,
     )
     return await WORKING_TREES.with_verdicts(result, args.cwd)
+
+
+async def _where(service: MemoryApi, args: KeywordSearch) -> MemoryFilter:
+    """The filter a search's arguments describe, read as POST /api/search reads them."""
+    return MemoryFilter(
+        project=await service.resolve_project(args.project),
+        with_general=not args.project_only,
+        tag=args.tag,
+        kind=args.kind,
+        source=args.source,
+        since=args.since,
+        before=args.before,
+    )
 
 
 TOOLS = (

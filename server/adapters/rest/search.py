@@ -15,17 +15,10 @@ from server.service.face import MemoryApi
 
 
 def search_body(result: SearchResult) -> dict[str, object]:
-    """A search's answer: `hits`, as MCP's search tools name them. `results` holds the same
-    list under its old name, deprecated (docs/API.md), for one release."""
-    hits = to_json(result.hits)
-    return {
-        "mode": result.mode,
-        "hits": hits,
-        "results": hits,
-        "took_ms": result.took_ms,
-        "reranked_by": result.reranked_by,
-        "rerank_skipped": result.rerank_skipped,
-    }
+    """A search's answer, the same as MCP's search tools give:
+    {mode, query, hits, took_ms, reranked_by, rerank_skipped}."""
+    body: dict[str, object] = to_json(result)
+    return body
 
 
 async def recall(service: MemoryApi, body: search.RecallRequest) -> JSONResponse:
