@@ -6,7 +6,10 @@
 - adapters, schemas and the entry points never import server.store;
 - adapters reach the service only through its face (server/service/face.py);
 - hooks.py imports only the standard library and server/worktree (the same rule), since Claude
-  Code runs it with `python -I -S`.
+  Code runs it with `python -I -S`;
+- no function in server/adapters/ is over 80 lines; every REST handler and MCP tool is a
+  top-level function taking the service (the face) first, and no adapter keeps the service in a
+  module-level variable.
 """
 
 from __future__ import annotations
@@ -220,3 +223,54 @@ def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> 
     }
     assert public(MemoryService) - public(MemoryApi) == importers
     assert public(MemoryApi) <= public(MemoryService)
+
+
+MAX_ADAPTER_FUNCTION_LINES = 80
+
+
+def test_no_adapter_function_is_over_80_lines() -> None:
+    """A handler that grows past a screen is doing the service's work (or holds nested ones)."""
+    too_long = [
+        f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines"
+        for name, path in modules().items()
+        if under(name, ("server.adapters",))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_ADAPTER_FUNCTION_LINES
+    ]
+    assert too_long == []
+
+
+def test_rest_handlers_and_mcp_tools_are_top_level_and_take_the_service_first() -> None:
+    """Each can be imported and called alone: `await handler(service, ...)`."""
+    import inspect
+    from typing import get_type_hints
+
+    from server.adapters.mcp import TOOLS
+    from server.adapters.rest import HANDLERS
+    from server.service.face import MemoryApi
+
+    functions = [*HANDLERS.values(), *(tool.function for tool in TOOLS)]
+    offenders = [
+        f"{function.__module__}.{function.__qualname__}"
+        for function in functions
+        if function.__qualname__ != function.__name__
+        or next(iter(inspect.signature(function).parameters)) != "service"
+        or get_type_hints(function)["service"] is not MemoryApi
+    ]
+    assert len(HANDLERS) == 33 and len(TOOLS) == 22
+    assert offenders == []
+
+
+def test_no_adapter_holds_the_service_in_a_global() -> None:
+    """MCP tools get the service from FastMCP's lifespan context, REST handlers as bound by
+    server/adapters/rest/__init__.py: neither through module state."""
+    offenders = [
+        f"{name}:{node.lineno}"
+        for name, path in modules().items()
+        if under(name, ("server.adapters",))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Global)
+    ]
+    assert offenders == []
