@@ -47,8 +47,8 @@ from server.core.models.memories import (
 from server.core.models.search import SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import RecentContext, StartupContext
-from server.ingest.memory_check import record_current_value
-from server.ingest.recall_check import WORKING_TREES
+from server.recall.memory_check import record_current_value
+from server.recall.working_tree import WORKING_TREES
 from server.schemas.fields import MemoryId, ProjectFilter, SourceFilter, StartupTree
 from server.schemas.learning import (
     FindDuplicates,

@@ -24,8 +24,8 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.core.models.receipts import ReceiptFilter
 from server.core.models.search import SearchResult
-from server.ingest.memory_check import check_memory, drifted_memories, record_current_value
-from server.ingest.recall_check import WORKING_TREES
+from server.recall.memory_check import check_memory, drifted_memories, record_current_value
+from server.recall.working_tree import WORKING_TREES
 from server.schemas import learning, memories, search, sessions
 from server.service.face import MemoryApi
 

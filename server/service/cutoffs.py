@@ -30,7 +30,7 @@ class SimilarityCutoffs:
     # Prompt recall hook (injected unasked on every prompt, so precision first): a hit this
     # close counts on similarity alone; one between `recall_with_words` and this must also
     # hold a share of the prompt's weighted words, the more the less similar it is
-    # (server/ingest/recall.words_needed). Both read off bench/recall_words.py, which weighs
+    # (server/recall/cutoff.words_needed). Both read off bench/recall_words.py, which weighs
     # answers injected against injections when nothing in scope answers.
     recall: float
     recall_with_words: float

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from server.core.errors import NotFound
-from server.ingest.recall import HookRecall
+from server.recall.hook import HookRecall
 from server.service.memory import MemoryService
 from server.store.memories import PROJECT_NAMED_SQL, PROJECTS_AT_FOLDERS_SQL
 from server.store.tx import Pool

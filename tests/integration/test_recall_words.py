@@ -5,7 +5,7 @@ store's first memories are weighed by their words."""
 from __future__ import annotations
 
 from server.core.models.memories import MemoryFilter
-from server.ingest.recall import words_needed
+from server.recall.cutoff import words_needed
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import PROJECT_PATH, context_of, payload, run_hook
 

@@ -18,7 +18,7 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
 from server.ingest.documents import import_claude_ai, import_text
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.ingest.recall import words_needed
+from server.recall.cutoff import words_needed
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import context_of, payload, run_hook
 

@@ -28,7 +28,7 @@ class SearchHit:
     it is from the period the question names (server/domain/query_dates.py).
     `verdict` / `verdict_note`: whether the working tree a search named (`cwd`) still agrees
     with what the hit says about the code (fresh, drifted, orphaned, unchecked) and, when it
-    drifted or is orphaned, what changed (server/ingest/recall_check.py); None without a `cwd`.
+    drifted or is orphaned, what changed (server/recall/working_tree.py); None without a `cwd`.
     `rerank_score`: what the configured reranker scored the hit (higher first), for the hits it
     reordered (server/service/rerank.py); None otherwise.
     """
