@@ -128,7 +128,7 @@ async def hits_for(
         min_similarity=SEARCH_CUT,
         where=MemoryFilter(project=project, with_general=True),
     )
-    shares = await service.term_shares(text, [hit.id for hit in result.hits])
+    shares = (await service.recall_evidence(text, [hit.id for hit in result.hits])).term_shares
     return [
         Hit(hit.similarity or 0.0, shares.get(hit.id, 0.0), answers(hit)) for hit in result.hits
     ]

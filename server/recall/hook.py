@@ -59,7 +59,7 @@ from server.recall.cutoff import (
 )
 from server.recall.text import recall_markdown
 from server.recall.working_tree import WORKING_TREES, R, Recalled, hook_check_items
-from server.service.face import MemoryApi
+from server.service.face import RecallApi
 from server.worktree.context_check import memory_ids_in
 
 logger = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ class LessonsAnswer:
 class HookRecall:
     """The hooks' server side over the service's face; one per app."""
 
-    def __init__(self, service: MemoryApi, settings: Settings) -> None:
+    def __init__(self, service: RecallApi, settings: Settings) -> None:
         self.service = service
         self.threshold = (
             settings.recall_threshold
@@ -202,10 +202,10 @@ class HookRecall:
             hook=True,
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
-        hits = learned_order(result.hits, await self.service.use_factors(_ids(result.hits)))
+        evidence = await self.service.recall_evidence(query, _ids(result.hits))
         # Hits already injected too: one that counts still brings the version that replaced it.
-        below = [hit.id for hit in hits if with_words <= (hit.similarity or 0.0) < threshold]
-        shares = await self.service.term_shares(query, below) if below else {}
+        hits = learned_order(result.hits, evidence.use_factors)
+        shares = evidence.term_shares
 
         def counts(hit: SearchHit) -> bool:
             needed = words_needed(hit.similarity or 0.0, threshold, with_words)

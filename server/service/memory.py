@@ -30,7 +30,7 @@ from server.core.models.memories import (
     TagCount,
 )
 from server.core.models.receipts import ReceiptFilter
-from server.core.models.search import SearchResult
+from server.core.models.search import RecallEvidence, SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import (
     MemoryCheck,
@@ -161,9 +161,15 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
         )
 
-    async def term_shares(self, query: str, memory_ids: Sequence[int]) -> dict[int, float]:
-        """How much of the query's weighted words each memory holds (0 to 1)."""
-        return await self.searcher.term_shares(query, memory_ids)
+    async def recall_evidence(self, query: str, memory_ids: Sequence[int]) -> RecallEvidence:
+        """Prompt recall's evidence on its candidates (use factors and word shares), read in
+        one transaction."""
+        if not memory_ids:
+            return RecallEvidence({}, {})
+        async with transaction(self.pool) as conn:
+            factors = await self._use_factors(conn, memory_ids)
+            shares = await self.searcher.term_shares_in(conn, query, memory_ids)
+        return RecallEvidence(factors, shares)
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names (tools, services, identifiers) `text` mentions that no memory holds."""

@@ -678,20 +678,20 @@ class Searcher:
         ]
         return newer_first(hits, stale) if stale else hits
 
-    async def term_shares(self, query: str, ids: Sequence[int]) -> dict[int, float]:
+    async def term_shares_in(self, conn: Conn, query: str, ids: Sequence[int]) -> dict[int, float]:
         """The share of the query's term weight (IDF, vocabulary forms at their reduced
         weight) each memory holds, from 0 to 1: how much of what was asked it names. A word
         no memory holds counts too, as the rarest of all, so a prompt about something the
-        store never heard of is not read as fully named by its one common word."""
+        store never heard of is not read as fully named by its one common word. Read within
+        the caller's transaction (MemoryService.recall_evidence)."""
         text = check_query(query)
-        async with transaction(self.pool) as conn:
-            counted = await self._counted_terms(conn, text)
-            total = max(counted.statistics.live, SHARE_MIN_STORE)
-            weights = {
-                term: idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
-                for term, df in counted.frequencies.items()
-            }
-            held = await search_store.term_weight_held(conn, weights, ids)
+        counted = await self._counted_terms(conn, text)
+        total = max(counted.statistics.live, SHARE_MIN_STORE)
+        weights = {
+            term: idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
+            for term, df in counted.frequencies.items()
+        }
+        held = await search_store.term_weight_held(conn, weights, ids)
         asked = sum(weights.values())
         if asked <= 0:
             return {}

@@ -102,7 +102,9 @@ async def near_hits(
         min_similarity=service.cutoffs.recall_with_words,
         where=MemoryFilter(project="acme-api", with_general=True),
     )
-    return found.hits, await service.term_shares(prompt, [hit.id for hit in found.hits])
+    return found.hits, (
+        await service.recall_evidence(prompt, [hit.id for hit in found.hits])
+    ).term_shares
 
 
 def needed(service: MemoryService, similarity: float) -> float:

@@ -219,7 +219,7 @@ def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> 
     """The jobs' own steps are composed parts (`service.learning`, `.leases`, ...), not methods."""
     import inspect
 
-    from server.service.face import MemoryApi
+    from server.service.face import MemoryApi, RecallApi
     from server.service.memory import MemoryService
 
     def public(cls: type) -> set[str]:
@@ -232,5 +232,5 @@ def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> 
         "restore_links",
         "vector_indexes_after",
     }
-    assert public(MemoryService) - public(MemoryApi) == importers
-    assert public(MemoryApi) <= public(MemoryService)
+    assert public(MemoryService) - public(RecallApi) == importers
+    assert public(MemoryApi) <= public(RecallApi) <= public(MemoryService)

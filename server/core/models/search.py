@@ -69,3 +69,13 @@ class SearchResult:
     took_ms: float
     reranked_by: str | None = None
     rerank_skipped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallEvidence:
+    """What prompt recall weighs beside a hit's similarity, read in one transaction: the
+    factor recall learned of each memory's use (server/service/uses.py; absent: none
+    learned) and the share of the prompt's weighted words each holds (0 to 1)."""
+
+    use_factors: dict[int, float]
+    term_shares: dict[int, float]
