@@ -12,7 +12,7 @@ made from the package rather than written by hand:
   imports (`CLIENT_FILES`, at the same paths, so its own import of the working-tree check
   finds them).
 
-`python -m server.agents.claude_plugin` writes both; tests/unit/test_claude_plugin.py fails
+`python -m server.agents.claude_plugin` writes both; tests/unit/test_plugin_files.py fails
 while the committed files differ from what it would write.
 
 The server's URL and token are the plugin's options (`userConfig` in plugin.json: Claude Code
