@@ -9,8 +9,9 @@ The CLI validates the marketplace and the plugin, adds this checkout's folder as
 installs the plugin (copying it into its cache under HOME), and health-checks the plugin's MCP
 server in `claude mcp list`. A prompt hook then runs as Claude Code runs it: the command from
 the installed hooks.json through the shell, CLAUDE_PLUGIN_ROOT and the plugin's options in the
-environment, the event JSON on stdin. The server runs in the test's event loop, so every
-subprocess is awaited, never waited on with a blocking call.
+environment, the event JSON on stdin. And a whole `claude -p` session runs the plugin's hooks
+itself, with tests/messages_stub.py standing in for the model. The server runs in the test's
+event loop, so every subprocess is awaited, never waited on with a blocking call.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from fastmcp import Client
 from server import __version__
 from server.app import create_app
 from server.core.config import Secret, Settings
+from server.core.models.journal import JournalFilter
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port, serving
+from tests.messages_stub import ScriptedReply
 
 pytestmark = pytest.mark.integration
 
@@ -70,11 +73,14 @@ def claude_env(agent_clis: Path, isolated_home: Path) -> dict[str, str]:
     return env
 
 
-async def claude(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+async def claude(
+    *args: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     done = await asyncio.to_thread(
         subprocess.run,
         ["claude", *args],
         env=env,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
@@ -179,6 +185,45 @@ async def test_claude_code_installs_the_plugin_connects_it_and_runs_its_prompt_h
     assert specific["hookEventName"] == "UserPromptSubmit"
     assert f"#{saved.id}" in specific["additionalContext"]
     assert "per API key" in specific["additionalContext"]
+
+
+async def test_a_claude_code_session_runs_the_plugin_hooks_with_its_options(
+    guarded_url: str,
+    claude_env: dict[str, str],
+    service: MemoryService,
+    tmp_path: Path,
+) -> None:
+    """A whole `claude -p` session, its model a local stand-in, the URL and the token from the
+    plugin's options alone: the session-start context carries the saved memory to the model,
+    and the prompt hook reaches the server (its prompt is in the journal)."""
+    project = tmp_path / "acme-api"
+    project.mkdir()
+    saved = await service.save(
+        RATE_LIMIT, project="acme-api", project_path=str(project), kind="distilled", force=True
+    )
+    await claude("plugin", "marketplace", "add", str(REPOSITORY), env=claude_env)
+    options = ("--config", f"url={guarded_url}", "--config", f"token={TOKEN}")
+    installed = await claude("plugin", "install", PLUGIN, *options, env=claude_env)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    with ScriptedReply("Per API key.") as model:
+        session_env = {
+            **claude_env,
+            "ANTHROPIC_BASE_URL": model.root_url,
+            "ANTHROPIC_API_KEY": "sk-ant-stub-key",
+        }
+        asking = ("-p", PROMPT, "--output-format", "json")
+        session = await claude(*asking, env=session_env, cwd=project)
+        asked = [json.dumps(body) for body in model.requests if PROMPT in json.dumps(body)]
+    page = await service.journal(JournalFilter(project="acme-api"), limit=10)
+
+    assert session.returncode == 0, session.stdout + session.stderr
+    assert json.loads(session.stdout)["result"] == "Per API key."
+    assert asked, model.requests
+    assert "SessionStart hook additional context" in asked[0]
+    assert f"#{saved.id}" in asked[0]
+    assert "per API key (x-api-key) at 30/min" in asked[0]
+    assert PROMPT in [entry.prompt for entry in page.entries]
 
 
 async def test_the_skill_and_commands_name_only_tools_the_server_has(guarded_url: str) -> None:
