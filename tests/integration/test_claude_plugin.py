@@ -226,6 +226,18 @@ async def test_a_claude_code_session_runs_the_plugin_hooks_with_its_options(
     assert PROMPT in [entry.prompt for entry in page.entries]
 
 
+async def test_without_a_token_the_plugin_connects_to_a_server_that_needs_none(
+    app_url: str, claude_env: dict[str, str]
+) -> None:
+    """The everyday case: a server on this machine without a token, no token configured."""
+    await claude("plugin", "marketplace", "add", str(REPOSITORY), env=claude_env)
+    await claude("plugin", "install", PLUGIN, "--config", f"url={app_url}", env=claude_env)
+    listed = await claude("mcp", "list", env=claude_env)
+
+    line = server_line(listed.stdout)
+    assert f"{app_url}/mcp (HTTP)" in line and "Connected" in line, listed.stdout
+
+
 async def test_the_skill_and_commands_name_only_tools_the_server_has(guarded_url: str) -> None:
     documents = [PLUGIN_DIR / "skills" / "memory" / "SKILL.md", *PLUGIN_DIR.glob("commands/*.md")]
     named = {

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from server import __version__
-from server.agents.claude_plugin import CLIENT, PLUGIN, REPOSITORY, stale_files
+from server.agents.claude_plugin import CLIENT, CLIENT_FILES, PLUGIN, REPOSITORY, stale_files
 from server.jobs.hook_install import claude_code_handlers
 
 MARKETPLACE = REPOSITORY / ".claude-plugin" / "marketplace.json"
@@ -106,11 +106,26 @@ def test_the_built_files_match_the_package() -> None:
     assert stale_files() == [], "run: python -m server.agents.claude_plugin"
 
 
+def test_the_shipped_client_is_the_hook_client_and_every_module_it_may_import() -> None:
+    """The modules tests/unit/test_architecture.py allows the hook process, and their packages."""
+    server = REPOSITORY / "server"
+    allowed = [
+        server / "hooks.py",
+        *(server / "worktree").glob("*.py"),
+        server / "core" / "redact.py",
+    ]
+    packages = {path.parent / "__init__.py" for path in allowed}
+
+    assert set(CLIENT_FILES) == {
+        path.relative_to(REPOSITORY).as_posix() for path in {*allowed, *packages}
+    }
+
+
 def test_the_shipped_hook_client_imports_only_itself_and_the_standard_library() -> None:
     client = PLUGIN / CLIENT
     code = (
         f"import json, sys; sys.path.append({str(client)!r}); "
-        "import server.hooks, server.worktree.context_check; "
+        "import server.hooks, server.worktree.context_check, server.core.redact; "
         "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items() if n[:6] == 'server')))"
     )
     done = subprocess.run(
