@@ -28,6 +28,7 @@ from fastmcp.tools import ToolResult
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 
+from server import __version__
 from server.agents.registry import DEFAULT_AGENT
 from server.core.access import Viewer, acting_as, current_viewer
 from server.core.errors import ServiceError
@@ -155,7 +156,9 @@ def build_mcp() -> FastMCP:
     its parameters, their defaults, limits and descriptions are the shape's fields, the same
     ones the REST route for that operation parses.
     """
-    mcp = FastMCP("claude-memory", instructions=INSTRUCTIONS, mask_error_details=True)
+    mcp = FastMCP(
+        "claude-memory", instructions=INSTRUCTIONS, version=__version__, mask_error_details=True
+    )
     mcp.add_middleware(ActAsCaller())
     mcp.add_middleware(ArgumentErrors(mcp))
 
