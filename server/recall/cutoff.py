@@ -17,7 +17,7 @@ from server.core.models.search import SearchHit
 # The cut-off for a prompt that names something no memory mentions ("which Sentry project...?"
 # with nothing ever said about Sentry): only a close match is worth injecting then.
 UNKNOWN_NAME_THRESHOLD = 0.6
-# Words are evidence beside similarity (docs/BENCHMARKS.md, "Prompt recall: words weighed
+# Words are evidence beside similarity (docs/benchmarks-history.md, "Prompt recall: words weighed
 # both ways"): sessions written in another voice than the prompt score lower on the model, not
 # on the words, and a near hit holding none of the prompt's words is most often noise. A hit at
 # the cut-off counts on similarity alone; below it, down to the model's `recall_with_words`
