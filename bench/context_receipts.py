@@ -104,9 +104,9 @@ from server.ingest.discovery import TranscriptFile, discover_transcripts  # noqa
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter  # noqa: E402
 from server.ingest.names import project_display_names  # noqa: E402
-from server.ingest.recall import HookRecall  # noqa: E402
 from server.ingest.text import find_note_files, read_note_file  # noqa: E402
 from server.ingest.timestamps import parse_timestamp  # noqa: E402
+from server.recall.hook import HookRecall  # noqa: E402
 from server.service.embeddings import Embedder  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import load_embedder, open_service  # noqa: E402

@@ -38,7 +38,7 @@ from bench.retrieval_changes import (  # noqa: E402
 from server.core.config import Settings  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
-from server.ingest.recall import HookRecall  # noqa: E402
+from server.recall.hook import HookRecall  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
 

@@ -11,7 +11,7 @@ answers), and keeps for each hit its similarity, the share of the question's rar
 words it holds (`MemoryService.term_shares`) and whether it answers. Then, for each rule of a
 grid, a hit passes at the rule's `threshold` or more on similarity alone, or at `floor` or more
 when it holds the share of the words the rule asks at its similarity (`at_floor` at the floor,
-falling in a straight line to none at the threshold, as `server/ingest/recall.words_needed`;
+falling in a straight line to none at the threshold, as `server/recall/cutoff.words_needed`;
 a `step` rule asks `at_floor` all the way up, as the session 26 rule did); the first three hits
 that pass are what the hook would inject:
 
@@ -55,7 +55,7 @@ from retrieval_changes import family  # noqa: E402
 
 from server.core.config import Settings  # noqa: E402
 from server.core.models.memories import MemoryFilter  # noqa: E402
-from server.ingest.recall import (  # noqa: E402
+from server.recall.cutoff import (  # noqa: E402
     RECALL_WORDS_AT_FLOOR,
     UNKNOWN_NAME_THRESHOLD,
     words_needed,
@@ -91,7 +91,7 @@ class Rule:
 
 
 _MODEL = cutoffs_for(Settings().embedding_model)
-# The rule in the product (server/service/cutoffs.py, server/ingest/recall.py).
+# The rule in the product (server/service/cutoffs.py, server/recall/hook.py).
 KEPT = Rule(_MODEL.recall, _MODEL.recall_with_words, RECALL_WORDS_AT_FLOOR)
 # Before session 26: similarity alone at 0.45; session 26: 0.45, or 0.35 with half the words.
 SIMILARITY_ONLY = Rule(0.45, 0.45, 0.0)
@@ -128,7 +128,7 @@ async def hits_for(
         min_similarity=SEARCH_CUT,
         where=MemoryFilter(project=project, with_general=True),
     )
-    shares = await service.term_shares(text, [hit.id for hit in result.hits])
+    shares = (await service.recall_evidence(text, [hit.id for hit in result.hits])).term_shares
     return [
         Hit(hit.similarity or 0.0, shares.get(hit.id, 0.0), answers(hit)) for hit in result.hits
     ]

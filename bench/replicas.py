@@ -14,7 +14,7 @@ seeds memories, then:
 
 Reported: acknowledged writes, lost writes (must be 0), read-after-write misses (must be 0),
 responses with status 5xx (must be 0) and other failures, and search latency p50/p95 per
-process in each phase. Figures for docs/BENCHMARKS.md; nothing here is asserted.
+process in each phase. Figures for docs/benchmarks-history.md; nothing here is asserted.
 
 Usage: .venv/bin/python bench/replicas.py [--seconds 60] [--writers 50] [--searchers 50]
 """

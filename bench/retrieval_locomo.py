@@ -21,7 +21,7 @@ served over `/v1/embeddings`) on a free port and uses it, to show an endpoint-ba
 scores as the local one does.
 
 `--hook` then asks every question of the prompt-recall hook through the product's own path
-(`HookRecall.prompt` of server/ingest/recall.py with the default settings, as `ask_recall_hook`
+(`HookRecall.prompt` of server/recall/hook.py with the default settings, as `ask_recall_hook`
 in bench/retrieval_changes.py does): each conversation's turns carry a project folder
 (`/locomo/<conversation>`), and each question is asked from its conversation's folder and from
 the next conversation's (unrelated: nothing there answers it, as in bench/recall_words.py).
@@ -71,7 +71,7 @@ from server.core.models.memories import MemoryFilter, NewMemory  # noqa: E402
 from server.core.models.receipts import estimated_tokens  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
 from server.domain.context import flat  # noqa: E402
-from server.ingest.recall import HookRecall  # noqa: E402
+from server.recall.hook import HookRecall  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.service.supersessions import link_new_memories  # noqa: E402

@@ -265,7 +265,7 @@ async def hnsw_recall(service: MemoryService, queries: list[str]) -> float:
     Exact as search ranks: each memory by its best row (its own vector, its passages' and its
     statements'), computed with numpy over every stored row. Before session 18 the reference
     used the memories' own vectors only, which stopped matching search once statements had
-    rows of their own (docs/BENCHMARKS.md)."""
+    rows of their own (docs/benchmarks-history.md)."""
     async with transaction(service.pool) as conn:
         cur = await conn.execute(
             "SELECT id, embedding FROM memories WHERE embedding IS NOT NULL"

@@ -17,7 +17,7 @@ its best passage, as semantic search scores it):
 
 For each cut-off in use it prints the share of true pairs kept and of unrelated pairs let
 through, and the cut-off each rule proposes (CUTOFF_RULES). server/service/cutoffs.py holds the
-defaults chosen from these figures; docs/BENCHMARKS.md records them.
+defaults chosen from these figures; docs/benchmarks-history.md records them.
 
 Usage: .venv/bin/python bench/similarity_calibration.py [--locomo PATH]
 """

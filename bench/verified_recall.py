@@ -55,7 +55,7 @@ from server.core.models.memories import MemoryFilter  # noqa: E402
 from server.domain.anchors import anchors_of  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
-from server.ingest.recall import HookRecall  # noqa: E402
+from server.recall.hook import HookRecall  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.worktree.context_check import checked_context  # noqa: E402
 from server.worktree.tree_check import TreeChecker  # noqa: E402

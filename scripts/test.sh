@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything the tests need and run all of them: lint, types, the web UI's unit tests,
-# and every pytest group (unit, integration, reliability, security, browser).
+# Set up everything the tests need and run all of them: lint, types, the docs site build, the web
+# UI's unit tests, and every pytest group (unit, integration, reliability, security, browser).
 #
 # Usage: scripts/test.sh [pytest arguments]
 # Needs nothing running: the tests start their own embedded PostgreSQL, model, servers and
@@ -55,6 +55,11 @@ ruff check server tests bench
 ruff format --check server tests bench
 say "mypy"
 mypy server
+say "docs: mkdocs build --strict (a broken link or anchor fails)"
+docs_site="$(mktemp -d)"
+# Not --quiet: it hides the warnings that --strict counts, and a broken link would pass.
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --site-dir "$docs_site"
+rm -rf "$docs_site"
 
 say "pytest"
 set +e

@@ -30,8 +30,8 @@ from server.adapters.mcp import build_mcp
 from server.adapters.mcp_sessions import SessionsPerUser
 from server.core.config import Settings
 from server.core.errors import ServiceError
-from server.ingest.recall import HookRecall
 from server.ingest.session_imports import SessionImports
+from server.recall.hook import HookRecall
 from server.service.memory import MemoryService
 from server.service.vector_backfill import VectorBackfill
 

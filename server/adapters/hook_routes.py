@@ -1,5 +1,5 @@
 """REST routes the hook client (server/hooks.py) calls for Claude Code, Codex and Gemini CLI:
-thin adapters over ingest/recall.py and ingest/session_imports.py.
+thin adapters over recall/hook.py and ingest/session_imports.py.
 
     POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project, check}
     POST /api/hooks/prompt {session_id, cwd, prompt, prompt_id} -> {additionalContext, memory_ids,
@@ -27,8 +27,8 @@ from starlette.routing import BaseRoute
 from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
 from server.agents.registry import AGENTS
-from server.ingest.recall import HookRecall
 from server.ingest.session_imports import TEAM_NOT_READ, SessionImports
+from server.recall.hook import HookRecall
 from server.schemas import hooks
 
 
@@ -37,7 +37,6 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
 
     async def session_start(body: hooks.SessionStartHook) -> JSONResponse:
         start = await recall.session_start(body.session_id, body.cwd, body.source)
-        await recall.keep_receipt(start.receipt)  # before the answer: the budget counts it
         context = start.context
         return JSONResponse(
             {
@@ -49,7 +48,6 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
 
     async def prompt(body: hooks.PromptHook) -> JSONResponse:
         recalled = await recall.prompt(body.session_id, body.cwd, body.prompt, body.prompt_id)
-        await recall.keep_receipt(recalled.receipt)
         # Journaled after the answer is sent: Claude Code waits for this hook, not for that.
         journal = BackgroundTask(
             recall.record_prompt, body.session_id, body.cwd, body.prompt_id, body.prompt
@@ -65,7 +63,6 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
         found = await recall.lessons_before(
             body.session_id, body.cwd, body.tool_name, body.tool_input
         )
-        await recall.keep_receipt(found.receipt)
         return JSONResponse(
             {
                 "additionalContext": found.text,

@@ -28,7 +28,7 @@ DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 # Raw transcript turns and chunks of imported notes rank a little below what was distilled or
 # saved on purpose (a note chunk is raw material too: at 1.0, a handbook written in March
 # outranked the April session that changed its values: outside corpus current answered@1
-# 0.562 -> 0.656, stale@1 0.188 -> 0.094 at 0.9; docs/BENCHMARKS.md, session 20), and a
+# 0.562 -> 0.656, stale@1 0.188 -> 0.094 at 0.9; docs/benchmarks-history.md, session 20), and a
 # trajectory (how a task got done) above the facts about the same task: asked for again, the
 # way that worked should come first. Under score fusion (session 13) the gaps between hits
 # count, so the trajectory needs more than rank fusion's 1.15: on the acme case (a trajectory

@@ -145,7 +145,7 @@ def shared_buffers_mb(physical_memory_bytes: int) -> int:
     PostgreSQL's default of 128 MB holds the vector index and the table of only about 30,000
     memories; past that every keyword search reads thousands of pages from the OS cache one
     system call at a time (at 100,000 memories 512 MB made keyword search 1.6x faster,
-    docs/BENCHMARKS.md). The memory is only touched as data is cached.
+    docs/benchmarks-history.md). The memory is only touched as data is cached.
     """
     eighth = physical_memory_bytes // 8 // (1024 * 1024)
     return max(128, min(1024, eighth))

@@ -23,7 +23,7 @@ from server.core.validation import load_stored_metadata
 logger = logging.getLogger(__name__)
 
 # ef_search 100 keeps HNSW recall@10 at or above 0.99 of exact search on the m 32 /
-# ef_construction 300 graph (server/store/embedding_model.py, docs/BENCHMARKS.md); iterative
+# ef_construction 300 graph (server/store/embedding_model.py, docs/benchmarks-history.md); iterative
 # scans keep filtered searches from returning fewer hits than asked for.
 SEARCH_SETTINGS = (("hnsw.ef_search", "100"), ("hnsw.iterative_scan", "relaxed_order"))
 

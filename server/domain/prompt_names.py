@@ -5,7 +5,7 @@ Prompt recall injects memories unasked, so a wrong one costs the agent's attenti
 about a thing no memory mentions ("which Sentry project do we report to?" when nothing was
 ever said about Sentry) is about something memory does not know, however close the nearest
 memory about error reporting scores; the hook then asks for a stronger match
-(server/ingest/recall.py). This module only finds the candidates; the store says which of
+(server/recall/hook.py). This module only finds the candidates; the store says which of
 them some memory holds.
 """
 

@@ -22,7 +22,7 @@ from server.core.models.vectors import Window
 MIN_STATEMENT_CHARS = 8  # shorter pieces ("OK.", a bare heading word) state nothing
 # A retrieval unit must say something on its own (about seven words): "Sounds good, thanks."
 # or "Done, merged." would match any question about agreement. 40 rather than 24 characters:
-# LoCoMo's tuning split lost less (docs/BENCHMARKS.md, session 17).
+# LoCoMo's tuning split lost less (docs/benchmarks-history.md, session 17).
 MIN_UNIT_CHARS = 40
 # Longer than this, a "statement" is a paragraph without sentence breaks (a log line, minified
 # JSON): the memory's passage windows already cover it.

@@ -61,7 +61,7 @@ _PAST_WORDS = re.compile(r"\b(?:was|were|did|had|first)\b", re.I)
 # successor found the answer (both coding corpora) the share was 0.87 or more; where it buried
 # the answer under a successor about another fact of the same memory, 0.71 or less; the
 # shared fixtures' correction of a two-line plan is lifted at a lower share, and must be
-# (docs/BENCHMARKS.md, session 20).
+# (docs/benchmarks-history.md, session 20).
 LINK_MIN_SHARE = 0.8
 MANY_FACTS = 3
 PASSED_BY = 0.999  # the hit a lifted version passes keeps this share of its score

@@ -4,7 +4,7 @@ them row by row.
 Every stored turn adds about four vectors (its own, its passages', its statements') to the two
 HNSW graphs, and inserting into a graph costs far more than building one over the same rows:
 on two cores a 3,000-turn first import spent 76 s of PostgreSQL CPU growing the graphs and
-18 s building them afterwards (docs/BENCHMARKS.md, session 24). So an import that will more
+18 s building them afterwards (docs/benchmarks-history.md, session 24). So an import that will more
 than double the store (agent sessions, a claude.ai export, notes, an export file) drops the
 indexes, writes without them, and builds them when it ends,
 with more memory for the build than the server's default (`create_vector_indexes`).

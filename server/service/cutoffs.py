@@ -6,7 +6,7 @@ to 0.8, and a stronger model spreads the same pairs differently. So the defaults
 similarities (semantic search's `min_similarity`, the prompt recall hook, find_duplicates)
 come from this table, keyed by the model the vectors were made with, and each row is read off
 `bench/similarity_calibration.py` for that model (the prompt recall hook's two from
-`bench/recall_words.py`; the figures are in docs/BENCHMARKS.md).
+`bench/recall_words.py`; the figures are in docs/benchmarks-history.md).
 A model adapted by `claude-memory adapt` has no row: its cut-offs are the base model's carried
 over by `carried_over`, saved in its manifest. An explicit value (a tool argument, a request
 field, `CLAUDE_MEMORY_RECALL_THRESHOLD`) always wins.
@@ -30,7 +30,7 @@ class SimilarityCutoffs:
     # Prompt recall hook (injected unasked on every prompt, so precision first): a hit this
     # close counts on similarity alone; one between `recall_with_words` and this must also
     # hold a share of the prompt's weighted words, the more the less similar it is
-    # (server/ingest/recall.words_needed). Both read off bench/recall_words.py, which weighs
+    # (server/recall/cutoff.words_needed). Both read off bench/recall_words.py, which weighs
     # answers injected against injections when nothing in scope answers.
     recall: float
     recall_with_words: float

@@ -1,4 +1,4 @@
-"""What the adapters (REST, MCP, the hook routes and the hooks' read path) may ask of the service.
+"""What the adapters (REST, MCP, the hook routes) and recall may ask of the service.
 
 `MemoryService` has more public methods than this: the learning jobs' steps, leases, the
 importers' writes. An adapter is typed against `MemoryApi` instead, so mypy refuses a call to
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         ReceiptPage,
         SessionWork,
     )
-    from server.core.models.search import SearchResult
+    from server.core.models.search import RecallEvidence, SearchResult
     from server.core.models.sessions import SessionPage
     from server.core.models.stats import Stats
     from server.core.models.views import (
@@ -240,18 +240,6 @@ class MemoryApi(Protocol):
 
     async def vectors_waiting(self) -> int: ...
 
-    async def lessons_for_call(
-        self, tool: str, tool_input: Any, project: str | None
-    ) -> list[Lesson]: ...
-
-    async def record_calls(self, calls: Sequence[SessionEvent]) -> None: ...
-
-    async def record_prompts(self, prompts: Sequence[JournalPrompt]) -> None: ...
-
-    async def record_injection(self, injection: Injection) -> bool: ...
-
-    async def injected_tokens(self, session_id: str) -> int: ...
-
     async def context_report(
         self, project: str | None = None, *, days: int = 30, top: int = 10
     ) -> ContextReport: ...
@@ -262,8 +250,23 @@ class MemoryApi(Protocol):
 
     async def judge_injections(self, work: Sequence[SessionWork]) -> int: ...
 
-    async def use_factors(self, memory_ids: Sequence[int]) -> dict[int, float]: ...
 
-    async def term_shares(self, query: str, memory_ids: Sequence[int]) -> dict[int, float]: ...
+class RecallApi(MemoryApi, Protocol):
+    """The face plus what only the hooks' server side (server/recall/hook.py) asks: REST and
+    MCP are typed against `MemoryApi` and cannot reach these."""
 
     async def unknown_names(self, text: str) -> list[str]: ...
+
+    async def recall_evidence(self, query: str, memory_ids: Sequence[int]) -> RecallEvidence: ...
+
+    async def injected_tokens(self, session_id: str) -> int: ...
+
+    async def record_injection(self, injection: Injection) -> bool: ...
+
+    async def lessons_for_call(
+        self, tool: str, tool_input: Any, project: str | None
+    ) -> list[Lesson]: ...
+
+    async def record_calls(self, calls: Sequence[SessionEvent]) -> None: ...
+
+    async def record_prompts(self, prompts: Sequence[JournalPrompt]) -> None: ...

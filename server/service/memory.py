@@ -30,7 +30,7 @@ from server.core.models.memories import (
     TagCount,
 )
 from server.core.models.receipts import ReceiptFilter
-from server.core.models.search import SearchResult
+from server.core.models.search import RecallEvidence, SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import (
     MemoryCheck,
@@ -75,7 +75,7 @@ from server.store import receipts as receipt_store
 from server.store import sessions as session_store
 from server.store import stats as stats_store
 from server.store import users as user_store
-from server.store.tx import Pool, committed_state, ping, transaction
+from server.store.tx import Conn, Pool, committed_state, ping, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -161,9 +161,15 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
         )
 
-    async def term_shares(self, query: str, memory_ids: Sequence[int]) -> dict[int, float]:
-        """How much of the query's weighted words each memory holds (0 to 1)."""
-        return await self.searcher.term_shares(query, memory_ids)
+    async def recall_evidence(self, query: str, memory_ids: Sequence[int]) -> RecallEvidence:
+        """Prompt recall's evidence on its candidates (use factors and word shares), read in
+        one transaction."""
+        if not memory_ids:
+            return RecallEvidence({}, {})
+        async with transaction(self.pool) as conn:
+            factors = await self._use_factors(conn, memory_ids)
+            shares = await self.searcher.term_shares_in(conn, query, memory_ids)
+        return RecallEvidence(factors, shares)
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names (tools, services, identifiers) `text` mentions that no memory holds."""
@@ -354,25 +360,48 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         return await self.cache.get_or_load(("projects",), load)
 
     async def resolve_project(self, name: str | None) -> str | None:
-        """The stored name of the project `name` means: every way in (REST, MCP, the CLI)
-        reads a project filter through this one rule.
+        """The stored name of the project `name` means: every way in (REST, MCP, the CLI and
+        the hooks) reads a project through this one rule.
 
-        A project's name or folder, case-insensitively, among the projects with memories the
-        reader may see (the most recently written when a name and a folder match two); then
-        the projects the reader is a member of, and those only lessons or the journal know
-        (hooks may record work in a project before any memory of it is stored), or imported
-        sessions do. None for no name; NotFound naming the known projects when nothing
-        matches. Read with an index, not from the project list: every filtered read pays it,
-        and the list costs a scan of the store whenever anything was committed since.
+        1. A project's name or folder, case-insensitively, among the projects with memories
+           the reader may see (the most recently written when a name and a folder match two).
+        2. For a folder (a name with a "/"), the closest parent folder that is a project's,
+           so a session or a request from a sub-folder of a repository finds its project.
+        3. The projects the reader is a member of, and those only lessons or the journal know
+           (hooks may record work in a project before any memory of it is stored), or
+           imported sessions do.
+
+        None for no name; NotFound naming the known projects when nothing matches. Read with
+        an index, not from the project list: every filtered read pays it, and the list costs a
+        scan of the store whenever anything was committed since.
         """
         wanted = blank_to_none(name)
         if wanted is None:
             return None
-        folded = wanted.lower()
-        async with transaction(self.pool) as conn:
-            found = await memory_store.project_named(conn, folded)
+        found, others = await self._find_project(wanted.lower())
         if found is not None:
             return found
+        projects = await self.projects()
+        names = {p.project for p in projects if p.project} | {name for name, _ in others}
+        known = ", ".join(sorted(names)[:20]) or "none yet"
+        raise NotFound(f"no project {wanted[:80]!r}; known projects: {known}")
+
+    async def project_at_folder(self, folder: str) -> str | None:
+        """`resolve_project` for the folder a hook names: None, not an error, when no project
+        is there (the hooks then answer with the general context), found without listing the
+        projects an error would name."""
+        wanted = folder.strip().lower()  # as sent: a folder holding NUL is no folder
+        return (await self._find_project(wanted))[0] if wanted else None
+
+    async def _find_project(self, folded: str) -> tuple[str | None, set[tuple[str, str]]]:
+        """The project `folded` names by `resolve_project`'s rule, or None with the names and
+        folders of step 3 it was compared with."""
+        async with transaction(self.pool) as conn:
+            found = await memory_store.project_named(conn, folded)
+            if found is None and "/" in folded:
+                found = await _project_above(conn, folded)
+        if found is not None:
+            return found, set()
         async with transaction(self.pool) as conn:
             others = {
                 *((name, "") for name in await user_store.viewer_projects(conn)),
@@ -382,29 +411,8 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
             }
         for other, folder in sorted(others):
             if folded in (other.lower(), folder.lower()):
-                return other
-        projects = await self.projects()
-        names = {p.project for p in projects if p.project} | {name for name, _ in others}
-        known = ", ".join(sorted(names)[:20]) or "none yet"
-        raise NotFound(f"no project {wanted[:80]!r}; known projects: {known}")
-
-    async def project_at_folder(self, folder: str) -> str | None:
-        """The project whose folder is `folder` or the closest parent of it that is one,
-        case-insensitively (the project most recently written there when several share it);
-        None for a folder no memory the reader may see was written in.
-
-        Read from the store each time (one index read per level), so a project another
-        process just imported is found at once and no commit elsewhere makes it costly.
-        """
-        wanted = folder.strip().rstrip("/").lower()
-        parts = wanted.split("/")
-        levels = ["/".join(parts[:end]) for end in range(len(parts), 0, -1)]
-        levels = [level for level in levels if level]
-        if not levels:
-            return None
-        async with transaction(self.pool) as conn:
-            found = await memory_store.projects_at_folders(conn, levels)
-        return next((found[level] for level in levels if level in found), None)
+                return other, others
+        return None, others
 
     async def recent_context(
         self, project: str | None = None, limit: int = 10, *, source: str | None = None
@@ -528,3 +536,16 @@ async def _vetted(
     )
     recent_kept = sorted((m for m in recent if m.id in kept_ids), key=lambda m: order[m.id])
     return vetted, recent_kept, drift
+
+
+async def _project_above(conn: Conn, folder: str) -> str | None:
+    """The project whose folder is the closest parent of `folder` (case-folded) that is one:
+    one index read for all the levels."""
+    parts = folder.rstrip("/").split("/")
+    levels = [
+        level for level in ("/".join(parts[:end]) for end in range(len(parts), 0, -1)) if level
+    ]
+    if not levels:
+        return None
+    found = await memory_store.projects_at_folders(conn, levels)
+    return next((found[level] for level in levels if level in found), None)

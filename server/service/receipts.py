@@ -1,7 +1,7 @@
 """Receipts of what memory injected into an agent's context (issue #38): a mixin of
 MemoryService (server/service/memory.py).
 
-The hooks (server/ingest/recall.py) record one receipt per injection before their answer
+The hooks (server/recall/hook.py) record one receipt per injection before their answer
 goes out (one insert), so the session's next hook counts it against the session's token
 budget (`injected_tokens`); a failure is logged and costs nothing else. With
 CLAUDE_MEMORY_RECEIPTS_RETENTION_DAYS at 0 nothing is recorded; otherwise receipts older than that

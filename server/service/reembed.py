@@ -154,7 +154,7 @@ async def reembed(
         if progress:
             progress(done, total)
     # With memory sized to the graph: 100,000 memories took 218 s instead of 557 s at the
-    # default 64 MB (docs/BENCHMARKS.md, session 24).
+    # default 64 MB (docs/benchmarks-history.md, session 24).
     await build_vector_indexes(pool)
     async with transaction(pool) as conn:
         await model_store.lock_model_record(conn)

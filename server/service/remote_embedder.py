@@ -110,7 +110,7 @@ class RemoteEmbedder(Embedder):
                     f"{self._last_problem} (not asked again for a few seconds)"
                 )
         # Texts of similar length share a request: servers pad a batch to its longest text, so
-        # mixed batches cost up to 1.7x the compute (docs/BENCHMARKS.md).
+        # mixed batches cost up to 1.7x the compute (docs/benchmarks-history.md).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         try:
             batches = [

@@ -85,11 +85,12 @@ from server.store.tx import Conn, Pool, transaction
 # no longer lifts what merely appears in both (as rank fusion did: LoCoMo conversations 0-4,
 # recall@10 0.671 at depth 10, 0.666 at 20 then); measured with score fusion, conversations 0-4
 # recall@10 0.761 at 10, 0.761 at 15, 0.758 at 20, and 15 was as good or better on the team's
-# corpus (docs/BENCHMARKS.md, session 13).
+# corpus (docs/benchmarks-history.md, session 13).
 HYBRID_MIN_DEPTH = 15
 # When a query names a date, the best matches from that period join hybrid's fusion as two more
 # lists, each weighted this many times its mode's weight (LoCoMo conversations 0-4, replayed:
-# recall@10 0.661 without them, 0.668 / 0.674 / 0.678 at 0.5x / 1x / 2x; docs/BENCHMARKS.md).
+# recall@10 0.661 without them, 0.668 / 0.674 / 0.678 at 0.5x / 1x / 2x;
+# docs/benchmarks-history.md).
 DATED_LIST_WEIGHT = 2.0
 # A relative phrase ("early March", "two weeks ago") is a guess at the period: its lists count
 # half as much, and its semantic list keeps only memories about the question at all, so a memory
@@ -101,7 +102,7 @@ RELATIVE_DATED_MIN_SIMILARITY = 0.3
 EVENT_MIN_SIMILARITY = 0.45
 # The event is the closest turn of a session among this many closest memories (notes describe
 # events and are dated when written): outside corpus past answered@1 0.444 -> 0.472, @5 0.861
-# -> 0.889; the team corpus unchanged (docs/BENCHMARKS.md, session 20).
+# -> 0.889; the team corpus unchanged (docs/benchmarks-history.md, session 20).
 EVENT_CANDIDATES = 5
 # Versions of a fact are close but are not duplicates; read more pairs so that leaving them out
 # still fills the page.
@@ -110,7 +111,7 @@ DUPLICATE_OVERFETCH = 2
 # (ranking.seed_terms). At 100,000 memories a question's terms match 5,000 (median) to 13,000
 # rows; with 2,000 seed rows (and store/search.BM25_MAX_ROWS) the keyword SQL takes 9 / 13 ms
 # p50 / p95 instead of 31 / 56 ms, and 98% of its top 10 is exact BM25's over every match
-# (docs/BENCHMARKS.md). Below ~2,000 memories every term is a seed.
+# (docs/benchmarks-history.md). Below ~2,000 memories every term is a seed.
 KEYWORD_SEED_ROWS = 2000
 # Terms the developer vocabulary adds to a keyword query (server/domain/vocabulary.py) count at
 # this share of their IDF: they are evidence for the question, not its own words. Measured with
@@ -130,7 +131,7 @@ NEAR_COPY_SIMILARITY = 0.75
 # above it for a present-tense question (`_newer_about_the_same`). Chosen on the team corpus
 # (similarity 0.5 / 0.6 / 0.7: all answered@1 0.595 / 0.619 / 0.587) and LoCoMo's tuning split
 # (no change at any of them once both hits must state a value; without that condition MRR fell
-# 0.569 -> 0.541), checked on the outside corpus (0.528 -> 0.543). docs/BENCHMARKS.md.
+# 0.569 -> 0.541), checked on the outside corpus (0.528 -> 0.543). docs/benchmarks-history.md.
 # The mirror for a question about an earlier state (`_earlier_about_the_same`) uses the same
 # bounds: team corpus past answered@1 0.385 -> 0.410, the same at 0.5; LoCoMo unchanged.
 SAME_SUBJECT_SIMILARITY = 0.6
@@ -412,7 +413,7 @@ class Searcher:
     ) -> list[tuple[int, float]]:
         """The closest memories by their own vectors and by their passages': the two HNSW
         look-ups run at once on two connections, so on two cores the semantic leg takes about
-        the slower of the two instead of their sum (docs/BENCHMARKS.md, session 23)."""
+        the slower of the two instead of their sum (docs/benchmarks-history.md, session 23)."""
 
         async def look_up(passages: bool) -> list[tuple[int, float]]:
             async with transaction(self.pool) as conn:
@@ -678,20 +679,20 @@ class Searcher:
         ]
         return newer_first(hits, stale) if stale else hits
 
-    async def term_shares(self, query: str, ids: Sequence[int]) -> dict[int, float]:
+    async def term_shares_in(self, conn: Conn, query: str, ids: Sequence[int]) -> dict[int, float]:
         """The share of the query's term weight (IDF, vocabulary forms at their reduced
         weight) each memory holds, from 0 to 1: how much of what was asked it names. A word
         no memory holds counts too, as the rarest of all, so a prompt about something the
-        store never heard of is not read as fully named by its one common word."""
+        store never heard of is not read as fully named by its one common word. Read within
+        the caller's transaction (MemoryService.recall_evidence)."""
         text = check_query(query)
-        async with transaction(self.pool) as conn:
-            counted = await self._counted_terms(conn, text)
-            total = max(counted.statistics.live, SHARE_MIN_STORE)
-            weights = {
-                term: idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
-                for term, df in counted.frequencies.items()
-            }
-            held = await search_store.term_weight_held(conn, weights, ids)
+        counted = await self._counted_terms(conn, text)
+        total = max(counted.statistics.live, SHARE_MIN_STORE)
+        weights = {
+            term: idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
+            for term, df in counted.frequencies.items()
+        }
+        held = await search_store.term_weight_held(conn, weights, ids)
         asked = sum(weights.values())
         if asked <= 0:
             return {}

@@ -6,7 +6,7 @@ agent's question about the lockfile. So the vector stored for a conversation tur
 memory with a session id) is its own embedding plus those of the turn before it and the one
 before that, at weights 0.5 and 0.25, normalised to unit length. On LoCoMo, with the
 weights chosen on conversations 0-4, this raised semantic recall@10 from 0.401 to 0.471 on
-the held-out conversations 5-9 (docs/BENCHMARKS.md). Notes, distilled memories and other
+the held-out conversations 5-9 (docs/benchmarks-history.md). Notes, distilled memories and other
 kinds have no "before" and keep their own vector.
 
 "Before" means earlier by (created_at, id) among the raw memories of the same session and

@@ -33,7 +33,7 @@ from server.store import journal as journal_store
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
 from server.store.journal import PromptRow
-from server.store.tx import Pool, transaction
+from server.store.tx import Conn, Pool, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -85,15 +85,15 @@ class Uses:
         logger.info("judged %d injected memories in %d sessions", len(judgements), len(sessions))
         return len(judgements)
 
-    async def use_factors(self, memory_ids: Sequence[int]) -> dict[int, float]:
+    async def _use_factors(self, conn: Conn, memory_ids: Sequence[int]) -> dict[int, float]:
         """The caller's recall factor of each memory that has verdicts (`use_factor`); none
-        when recall does not learn from use."""
+        when recall does not learn from use. Read within the caller's transaction
+        (`recall_evidence`)."""
         if not self.settings.recall_learns_from_use or not memory_ids:
             return {}
-        async with transaction(self.pool) as conn:
-            counts = await receipt_store.use_counts(
-                conn, list(memory_ids), self.settings.recall_use_half_life_days
-            )
+        counts = await receipt_store.use_counts(
+            conn, list(memory_ids), self.settings.recall_use_half_life_days
+        )
         return {memory_id: use_factor(c) for memory_id, c in counts.items()}
 
 

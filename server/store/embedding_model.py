@@ -97,7 +97,7 @@ async def create_vector_indexes(conn: Conn, *, sized_memory: bool = False) -> No
     m 32 and ef_construction 300 (`HNSW_GRAPH`): the denser graph reaches 0.99 recall@10 at
     `hnsw.ef_search` 100 (server/db/pool.py), so each look-up reads fewer rows than the m 24 /
     ef_construction 200 graph needed at 200; the default graph (16, 64) reached only 0.955 at
-    30,000 memories (docs/BENCHMARKS.md). A store whose index predates the setting gets the
+    30,000 memories (docs/benchmarks-history.md). A store whose index predates the setting gets the
     new graph once, at the next start: about two minutes per 50,000 memories on two cores.
     """
     await conn.execute("SET LOCAL statement_timeout = 0")

@@ -291,21 +291,22 @@ _SCORE_SQL = (
     " + 0.01 * ts_rank_cd(m.tsv, %(any_term)s::tsquery)"
 )
 # k1 as usual; b lowered from the textbook 0.75 because longer memories tend to carry more of
-# the answer, not just more words (tuned on LoCoMo conversations 0-4, see docs/BENCHMARKS.md).
+# the answer, not just more words (tuned on LoCoMo conversations 0-4, see
+# docs/benchmarks-history.md).
 BM25_K1 = 1.2
 BM25_B = 0.3
 # A turn scored on its context's words is as long as its own words plus this share of the
 # context's: measured by its own length alone, a two-word reply ("Do it.") outscored the turn
 # it answers on that turn's own words (BM25 favours short memories). Team corpus answered@1
 # 0.635 -> 0.651, LoCoMo tuning recall@10 / MRR 0.761 / 0.570 -> 0.766 / 0.581; the outside
-# corpus lost one question net (docs/BENCHMARKS.md).
+# corpus lost one question net (docs/benchmarks-history.md).
 CONTEXT_LENGTH_SHARE = 0.5
 # BM25 runs in SQL per row (unnesting the tsvector), so it scores at most this many rows (or
 # as many as asked for, when more): those holding the most IDF weight of query terms,
 # shortest first (presence only: one index probe per term, inline). At 100,000 memories: the
 # exact BM25 top 10 in 98% of places with 2,000 seed rows, 99% with 3,000 seed rows and 200
 # scored (13 / 17 ms p95), against 95.5% for the 1,000 rows `ts_rank` used to pick from every
-# match (56 ms p95; docs/BENCHMARKS.md).
+# match (56 ms p95; docs/benchmarks-history.md).
 BM25_MAX_ROWS = 100
 
 

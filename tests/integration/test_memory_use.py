@@ -229,9 +229,14 @@ async def test_a_memory_injected_and_never_used_sinks_below_one_that_was_used(
     assert orders[1] == [ignored, followed], "one round is not enough to move it"
     assert orders[-1] == [followed, ignored], f"it sank below the used one: {orders}"
     assert [hit.id for hit in unlearned] == [ignored, followed], "search itself is unchanged"
-    factors = await service.use_factors(ids)
+    factors = (await service.recall_evidence(QUESTION, ids)).use_factors
     assert factors[ignored] < 1.0 < factors[followed]
-    assert await off.use_factors(ids) == {}, "switched off, recall learns nothing"
+    assert (await off.recall_evidence(QUESTION, ids)).use_factors == {}, (
+        "switched off, recall learns nothing"
+    )
+
+
+INSTALL = "what should I run to install the dependencies?"
 
 
 async def test_an_import_for_nobody_judges_a_user_s_receipts_as_theirs(
@@ -243,7 +248,7 @@ async def test_an_import_for_nobody_judges_a_user_s_receipts_as_theirs(
     alice, _ = await service.users.add("alice")
     bob, _ = await service.users.add("bob")
     writer = SessionWriter("s-alice", CWD, start=datetime.now(UTC))
-    writer.prompt("what should I run to install the dependencies?")
+    writer.prompt(INSTALL)
     with acting_as(service.users.viewer(alice.user)):
         await service.record_injection(
             Injection("prompt", "s-alice", "acme-api", 80, [pnpm], prompt_id=writer.prompt_id)
@@ -254,10 +259,10 @@ async def test_an_import_for_nobody_judges_a_user_s_receipts_as_theirs(
     await imported(service, writer, tmp_path / "projects")  # acting for nobody
 
     with acting_as(service.users.viewer(alice.user)):
-        mine = await service.use_factors([pnpm])
+        mine = (await service.recall_evidence(INSTALL, [pnpm])).use_factors
         [verdict] = (await service.receipts()).uses
     with acting_as(service.users.viewer(bob.user)):
-        theirs = await service.use_factors([pnpm])
+        theirs = (await service.recall_evidence(INSTALL, [pnpm])).use_factors
         assert (await service.receipts()).uses == []
     assert verdict.verdict == "used"
     assert mine[pnpm] > 1.0 and theirs == {}, "alice's recall learns from it, bob's does not"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from server.core.errors import NotFound
-from server.ingest.recall import HookRecall
+from server.recall.hook import HookRecall
 from server.service.memory import MemoryService
 from server.store.memories import PROJECT_NAMED_SQL, PROJECTS_AT_FOLDERS_SQL
 from server.store.tx import Pool
@@ -56,6 +56,18 @@ async def test_a_folder_is_read_as_the_closest_project_folder_above_it(
     assert await projects.project_at_folder("/") is None
     assert await projects.project_at_folder("  ") is None
     assert await projects.project_at_folder("/home/dev/Shop\x00") is None  # no text holds NUL
+
+
+async def test_every_way_in_reads_a_folder_by_the_same_rule(projects: MemoryService) -> None:
+    """REST, MCP and the CLI resolve a project as the hooks do: a sub-folder of a project's
+    folder is that project; a folder under none of them is an error naming the projects."""
+    assert await projects.resolve_project("/home/dev/shop/src/api") == "shop"
+    assert await projects.resolve_project("/home/dev/Shop/web/src") == "shop-web"
+    assert await projects.resolve_project("SHOP-web") == "shop-web"
+    with pytest.raises(NotFound, match="known projects: shop, shop-web"):
+        await projects.resolve_project("/home/dev/Shopkeeper")
+    context = await projects.startup_context("/home/dev/Shop/web/src/pages")
+    assert context.project == "shop-web"
 
 
 async def test_a_folder_two_projects_were_written_in_is_the_newer_ones(

@@ -5,7 +5,7 @@ store's first memories are weighed by their words."""
 from __future__ import annotations
 
 from server.core.models.memories import MemoryFilter
-from server.ingest.recall import words_needed
+from server.recall.cutoff import words_needed
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import PROJECT_PATH, context_of, payload, run_hook
 
@@ -55,7 +55,7 @@ async def test_a_memory_injected_earlier_brings_the_version_that_replaced_it(
         where=MemoryFilter(project="acme-api", with_general=True),
     )
     similarity = {hit.id: hit.similarity or 0.0 for hit in found.hits}
-    shares = await service.term_shares(LATER, [old, new])
+    shares = (await service.recall_evidence(LATER, [old, new])).term_shares
     needed = words_needed(
         similarity[old], service.cutoffs.recall, service.cutoffs.recall_with_words
     )

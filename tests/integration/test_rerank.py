@@ -25,7 +25,7 @@ from server.core.config import Secret, Settings
 from server.core.errors import StartupError
 from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchResult
-from server.ingest.recall import HookRecall
+from server.recall.hook import HookRecall
 from server.service.memory import MemoryService
 from server.service.rerank import load_reranker
 from tests.db_fixtures import free_port, serving

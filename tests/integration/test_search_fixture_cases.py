@@ -18,7 +18,7 @@ from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
 from server.ingest.documents import import_claude_ai, import_text
 from server.ingest.importer import ImportFilters, SessionImporter
-from server.ingest.recall import words_needed
+from server.recall.cutoff import words_needed
 from server.service.memory import MemoryService
 from tests.integration.test_hooks import context_of, payload, run_hook
 
@@ -102,7 +102,9 @@ async def near_hits(
         min_similarity=service.cutoffs.recall_with_words,
         where=MemoryFilter(project="acme-api", with_general=True),
     )
-    return found.hits, await service.term_shares(prompt, [hit.id for hit in found.hits])
+    return found.hits, (
+        await service.recall_evidence(prompt, [hit.id for hit in found.hits])
+    ).term_shares
 
 
 def needed(service: MemoryService, similarity: float) -> float:

@@ -634,7 +634,9 @@ async def test_words_inside_a_package_name_count_as_the_prompts_words(
     )
     plain = await remember(service, "Failed deliveries are kept for a week.", "note", day(21))
 
-    shares = await service.term_shares("set up a retry queue", [registered, plain])
+    shares = (
+        await service.recall_evidence("set up a retry queue", [registered, plain])
+    ).term_shares
 
     assert shares[registered] > 0.5
     assert shares[plain] == 0.0

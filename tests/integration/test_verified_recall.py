@@ -19,7 +19,7 @@ from server.app import create_app
 from server.core.access import Viewer, acting_as
 from server.core.config import Settings
 from server.core.models.memories import MemoryFilter
-from server.ingest.recall_check import WorkingTrees
+from server.recall.working_tree import WorkingTrees
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 from tests.git_history import MEMORIES_WRITTEN, acme_repository

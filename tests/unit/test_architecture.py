@@ -28,6 +28,7 @@ LAYERS = (
     ("server.db", "server.store"),  # getting a database; all SQL
     ("server.service",),  # MemoryService and its parts
     ("server.ingest", "server.learning"),  # jobs that feed the service
+    ("server.recall",),  # the way out: what the hooks inject, checked against the code
     ("server.jobs", "server.agents"),  # what the CLI's commands run; the agents they reach
     ("server.schemas",),  # request and response models
     ("server.adapters",),  # REST, OpenAPI, MCP, hook routes, HTTP guards
@@ -88,6 +89,19 @@ def test_imports_point_to_the_same_or_a_lower_layer() -> None:
             if (rank(target) or 0) > (rank(name) or 0):
                 upward.append(f"{name} -> {target}")
     assert sorted(upward) == []
+
+
+def test_the_way_in_does_not_import_the_way_out() -> None:
+    """ingest/ imports sessions, notes and exports; recall/ decides what the agent is told.
+    Recall may use ingest's readers (a hook payload's text), never the other way round."""
+    offenders = [
+        f"{name} -> {i}"
+        for name, path in modules().items()
+        if under(name, ("server.ingest",))
+        for i in imports_of(path)
+        if under(i, ("server.recall",))
+    ]
+    assert offenders == []
 
 
 def test_psycopg_is_imported_only_by_the_data_layers() -> None:
@@ -208,7 +222,7 @@ def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> 
     """The jobs' own steps are composed parts (`service.learning`, `.leases`, ...), not methods."""
     import inspect
 
-    from server.service.face import MemoryApi
+    from server.service.face import MemoryApi, RecallApi
     from server.service.memory import MemoryService
 
     def public(cls: type) -> set[str]:
@@ -221,8 +235,8 @@ def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> 
         "restore_links",
         "vector_indexes_after",
     }
-    assert public(MemoryService) - public(MemoryApi) == importers
-    assert public(MemoryApi) <= public(MemoryService)
+    assert public(MemoryService) - public(RecallApi) == importers
+    assert public(MemoryApi) <= public(RecallApi) <= public(MemoryService)
 
 
 MAX_ADAPTER_FUNCTION_LINES = 80

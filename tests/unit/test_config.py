@@ -195,10 +195,10 @@ def test_root_default_home_is_outside_root_home(monkeypatch: pytest.MonkeyPatch)
         assert default_home() == Path("/tmp/xdg/claude-memory")
 
 
-def test_readme_documents_every_setting() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_configuration_page_documents_every_setting() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
 
-    missing = [name for name in setting_names() if f"`{name}`" not in readme]
+    missing = [name for name in setting_names() if f"`{name}`" not in page]
 
     assert missing == []
     assert len(setting_names()) == len(Settings.__dataclass_fields__)

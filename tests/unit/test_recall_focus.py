@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from server.core.models.search import SearchHit
 from server.domain.statement_versions import topic_words
-from server.ingest.recall import focused, recall_markdown
+from server.recall.text import focused, recall_markdown
 
 HANDBOOK = (
     "# Billing service handbook\n"

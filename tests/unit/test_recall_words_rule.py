@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.ingest.recall import RECALL_WORDS_AT_FLOOR, words_needed
+from server.recall.cutoff import RECALL_WORDS_AT_FLOOR, words_needed
 
 
 def test_at_or_above_the_cut_off_similarity_alone_counts() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from fastmcp import FastMCP
 
+from server import __version__
 from server.adapters.mcp import learning, memories, search, sessions, system
 from server.adapters.mcp.middleware import ActAsCaller, ArgumentErrors
 from server.adapters.mcp.tooling import SERVICE, Tool, exposed
@@ -45,7 +46,11 @@ def build_mcp(service: MemoryApi | None = None) -> FastMCP:
         yield {SERVICE: service}
 
     mcp = FastMCP(
-        "claude-memory", instructions=INSTRUCTIONS, mask_error_details=True, lifespan=lifespan
+        "claude-memory",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        mask_error_details=True,
+        lifespan=lifespan,
     )
     mcp.add_middleware(ActAsCaller())
     mcp.add_middleware(ArgumentErrors(mcp))

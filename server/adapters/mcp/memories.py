@@ -24,7 +24,7 @@ from server.core.models.memories import (
     SaveOutcome,
     UpdateOutcome,
 )
-from server.ingest.memory_check import record_current_value
+from server.recall.memory_check import record_current_value
 from server.schemas.fields import MemoryId
 from server.schemas.memories import (
     BulkDeleteQuery,

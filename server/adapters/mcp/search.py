@@ -10,7 +10,7 @@ from dataclasses import replace
 from server.adapters.mcp.tooling import READ_ONLY, Tool
 from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchResult
-from server.ingest.recall_check import WORKING_TREES
+from server.recall.working_tree import WORKING_TREES
 from server.schemas.search import HybridSearch, KeywordSearch, SemanticSearch
 from server.service.face import MemoryApi
 

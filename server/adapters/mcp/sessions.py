@@ -9,7 +9,7 @@ from functools import partial
 from server.adapters.mcp.tooling import READ_ONLY, Tool
 from server.core.models.journal import JournalPage
 from server.core.models.views import StartupContext
-from server.ingest.recall_check import WORKING_TREES
+from server.recall.working_tree import WORKING_TREES
 from server.schemas.fields import ProjectFilter, SourceFilter, StartupTree
 from server.schemas.sessions import JournalQuery
 from server.service.face import MemoryApi

@@ -8,7 +8,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from server.adapters.http_edge import Handler
 from server.adapters.rest.resolve import resolved
 from server.core.models.output import to_json
-from server.ingest.memory_check import check_memory, drifted_memories, record_current_value
+from server.recall.memory_check import check_memory, drifted_memories, record_current_value
 from server.schemas import memories
 from server.service.face import MemoryApi
 

@@ -9,7 +9,7 @@ from server.adapters.http_edge import Handler
 from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.core.models.search import SearchResult
-from server.ingest.recall_check import WORKING_TREES
+from server.recall.working_tree import WORKING_TREES
 from server.schemas import search
 from server.service.face import MemoryApi
 

@@ -20,7 +20,7 @@ SaveStatus = Literal["saved", "noop", "duplicate", "restored"]
 
 
 # "recorded": the code's current value was saved as a new memory superseding this one, which
-# `memory` then is (server/ingest/memory_check.py).
+# `memory` then is (server/recall/memory_check.py).
 UpdateStatus = Literal["updated", "unchanged", "noop", "duplicate", "recorded"]
 
 
@@ -302,7 +302,7 @@ class AnchorView:
 
 @dataclass(frozen=True, slots=True)
 class CodeCheck:
-    """One memory checked against a working tree (server/ingest/memory_check.py).
+    """One memory checked against a working tree (server/recall/memory_check.py).
 
     `verdict`: fresh, drifted, orphaned or unchecked; `note` says what changed (or why nothing
     was checked); `can_record`: the code states a current value for everything that changed,
@@ -336,7 +336,7 @@ class DriftedList:
     asked for; a folder not on this machine is skipped); `checked`: memories that name
     something the code can confirm and were checked; `unchecked`: such memories whose folder
     could not be read here; `complete`: every memory of the project was read (false past the
-    newest MAX_DRIFT_CHECKED, server/ingest/memory_check.py).
+    newest MAX_DRIFT_CHECKED, server/recall/memory_check.py).
     """
 
     project: str

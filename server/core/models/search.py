@@ -28,7 +28,7 @@ class SearchHit:
     it is from the period the question names (server/domain/query_dates.py).
     `verdict` / `verdict_note`: whether the working tree a search named (`cwd`) still agrees
     with what the hit says about the code (fresh, drifted, orphaned, unchecked) and, when it
-    drifted or is orphaned, what changed (server/ingest/recall_check.py); None without a `cwd`.
+    drifted or is orphaned, what changed (server/recall/working_tree.py); None without a `cwd`.
     `rerank_score`: what the configured reranker scored the hit (higher first), for the hits it
     reordered (server/service/rerank.py); None otherwise.
     """
@@ -69,3 +69,13 @@ class SearchResult:
     took_ms: float
     reranked_by: str | None = None
     rerank_skipped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallEvidence:
+    """What prompt recall weighs beside a hit's similarity, read in one transaction: the
+    factor recall learned of each memory's use (server/service/uses.py; absent: none
+    learned) and the share of the prompt's weighted words each holds (0 to 1)."""
+
+    use_factors: dict[int, float]
+    term_shares: dict[int, float]

@@ -10,7 +10,7 @@ from typing import Literal
 from server.core.models.memories import Memory
 
 # Checks memories against a working tree: those to show (orphaned ones left out, drifted ones
-# last) and a note per drifted id (server/ingest/recall_check.py's WorkingTrees.checked).
+# last) and a note per drifted id (server/recall/working_tree.py's WorkingTrees.checked).
 MemoryCheck = Callable[[Sequence[Memory]], Awaitable[tuple[list[Memory], dict[int, str]]]]
 
 

@@ -8,7 +8,7 @@ longer agrees with, for the user to fix or retire.
 Recording the current value supersedes a drifted memory in one step by what the code says now.
 
 A memory that says "the Go toolchain is pinned to go 1.22 in `go.mod`" drifts when go.mod moves
-to 1.23. The check (server/ingest/recall_check.py) already knows the new value, so the user or
+to 1.23. The check (server/recall/working_tree.py) already knows the new value, so the user or
 the agent should not have to retype the fact: the memory's text is rewritten with each changed
 value (a setting's value, a version, a renamed file's new path) put where the old one was, and
 saved as a new memory that supersedes the old one (which stays searchable, ranked below it).
@@ -32,7 +32,7 @@ from server.core.models.memories import (
 )
 from server.core.validation import MAX_PAGE
 from server.domain.anchors import anchors_of
-from server.ingest.recall_check import WORKING_TREES, WorkingTrees
+from server.recall.working_tree import WORKING_TREES, WorkingTrees
 from server.service.face import MemoryApi
 from server.worktree.context_check import shown_note
 from server.worktree.tree_check import Finding, MemoryCheck

@@ -1,0 +1,1 @@
+"""Shared vocabulary of every layer: value types, errors, settings, input checks."""

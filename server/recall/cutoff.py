@@ -1,0 +1,79 @@
+"""Which of prompt recall's hits count: the cut-off rules, each fact in its current version.
+
+A hit counts on its similarity to the prompt at or above the cut-off
+(CLAUDE_MEMORY_RECALL_THRESHOLD, by default the one measured for the embedding model,
+server/service/cutoffs.py); a little below it, only with enough of the prompt's words
+(`words_needed`). What recall learned of a memory's use moves its similarity before that test
+(`learned_order`), and a fact is told in its current version only (`current_versions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from server.core.models.search import SearchHit
+
+# The cut-off for a prompt that names something no memory mentions ("which Sentry project...?"
+# with nothing ever said about Sentry): only a close match is worth injecting then.
+UNKNOWN_NAME_THRESHOLD = 0.6
+# Words are evidence beside similarity (docs/benchmarks-history.md, "Prompt recall: words weighed
+# both ways"): sessions written in another voice than the prompt score lower on the model, not
+# on the words, and a near hit holding none of the prompt's words is most often noise. A hit at
+# the cut-off counts on similarity alone; below it, down to the model's `recall_with_words`
+# (server/service/cutoffs.py), it must also hold a share of the prompt's rarity-weighted words
+# that grows as its similarity falls, to this share at that floor.
+RECALL_WORDS_AT_FLOOR = 0.7
+
+
+def words_needed(
+    similarity: float, threshold: float, floor: float, at_floor: float = RECALL_WORDS_AT_FLOOR
+) -> float | None:
+    """The share of the prompt's weighted words a hit this similar must hold to be injected:
+    none at `threshold` or above, rising in a straight line to `at_floor` at `floor`; None
+    below `floor`, where no words make a hit count."""
+    if similarity >= threshold:
+        return 0.0
+    if similarity < floor:
+        return None
+    return at_floor * (threshold - similarity) / (threshold - floor)
+
+
+def learned_order(hits: Sequence[SearchHit], factors: Mapping[int, float]) -> list[SearchHit]:
+    """The hits with each one's similarity and score multiplied by what recall learned of it
+    (server/service/uses.py: below 1 when it was injected and not used, above when used),
+    ordered by the new score; as they were when nothing was learned. A factor can sink a hit
+    under the cut-off; it cannot lift one search did not return."""
+    if not factors:
+        return list(hits)
+    moved = [
+        replace(
+            hit,
+            similarity=None if hit.similarity is None else hit.similarity * factors[hit.id],
+            score=hit.score * factors[hit.id],
+        )
+        if hit.id in factors
+        else hit
+        for hit in hits
+    ]
+    return sorted(moved, key=lambda hit: -hit.score)
+
+
+def current_versions(
+    hits: Sequence[SearchHit], is_relevant: Callable[[SearchHit], bool]
+) -> list[SearchHit]:
+    """The relevant hits, each fact in its current version only.
+
+    The version that replaced a relevant hit is relevant with it (search lifted it to that
+    hit's place), and a hit whose successor is in the list is left out: the agent is told the
+    current fact, not last month's.
+    """
+    relevant = {hit.id for hit in hits if is_relevant(hit)}
+    for hit in hits:
+        if hit.id in relevant and hit.superseded_by is not None:
+            relevant.add(hit.superseded_by)
+    return [
+        hit
+        for hit in hits
+        if hit.id in relevant and (hit.superseded_by is None or hit.superseded_by not in relevant)
+    ]

@@ -1,0 +1,148 @@
+"""The text prompt recall injects: its hits as labelled Markdown within a character budget.
+
+Each hit is one line, labelled with its date, kind, id, project, similarity and author, so a
+memory cannot open a section or pass for another's bullet; a long one is cut to the part that
+names the prompt's words (`focused`), or to the statements that do (`answering`, with
+CLAUDE_MEMORY_RECALL_STATEMENTS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from server.core.models.search import SearchHit
+from server.domain.context import HEADER, author, changed_note, flat
+from server.domain.statement_versions import topic_words
+from server.domain.statements import statement_spans
+
+RECALL_TITLE = "# Memory recall for this prompt"
+# A long hit cut to its share of the budget starts at the statement (of its first forty) that
+# names most of the prompt's words, when that statement would not be shown from the start.
+MAX_FOCUS_STARTS = 40
+MIN_FOCUS_CHARS = 40
+# With `recall_statements`, a long memory's first statement up to this long is shown before
+# the statements that answer, as its subject or title.
+MAX_SUBJECT_CHARS = 120
+
+
+def recall_markdown(
+    hits: Sequence[SearchHit],
+    max_chars: int,
+    drift: Mapping[int, str] | None = None,
+    prompt: str = "",
+    viewer: str | None = None,
+    statements: bool = False,
+    first: int | None = None,
+) -> tuple[str, list[int]]:
+    """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
+
+    Each hit's label says who wrote it (`author`, as `viewer` sees it), and its text is put on
+    one line, so a memory cannot open a section or pass for another's bullet.
+
+    Each hit gets an equal share of the budget and is cut to it, so the first long one cannot
+    crowd out the rest; a hit cut short shows the part that names most of the `prompt`'s words
+    (`focused`), or with `statements`, only its statements that name them (`answering`). A
+    hit the working tree no longer agrees with carries its `drift` note
+    ("drifted: go is now 1.23 (was 1.22)") before its text.
+
+    Only the `first` hits (default: all) share the budget; the ones after them come in rank
+    order in the room those left, each its equal share of what is left, while that holds at
+    least twice MIN_FOCUS_CHARS.
+    """
+    asked = topic_words(prompt)
+    drift = drift or {}
+    if not hits:
+        return "", []
+    head = f"{RECALL_TITLE}\n\n_{HEADER}_\n"
+    first = len(hits) if first is None else max(1, min(first, len(hits)))
+    budget = max_chars - len(head)
+    share = budget // first
+    lines: list[str] = []
+    for at, hit in enumerate(hits):
+        if at >= first:  # past the first: an equal share of the room left
+            share = (budget - sum(len(line) + 1 for line in lines)) // (len(hits) - at)
+        project = f", {flat(hit.project).replace(']', ')')}" if hit.project else ""
+        by = author(hit.owner, viewer, hit.source, hit.session_id)
+        label = (
+            f"- {hit.created_at.date().isoformat()} [{hit.kind} #{hit.id}{project}, "
+            f"similarity {hit.similarity or 0:.2f}, {by}] "
+        )
+        room = share - len(label) - 1
+        if room < (40 if at < first else 2 * MIN_FOCUS_CHARS):
+            break
+        checked = f"({drift[hit.id]}) " if hit.id in drift else ""
+        notes = checked + changed_note(hit.supersedes, hit.created_at)
+        if room - len(notes) < MIN_FOCUS_CHARS:  # the notes fill the room: cut them and all
+            text = notes + flat(hit.content)
+            lines.append(label + text[: room - 1].rstrip() + "…")
+            continue
+        fit = answering if statements else focused
+        lines.append(label + notes + fit(hit.content, room - len(notes), asked))
+    if not lines:
+        return "", []
+    return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]
+
+
+def focused(content: str, room: int, asked: frozenset[str]) -> str:
+    """`content` on one line, cut to `room` characters: from its start, or, when the statement
+    that names the most of the `asked` words would not be shown whole, from that statement (a
+    handbook chunk whose answer is its tenth line). A cut is marked "…" at either end."""
+    whole = flat(content)
+    if len(whole) <= room:
+        return whole
+    spans = statement_spans(content)[:MAX_FOCUS_STARTS]
+    named = [len(topic_words(content[span.start : span.end]) & asked) for span in spans]
+    start = 0
+    if named and max(named) > 0:
+        best = spans[named.index(max(named))]
+        if len(" ".join(content[: best.end].split())) > room - 1:
+            start = best.start
+    lead = "…" if start else ""
+    # Collapsing whitespace only shortens, so twice the room is enough to fill it.
+    body = flat(content[start : start + 2 * room])
+    return lead + body[: room - len(lead) - 1].rstrip() + "…"
+
+
+def answering(content: str, room: int, asked: frozenset[str]) -> str:
+    """`content` on one line within `room` characters: whole if it fits; else its statements
+    that name the most of the `asked` words (at least half as many as the best one does), the
+    best first while they fit, shown in their order with "…" where text is left out, after
+    the memory's first statement (its subject or title) when that is short. A memory none of
+    whose statements names an asked word is `focused` (cut from its start)."""
+    whole = flat(content)
+    if len(whole) <= room:
+        return whole
+    spans = statement_spans(content)[:MAX_FOCUS_STARTS]
+    named = [len(topic_words(content[span.start : span.end]) & asked) for span in spans]
+    best = max(named, default=0)
+    if best == 0:
+        return focused(content, room, asked)
+    ranked = sorted(
+        (at for at, count in enumerate(named) if 2 * count >= best),
+        key=lambda at: (-named[at], at),
+    )
+    chosen: list[int] = []
+    used = 0
+    for at in ranked:
+        size = len(flat(content[spans[at].start : spans[at].end])) + 3
+        if used + size > room - 2:
+            if not chosen:  # the best statement alone is longer than the room: cut it
+                lead = "…" if at else ""
+                return lead + focused(content[spans[at].start :], room - len(lead), asked)
+            continue
+        chosen.append(at)
+        used += size
+    if 0 not in chosen:
+        subject = len(flat(content[spans[0].start : spans[0].end])) + 3
+        if subject <= MAX_SUBJECT_CHARS and used + subject <= room - 2:
+            chosen.append(0)
+    chosen.sort()
+    parts: list[str] = []
+    for place, at in enumerate(chosen):
+        gap = at > 0 if place == 0 else at > chosen[place - 1] + 1
+        if gap:
+            parts.append("…")
+        parts.append(flat(content[spans[at].start : spans[at].end]))
+    if chosen[-1] < len(spans) - 1 or spans[chosen[-1]].end < len(content.rstrip()):
+        parts.append("…")
+    return " ".join(parts)
