@@ -14,6 +14,7 @@ from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.core.models.receipts import ReceiptFilter
 from server.core.validation import blank_to_none
+from server.domain.project_rule import names_project
 from server.store import journal as journal_store
 from server.store import lessons as lesson_store
 from server.store import memories as memory_store
@@ -81,7 +82,7 @@ class ProjectRule:
                 *((name, "") for name in await journal_store.project_names(conn)),
             }
         for other, folder in sorted(others):
-            if folded in (other.lower(), folder.lower()):
+            if names_project(folded, other, folder):
                 return other, others
         return None, others
 
