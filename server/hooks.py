@@ -9,8 +9,8 @@ start, prompt, tool call and turn end, so it must start fast and can never get i
   `-I` keeps the user's project directory and PYTHON* variables out of it
   (bench/hook_latency.py has the figures). Without `--agent` it answers the default agent.
 - Each agent's events, and the shape of its answers, are its module in server/agents/about/
-  (standard library only, the one list of agents), imported from the repository this file
-  sits in.
+  (standard library only), imported from the repository this file sits in: only the one
+  agent's the hook runs for.
 - It reads the event JSON on stdin, sends the few fields the server needs to
   `/api/hooks/...` with a short timeout, over a plain socket: `http.client` alone would import
   `email` and `ssl` and double the start-up time.
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPOSITORY not in sys.path:
     sys.path.append(_REPOSITORY)  # after the standard library: it shadows nothing
-from server.agents.about import ABOUT, DEFAULT  # noqa: E402
+from server.agents.about import DEFAULT  # noqa: E402
 from server.agents.about.answers import ANSWERED  # noqa: E402
 
 _CALL_FIELDS = (
@@ -93,8 +93,20 @@ def events_of(agent: ModuleType) -> dict[str, tuple[Request, str | None]]:
     }
 
 
-AGENTS = {name: events_of(agent) for name, agent in ABOUT.items() if agent.HOOKS}
-EVENTS = AGENTS[DEFAULT]  # the default agent's: `claude-memory hook <event>` offers these
+def about(agent: str) -> ModuleType | None:
+    """`agent`'s facts, server/agents/about/<agent>.py, imported alone: a hook runs for one
+    agent, and each module imported costs start-up time. None for no such agent."""
+    module = f"server.agents.about.{agent.replace('-', '_')}"
+    if not agent.replace("-", "_").isidentifier():
+        return None
+    try:
+        __import__(module)
+    except ImportError:
+        return None
+    facts = sys.modules[module]
+    return facts if getattr(facts, "NAME", None) == agent else None
+
+
 # A tool's input and output can be megabytes (a file read, a long log); the journal keeps a
 # few hundred characters of each, so the client sends only the start of every text in them.
 TOOL_IO = ("tool_input", "tool_response")
@@ -128,8 +140,9 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
     event = argv[0]
     options = dict(zip(argv[1::2], argv[2::2], strict=False))
     agent = options.get("--agent", DEFAULT)
-    events = AGENTS.get(agent)
-    if events is None or event not in events:
+    facts = about(agent)
+    events = events_of(facts) if facts is not None else {}
+    if event not in events:
         return
     (path, fields, timeout), hook_name = events[event]
     if "--timeout" in options:
@@ -175,13 +188,16 @@ def checked_here(answer: dict[str, Any], cwd: str, path: str) -> Any:
 
 def agent_output(agent: str, hook_name: str, answer: dict[str, Any]) -> dict[str, Any] | None:
     """What to print for `agent`'s `hook_name`, from the server's answer; None for nothing."""
+    facts = about(agent)
+    if facts is None:
+        return None
     context = answer.get("additionalContext")
     context = context[:MAX_CONTEXT_CHARS] if isinstance(context, str) and context.strip() else ""
     given = answer.get("permissionDecisionReason")
     reason = given[:MAX_CONTEXT_CHARS] if isinstance(given, str) else ""
     if answer.get("permissionDecision") != "ask":
         reason = ""  # only a strict lesson's reason is the agent's to act on
-    shaped: dict[str, Any] | None = ABOUT[agent].answer(hook_name, context, reason)
+    shaped: dict[str, Any] | None = facts.answer(hook_name, context, reason)
     return shaped
 
 

@@ -5,7 +5,7 @@ can read it too); for each agent there, `server.agents.<its module's name>` is l
 gives its `Agent`. Adding an agent: its module in server/agents/about/ (name, label, hooks,
 tool names), its module here (its `Agent`: how connect reaches it), its reader in
 server/ingest/ (with its AgentFormat) if its sessions can be read, and one line in
-about/__init__.py's ABOUT.
+about/every.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from datetime import datetime
 from importlib import import_module
 from pathlib import Path
 
-from server.agents.about import ABOUT, DEFAULT
+from server.agents.about import DEFAULT
+from server.agents.about.every import ABOUT
 from server.agents.unit import Agent
 from server.ingest.agent_format import AgentFormat
 from server.jobs.connect import AgentChange, ConnectError, Connection, mcp_url

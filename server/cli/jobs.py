@@ -584,13 +584,15 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_hook_commands(commands: Any) -> None:
     """Add `hook`, `install-hooks` and `uninstall-hooks` to `commands` (argparse subparsers)."""
-    from server.hooks import EVENTS
+    from server.agents.about import DEFAULT
+    from server.agents.about.every import ABOUT
 
+    events = [argument for _, argument, _, _ in ABOUT[DEFAULT].HOOKS]
     hook = commands.add_parser(
         "hook",
         help="run a Claude Code hook: event JSON on stdin, context on stdout; always exits 0",
     )
-    hook.add_argument("event", choices=sorted(EVENTS), help="which hook")
+    hook.add_argument("event", choices=sorted(events), help="which hook")
     hook.add_argument(
         "--url", help="the server (default: from CLAUDE_MEMORY_HOST and CLAUDE_MEMORY_PORT)"
     )

@@ -38,7 +38,7 @@ from typing import Any, Protocol, cast
 
 import re2
 
-from server.agents.about import ABOUT
+from server.agents.about.every import ABOUT
 from server.core.access import Viewer
 from server.core.errors import Forbidden, InvalidInput
 from server.core.models.lessons import STRICTNESS, Lesson
