@@ -45,7 +45,7 @@ def test_copilot_gets_an_http_entry_without_a_header_when_there_is_no_token(
     }
     instructions = tmp_path / ".copilot" / "copilot-instructions.md"
     assert instructions.read_text().startswith(BLOCK_START)
-    assert any("runs no command hooks" in note for note in change.notes)
+    assert any("no hooks for Copilot CLI yet" in note for note in change.notes)
 
 
 def test_copilot_home_moves_both_files(tmp_path: Path) -> None:
