@@ -18,6 +18,7 @@ from server import __version__
 from server.adapters.http_edge import Handler, serve
 from server.adapters.openapi import openapi_document
 from server.adapters.route_table import OPERATIONS
+from server.agents.registry import AGENTS
 from server.core.errors import Unavailable
 from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
@@ -93,6 +94,9 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
 
     async def stats() -> JSONResponse:
         return JSONResponse(to_json(await service.stats()))
+
+    async def agents() -> JSONResponse:
+        return JSONResponse([{"name": a.name, "label": a.label} for a in AGENTS.values()])
 
     async def projects() -> JSONResponse:
         return JSONResponse(to_json(await service.projects()))
@@ -299,6 +303,7 @@ def routes(service: MemoryApi) -> list[BaseRoute]:
         "invalidateCache": invalidate_cache,
         "openapi": openapi,
         "stats": stats,
+        "agents": agents,
         "projects": projects,
         "tags": tags,
         "listMemories": list_memories,
