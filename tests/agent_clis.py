@@ -1,11 +1,11 @@
 """The agents' own CLIs, installed once for the tests that drive them (`agent_clis`).
 
-@openai/codex, @google/gemini-cli, @anthropic-ai/claude-code and opencode-ai at pinned
-versions, installed with npm into a cache folder outside the work tree (AGENT_CLIS_DIR, else
-~/.cache/claude-memory-tests/agent-clis-*) and reused while the versions match; nothing else
-is downloaded at run time. Used by tests/integration/test_connect_clients.py,
-test_agent_hook_clients.py and test_opencode.py (the fixture reaches them through
-tests/integration/conftest.py).
+@openai/codex, @google/gemini-cli, @anthropic-ai/claude-code, opencode-ai and @github/copilot at
+pinned versions, installed with npm into a cache folder outside the work tree (AGENT_CLIS_DIR,
+else ~/.cache/claude-memory-tests/agent-clis-*) and reused while the versions match; nothing
+else is downloaded at run time. Used by tests/integration/test_connect_clients.py,
+test_agent_hook_clients.py, test_opencode.py and test_copilot.py (the fixture reaches them
+through tests/integration/conftest.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ CLI_VERSIONS = {
     "@google/gemini-cli": "0.61.0",
     "@anthropic-ai/claude-code": "2.1.331",
     "opencode-ai": "1.18.33",
+    "@github/copilot": "1.0.102",
 }
+EXECUTABLES = ("codex", "gemini", "claude", "opencode", "copilot")
 _CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
 CLIS_DIR = Path(
     os.environ.get("AGENT_CLIS_DIR")
@@ -40,7 +42,7 @@ CLIS_DIR = Path(
 
 @pytest.fixture(scope="session")
 def agent_clis() -> Path:
-    """The folder holding the `codex`, `gemini`, `claude` and `opencode` executables."""
+    """The folder holding the `codex`, `gemini`, `claude`, `opencode` and `copilot` CLIs."""
     bin_dir = CLIS_DIR / "node_modules" / ".bin"
     stamp = CLIS_DIR / "versions.json"
     CLIS_DIR.mkdir(parents=True, exist_ok=True)
@@ -48,7 +50,7 @@ def agent_clis() -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         installed = stamp.read_text() if stamp.exists() else ""
         if installed != json.dumps(CLI_VERSIONS) or not all(
-            (bin_dir / name).exists() for name in ("codex", "gemini", "claude", "opencode")
+            (bin_dir / name).exists() for name in EXECUTABLES
         ):
             npm = shutil.which("npm")
             if npm is None:

@@ -26,7 +26,7 @@ from starlette.routing import BaseRoute
 
 from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
-from server.agents.registry import AGENTS
+from server.agents.registry import SESSION_FORMATS
 from server.ingest.session_imports import TEAM_NOT_READ, SessionImports
 from server.recall.hook import HookRecall
 from server.schemas import hooks
@@ -77,7 +77,8 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
         return JSONResponse({"recorded": recorded}, status_code=202)
 
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
-        status = sessions.request(AGENTS[body.agent].format, body.transcript_path, body.session_id)
+        reader = SESSION_FORMATS[body.agent]
+        status = sessions.request(reader, body.transcript_path, body.session_id)
         answer = {"status": status, "message": TEAM_NOT_READ if status == "not_read" else ""}
         return JSONResponse(answer, status_code=202)
 

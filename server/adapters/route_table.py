@@ -134,6 +134,13 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
     Operation(
         "GET",
+        "/api/agents",
+        "agents",
+        "The coding agents claude-memory knows: name (a memory's source) and label",
+        (Reply(200, list[system.AgentInfo]),),
+    ),
+    Operation(
+        "GET",
         "/api/projects",
         "projects",
         "Projects with live memories",

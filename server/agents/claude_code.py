@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from server.agents.about import claude_code as about
 from server.agents.unit import Agent
 from server.ingest.claude_code import CLAUDE_CODE
 from server.jobs.agent_files import AgentFileError, back_up, read_json_object, unified_diff
@@ -29,9 +30,8 @@ from server.jobs.connect import (
     result,
     token_note,
 )
-from server.jobs.hook_install import EVENTS
 
-NAME = CLAUDE_CODE.source
+NAME = about.NAME
 
 
 def claude_config_file(environ: Mapping[str, str], home: Path) -> Path:
@@ -119,9 +119,9 @@ def _entry_text(entry: dict[str, Any] | None) -> str:
 
 
 AGENT = Agent(
+    about=about,
     format=CLAUDE_CODE,
     connect=connect,
     disconnect=disconnect,
     connect_example="run `claude mcp add --scope user --transport http`",
-    hook_events=tuple(event for _, event, _ in EVENTS),
 )

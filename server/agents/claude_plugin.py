@@ -35,15 +35,30 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 PLUGIN = REPOSITORY / "plugins" / "memories"
 CLIENT = "client"
 # The hook client and everything it may import (tests/unit/test_architecture.py holds it to
-# these), as paths under the repository and, the same, under the plugin's client/ folder.
-CLIENT_FILES = (
-    "server/__init__.py",
-    "server/hooks.py",
-    "server/core/__init__.py",
-    "server/core/redact.py",
-    "server/worktree/__init__.py",
-    "server/worktree/context_check.py",
-    "server/worktree/tree_check.py",
+# these: the working-tree check, redaction, and each agent's standard-library description), with
+# the packages they sit in, as paths under the repository and, the same, under the plugin's
+# client/ folder. Globbed, so a new agent's description ships without editing this list.
+_CLIENT_MODULES = (
+    REPOSITORY / "server" / "hooks.py",
+    REPOSITORY / "server" / "core" / "redact.py",
+    *(REPOSITORY / "server" / "worktree").glob("*.py"),
+    *(REPOSITORY / "server" / "agents" / "about").glob("*.py"),
+)
+CLIENT_FILES = tuple(
+    sorted(
+        {
+            path.relative_to(REPOSITORY).as_posix()
+            for module in _CLIENT_MODULES
+            for path in (
+                module,
+                *(
+                    folder / "__init__.py"
+                    for folder in module.parents
+                    if folder.is_relative_to(REPOSITORY / "server")
+                ),
+            )
+        }
+    )
 )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from server.agents.about import codex as about
 from server.agents.unit import configured_by_files
 from server.ingest.codex import CODEX
 from server.jobs.agent_files import (
@@ -41,15 +42,10 @@ from server.jobs.connect import (
 )
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
-NAME = CODEX.source
+NAME = about.NAME
 MARKER = "# claude-memory: added by `claude-memory connect codex`; `disconnect` removes it"
-HOOK_EVENTS: tuple[HookEvent, ...] = (
-    ("SessionStart", "session-start", 5),
-    ("UserPromptSubmit", "user-prompt-submit", 5),
-    ("PreToolUse", "pre-tool-use", 3),
-    ("PostToolUse", "post-tool-use", 3),
-    ("Stop", "stop", 3),
-    ("SessionEnd", "session-end", 3),
+HOOK_EVENTS: tuple[HookEvent, ...] = tuple(
+    (event, argument, timeout) for event, argument, timeout, _ in about.HOOKS
 )
 HOOKS_SINCE: Version = (0, 114, 0)
 HOOKS_KEY_SINCE: Version = (0, 130, 0)  # `[features] hooks`; `codex_hooks` before
@@ -125,10 +121,10 @@ FILES = FileAgent(
 
 
 AGENT = configured_by_files(
+    about,
     CODEX,
     FILES,
     "add claude-memory to ~/.codex/config.toml and our hooks to "
     "~/.codex/hooks.json (trust them in /hooks)",
-    hook_events=tuple(event for _, event, _ in HOOK_EVENTS),
     instructions_file="AGENTS.md",
 )

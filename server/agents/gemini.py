@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from server.agents.about import gemini as about
 from server.agents.unit import configured_by_files
 from server.ingest.gemini import GEMINI
 from server.jobs.agent_files import (
@@ -38,15 +39,10 @@ from server.jobs.connect import (
 )
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
-NAME = GEMINI.source
+NAME = about.NAME
 TIMEOUT_MS = 30_000  # Gemini CLI's per-request MCP timeout; its default is ten minutes
-HOOK_EVENTS: tuple[HookEvent, ...] = (
-    ("SessionStart", "session-start", 5_000),
-    ("BeforeAgent", "before-agent", 5_000),
-    ("BeforeTool", "before-tool", 3_000),
-    ("AfterTool", "after-tool", 3_000),
-    ("AfterAgent", "after-agent", 3_000),
-    ("SessionEnd", "session-end", 3_000),
+HOOK_EVENTS: tuple[HookEvent, ...] = tuple(
+    (event, argument, timeout) for event, argument, timeout, _ in about.HOOKS
 )
 HOOKS_SINCE: Version = (0, 26, 0)
 
@@ -102,9 +98,9 @@ FILES = FileAgent(
 
 
 AGENT = configured_by_files(
+    about,
     GEMINI,
     FILES,
     "add claude-memory and our hooks to ~/.gemini/settings.json",
-    hook_events=tuple(event for _, event, _ in HOOK_EVENTS),
     instructions_file="GEMINI.md",
 )

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from server.agents.about import opencode as about
 from server.agents.unit import configured_by_files
 from server.ingest.opencode import OPENCODE
 from server.jobs.agent_files import (
@@ -47,7 +48,7 @@ from server.jobs.connect import (
     read_text,
 )
 
-NAME = OPENCODE.source
+NAME = about.NAME
 CONFIG_FILES = ("opencode.jsonc", "opencode.json", "config.json")  # OpenCode's own order
 NEW_CONFIG = "opencode.json"
 PLUGIN = Path(__file__).with_name("opencode_plugin.js")
@@ -120,6 +121,7 @@ FILES = FileAgent(
 
 
 AGENT = configured_by_files(
+    about,
     OPENCODE,
     FILES,
     "add claude-memory to ~/.config/opencode/opencode.json and our plugin to "

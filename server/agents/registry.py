@@ -1,24 +1,44 @@
 """Every agent claude-memory knows, and connect / disconnect by the agent's name.
 
-Adding an agent: its reader in server/ingest/ (with its AgentFormat), its module here (its
-`Agent`: how connect reaches it), and one line in AGENTS.
+The list of agents is server/agents/about/__init__.py (standard library only, so the hook client
+can read it too); for each agent there, `server.agents.<its module's name>` is loaded here and
+gives its `Agent`. Adding an agent: its module in server/agents/about/ (name, label, hooks,
+tool names), its module here (its `Agent`: how connect reaches it), its reader in
+server/ingest/ (with its AgentFormat) if its sessions can be read, and one line in
+about/every.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from importlib import import_module
 from pathlib import Path
 
-from server.agents import claude_code, codex, gemini, opencode
+from server.agents.about import DEFAULT
+from server.agents.about.every import ABOUT
 from server.agents.unit import Agent
+from server.ingest.agent_format import AgentFormat
 from server.jobs.connect import AgentChange, ConnectError, Connection, mcp_url
 
+
+def _agent(module: str) -> Agent:
+    """The `AGENT` of server/agents/<module>.py, checked."""
+    agent = import_module(f"server.agents.{module}").AGENT
+    if not isinstance(agent, Agent):
+        raise TypeError(f"server/agents/{module}.py: AGENT is not an Agent")
+    return agent
+
+
 AGENTS: dict[str, Agent] = {
-    agent.name: agent for agent in (claude_code.AGENT, codex.AGENT, gemini.AGENT, opencode.AGENT)
+    name: _agent(about.__name__.rsplit(".", 1)[1]) for name, about in ABOUT.items()
+}
+# The agents whose sessions can be read (import's options, the session-end hook's `agent`).
+SESSION_FORMATS: dict[str, AgentFormat] = {
+    name: agent.format for name, agent in AGENTS.items() if agent.format is not None
 }
 # Whose session a hook names when it does not say: Claude Code's hooks predate the field.
-DEFAULT_AGENT = claude_code.NAME
+DEFAULT_AGENT = DEFAULT
 
 
 def agent_named(name: str) -> Agent:

@@ -41,7 +41,7 @@ def add_connect_commands(commands: Any) -> None:
     attach = commands.add_parser(
         "connect",
         help="register the MCP server with "
-        + ", ".join(agent.format.label for agent in AGENTS.values())
+        + ", ".join(agent.label for agent in AGENTS.values())
         + " (backs up, keeps other entries)",
         description="Register this server in the agent's own configuration, over streamable "
         "HTTP (/mcp). The token, if the server has one, is read from CLAUDE_MEMORY_TOKEN in the "

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from server.agents.registry import AGENTS
+from server.agents.registry import SESSION_FORMATS
 from server.core.access import Viewer, acting_as
 from server.core.config import Settings
 from server.core.errors import ServiceError, StartupError
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from server.service.memory import MemoryService
 
 
-FORMATS = [agent.format for agent in AGENTS.values()]
+FORMATS = list(SESSION_FORMATS.values())
 
 
 def option_dest(agent: AgentFormat) -> str:
@@ -236,7 +236,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     if not sessions and not args.agents and all(x is None for x in others):
         raise StartupError(
             "say what to import: "
-            + "".join(f"--{name}, " for name in AGENTS)
+            + "".join(f"--{name}, " for name in SESSION_FORMATS)
             + "--agents, --claude-ai, --text, --memories or --from NAME"
         )
     if args.min_length < 0:
@@ -584,13 +584,15 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_hook_commands(commands: Any) -> None:
     """Add `hook`, `install-hooks` and `uninstall-hooks` to `commands` (argparse subparsers)."""
-    from server.hooks import EVENTS
+    from server.agents.about import DEFAULT
+    from server.agents.about.every import ABOUT
 
+    events = [argument for _, argument, _, _ in ABOUT[DEFAULT].HOOKS]
     hook = commands.add_parser(
         "hook",
         help="run a Claude Code hook: event JSON on stdin, context on stdout; always exits 0",
     )
-    hook.add_argument("event", choices=sorted(EVENTS), help="which hook")
+    hook.add_argument("event", choices=sorted(events), help="which hook")
     hook.add_argument(
         "--url", help="the server (default: from CLAUDE_MEMORY_HOST and CLAUDE_MEMORY_PORT)"
     )

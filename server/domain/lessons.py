@@ -14,8 +14,9 @@ A pattern is shown to every user who sees the lesson, so one that spells out a s
 would match something else.
 
 A lesson names a tool the way the agent it was learned from does; the same tool has other
-names in other agents (TOOL_FAMILIES), so a lesson on `Bash` also applies to Codex's and
-Gemini CLI's shell calls, and one on `Edit` to their file edits. The journal keeps each call's
+names in other agents (TOOL_FAMILIES, from each agent's SHELL_TOOLS and EDIT_TOOLS in
+server/agents/about/), so a lesson on one agent's shell tool also applies to every other
+agent's shell calls, and one on a file edit to their file edits. The journal keeps each call's
 name as its agent sent it.
 
 A lesson of a project applies to calls in that project only; one for every project (no
@@ -37,6 +38,7 @@ from typing import Any, Protocol, cast
 
 import re2
 
+from server.agents.about.every import ABOUT
 from server.core.access import Viewer
 from server.core.errors import Forbidden, InvalidInput
 from server.core.models.lessons import STRICTNESS, Lesson
@@ -52,15 +54,10 @@ MAX_PATTERN_CHARS = 300
 MAX_PATTERN_PROGRAM = 300
 MAX_MESSAGE_CHARS = 1_000
 MAX_INPUT_CHARS = 8_000  # of a call's input, what patterns are matched against
-# Names of one tool across agents, lower case. Claude Code: Bash, Edit, MultiEdit, Write.
-# Codex: hooks say Bash and apply_patch (codex-rs/core/src/tools/hook_names.rs); its rollouts,
-# and so the journal's imported calls, say exec_command, shell, shell_command, local_shell.
-# Gemini CLI: run_shell_command, replace, write_file (its SHELL_, EDIT_ and WRITE_FILE_TOOL_NAME).
+# Names of one tool across agents, lower case: every agent's shell tools, and its file edits.
 TOOL_FAMILIES = (
-    frozenset(
-        {"bash", "exec_command", "shell", "shell_command", "local_shell", "run_shell_command"}
-    ),
-    frozenset({"edit", "multiedit", "write", "apply_patch", "replace", "write_file"}),
+    frozenset(name for agent in ABOUT.values() for name in agent.SHELL_TOOLS),
+    frozenset(name for agent in ABOUT.values() for name in agent.EDIT_TOOLS),
 )
 RE2_LIMITS = (
     "RE2, the engine lessons are matched with, has no backreferences (\\1), lookahead or"

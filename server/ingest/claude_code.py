@@ -51,6 +51,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from server.agents.about import claude_code as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, AgentAction, ToolOutcome
 from server.ingest.agent_format import AgentFormat
@@ -351,8 +352,8 @@ def transcript_files(path: Path, session_id: str) -> list[TranscriptFile]:
 
 
 CLAUDE_CODE = AgentFormat(
-    source="claude-code",
-    label="Claude Code",
+    source=about.NAME,
+    label=about.LABEL,
     folder="Claude Code projects",
     default_folder="$CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects",
     default_root=default_projects_root,

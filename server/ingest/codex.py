@@ -46,6 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from server.agents.about import codex as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, AgentAction, ToolOutcome
 from server.ingest.agent_format import AgentFormat, file_size
@@ -388,8 +389,8 @@ def rollout_files(path: Path, session_id: str) -> list[TranscriptFile]:
 
 
 CODEX = AgentFormat(
-    source="codex",
-    label="Codex CLI",
+    source=about.NAME,
+    label=about.LABEL,
     folder="Codex CLI sessions",
     default_folder="$CODEX_HOME/sessions, else ~/.codex/sessions",
     default_root=default_codex_root,

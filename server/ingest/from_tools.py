@@ -26,6 +26,7 @@ import anyio
 from server.core.errors import InvalidInput
 from server.core.models.sessions import FileImport
 from server.core.validation import prepare_draft
+from server.domain.project_rule import names_project
 from server.ingest import (
     from_claude_md,
     from_claude_mem,
@@ -178,7 +179,7 @@ def _checked(
         for record in group:
             draft = record.draft
             wanted = filters.project
-            if wanted and wanted.lower() not in (draft.project.lower(), draft.project_path.lower()):
+            if wanted and not names_project(wanted, draft.project, draft.project_path):
                 summary.turns_skipped["other_project"] += 1
                 continue
             since = filters.since

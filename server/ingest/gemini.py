@@ -55,6 +55,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from server.agents.about import gemini as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, AgentAction
 from server.ingest.agent_format import AgentFormat
@@ -449,8 +450,8 @@ def gemini_session_files(path: Path, session_id: str) -> list[TranscriptFile]:
 
 
 GEMINI = AgentFormat(
-    source="gemini",
-    label="Gemini CLI",
+    source=about.NAME,
+    label=about.LABEL,
     folder="Gemini CLI sessions",
     default_folder="~/.gemini/tmp, or under $GEMINI_CLI_HOME",
     default_root=default_gemini_root,

@@ -38,6 +38,7 @@ from server.core.models.journal import JournalPrompt, SessionEvent
 from server.core.models.memories import MemoryDraft
 from server.core.models.receipts import SessionWork
 from server.core.models.sessions import FileImport, FileProgress
+from server.domain.project_rule import names_project
 from server.ingest.agent_format import AgentFormat
 from server.ingest.claude_code import (
     CLAUDE_CODE,
@@ -271,7 +272,7 @@ class SessionImporter:
         wanted = self.filters.project
         if wanted is None:
             return True
-        return wanted.lower() in (project.lower(), project_path.lower().rstrip("/"))
+        return names_project(wanted, project, project_path)
 
     def _drafts(
         self,

@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from server.agents.about import opencode as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, ERROR_CHARS, OUTPUT_PREVIEW_CHARS, AgentAction
 from server.ingest.agent_format import AgentFormat
@@ -331,8 +332,8 @@ def _time(value: object) -> datetime | None:
 
 
 OPENCODE = AgentFormat(
-    source="opencode",
-    label="OpenCode",
+    source=about.NAME,
+    label=about.LABEL,
     folder="OpenCode data",
     default_folder="$XDG_DATA_HOME/opencode, else ~/.local/share/opencode (its opencode*.db)",
     default_root=default_opencode_root,

@@ -177,8 +177,8 @@ def _hook_notes(
 ) -> list[str]:
     if hooks is None:
         return [
-            f"{agent.label} runs no command hooks: the memory instructions went to "
-            f"{instructions} instead"
+            f"claude-memory has no hooks for {agent.label} yet: the memory instructions went "
+            f"to {instructions} instead"
         ]
     if version is not None and version < hooks.since:
         return [

@@ -26,21 +26,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from server.agents.about import claude_code
 from server.jobs.agent_files import write_with_backup
 
 HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
 HookEvent = tuple[str, str, int]  # (the agent's event name, our event argument, its timeout)
 Handlers = list[tuple[str, dict[str, Any]]]  # (the agent's event name, our handler for it)
-# Claude Code's (timeouts in seconds). The client gives up sooner (2 s, or 1 s for the capture
-# events); SessionEnd hooks share a 1.5 s budget that a larger timeout raises (FORMATS.md §3.4).
-EVENTS: tuple[HookEvent, ...] = (
-    ("SessionStart", "session-start", 5),
-    ("UserPromptSubmit", "user-prompt-submit", 5),
-    ("PreToolUse", "pre-tool-use", 3),
-    ("PostToolUse", "post-tool-use", 3),
-    ("PostToolUseFailure", "post-tool-use-failure", 3),
-    ("Stop", "stop", 3),
-    ("SessionEnd", "session-end", 2),
+# Claude Code's events, as its module lists them (server/agents/about/claude_code.py).
+EVENTS: tuple[HookEvent, ...] = tuple(
+    (name, event, timeout) for name, event, timeout, _ in claude_code.HOOKS
 )
 # Capture-only hooks on every tool call run in the background (`"async": true`), so the agent
 # never waits for them (FORMATS.md §3.3).

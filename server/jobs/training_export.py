@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from server.domain.project_rule import names_project
 from server.domain.training import (
     DEFAULT_MAX_MESSAGE_CHARS,
     DEFAULT_MAX_RECORD_CHARS,
@@ -171,7 +172,7 @@ def export_training(root: Path, options: ExportOptions) -> ExportSummary:
 def _wanted(wanted: str | None, project: str, project_path: str) -> bool:
     if wanted is None:
         return True
-    return wanted.lower().rstrip("/") in (project.lower(), project_path.lower().rstrip("/"))
+    return names_project(wanted, project, project_path)
 
 
 def _problems(exchange: Exchange, record: dict[str, Any], options: ExportOptions) -> list[Problem]:

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from server.agents.registry import AGENTS, DEFAULT_AGENT
+from server.agents.registry import DEFAULT_AGENT, SESSION_FORMATS
 from server.schemas.fields import Shape
 
 
@@ -55,14 +55,14 @@ class SessionEndHook(Shape):
     agent: str = Field(
         DEFAULT_AGENT,
         description="Whose session file it is, so it is read by that agent's reader.",
-        json_schema_extra={"enum": list(AGENTS)},
+        json_schema_extra={"enum": list(SESSION_FORMATS)},
     )
 
     @field_validator("agent")
     @classmethod
     def _known_agent(cls, value: str) -> str:
-        if value not in AGENTS:
-            raise ValueError(f"must be one of {', '.join(AGENTS)}")
+        if value not in SESSION_FORMATS:
+            raise ValueError(f"must be one of {', '.join(SESSION_FORMATS)}")
         return value
 
 

@@ -1,4 +1,4 @@
-"""Shapes of the service's own routes: health, cache invalidation and the error body."""
+"""Shapes of the service's own routes: health, cache invalidation, the agents and the error body."""
 
 from __future__ import annotations
 
@@ -17,6 +17,14 @@ class Health(BaseModel):
     embeddings: Literal["ok", "unavailable"]
     vectors_waiting: int | None = None  # None while the database is unavailable
     version: str
+
+
+class AgentInfo(BaseModel):
+    """A coding agent claude-memory knows (server/agents/about/): its name, as every row it
+    brings records it in `source`, and its name for people."""
+
+    name: str
+    label: str
 
 
 class Done(BaseModel):

@@ -25,6 +25,7 @@ from server.core.models.journal import (
 )
 from server.core.redact import redact
 from server.core.validation import MAX_PAGE, blank_to_none, check_limit, clean_text
+from server.service.projects import ProjectRule
 from server.store import journal as journal_store
 from server.store.tx import Pool, transaction
 
@@ -78,7 +79,7 @@ def _name(value: str | None) -> str | None:
     return None if value is None else clean_text(value)[:NAME_CHARS]
 
 
-class ToolJournal:
+class ToolJournal(ProjectRule):
     """`journal`, `record_calls` and `record_prompts`, for MemoryService."""
 
     pool: Pool
@@ -103,7 +104,7 @@ class ToolJournal:
         check_limit(limit, MAX_PAGE)
         text = blank_to_none(where.text)
         params = {
-            "project": blank_to_none(where.project),
+            "project": await self.resolve_project(where.project),
             "session": blank_to_none(where.session_id),
             "since": where.since,
             "before": where.before,

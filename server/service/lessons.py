@@ -41,6 +41,7 @@ from server.domain.lessons import (
 )
 from server.service.cache import ReadCache
 from server.service.journal import session_journals
+from server.service.projects import ProjectRule
 from server.store import lessons as lesson_store
 from server.store.lessons import JournalCounts
 from server.store.tx import Pool, transaction
@@ -52,7 +53,7 @@ logger = logging.getLogger(__name__)
 MATCH_BUDGET_SECONDS = 0.025
 
 
-class Lessons:
+class Lessons(ProjectRule):
     """`lessons`, `add_lesson`, `update_lesson` and `lessons_for_call`, for MemoryService."""
 
     pool: Pool
@@ -63,7 +64,7 @@ class Lessons:
     ) -> list[Lesson]:
         """The lessons the asking user sees, newest first; with a project, its own and those for
         every project."""
-        project = blank_to_none(project)
+        project = await self.resolve_project(project)
 
         async def load() -> list[Lesson]:
             async with transaction(self.pool) as conn:

@@ -59,6 +59,7 @@ from server.service.journal import ToolJournal
 from server.service.learning import LearningSteps
 from server.service.leases import JobLeases
 from server.service.lessons import LessonProposals, Lessons
+from server.service.projects import ProjectRule
 from server.service.receipts import Receipts
 from server.service.rerank import Reranker, Reranking
 from server.service.search import Searcher
@@ -68,21 +69,17 @@ from server.service.uses import Uses
 from server.service.vector_backfill import WaitingVectors
 from server.service.views import Views
 from server.service.writes import Writes
-from server.store import journal as journal_store
-from server.store import lessons as lesson_store
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
-from server.store import sessions as session_store
 from server.store import stats as stats_store
-from server.store import users as user_store
-from server.store.tx import Conn, Pool, committed_state, ping, transaction
+from server.store.tx import Pool, committed_state, ping, transaction
 
 logger = logging.getLogger(__name__)
 
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, Uses):
+class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, Uses, ProjectRule):
     """The product's verbs over one pool, one embedder and one read cache.
 
     What the adapters call (server/service/face.py) is this class and its mixins: single-memory
@@ -136,7 +133,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
     ) -> SearchResult:
         """Memories closest in meaning to `query`, at or above `min_similarity` (by default
         the cut-off measured for the embedding model, server/service/cutoffs.py)."""
-        checked = check_filter(where or MemoryFilter())
+        checked = check_filter(await self._scoped(where or MemoryFilter()))
         if min_similarity is None:
             min_similarity = self.cutoffs.semantic
         return await self.cache.get_or_load(
@@ -155,7 +152,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         use_prior: bool = True,
     ) -> SearchResult:
         """Memories containing the query's words or exact identifiers, most relevant first."""
-        checked = check_filter(where or MemoryFilter())
+        checked = check_filter(await self._scoped(where or MemoryFilter()))
         return await self.cache.get_or_load(
             ("keyword", query, limit, checked, use_prior),
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
@@ -195,7 +192,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         prompt recall hook and agents keep finding exact words); semantic search says why
         it cannot answer.
         """
-        checked = check_filter(where or MemoryFilter())
+        checked = check_filter(await self._scoped(where or MemoryFilter()))
         fetch = self.reranking.candidates(limit, hook=hook)
         key = ("hybrid", query, fetch, keyword_weight, semantic_weight, min_similarity, checked)
         try:
@@ -242,12 +239,13 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         (by default at the cut-off measured for the embedding model, server/service/cutoffs.py)."""
         if threshold is None:
             threshold = self.cutoffs.duplicates
+        project = await self.resolve_project(project)
         return await self.cache.get_or_load(
             ("duplicates", threshold, limit, project, scan_limit),
             lambda: self.searcher.duplicates(
                 threshold=threshold,
                 limit=limit,
-                project=blank_to_none(project),
+                project=project,
                 scan_limit=scan_limit,
             ),
         )
@@ -258,7 +256,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         self, where: MemoryFilter | None = None, *, limit: int = 20, offset: int = 0
     ) -> MemoryPage:
         """A page of memories, newest first, with the total that match the filter."""
-        where = check_filter(where or MemoryFilter())
+        where = check_filter(await self._scoped(where or MemoryFilter()))
         check_page(limit, offset, MAX_PAGE)
 
         async def load() -> MemoryPage:
@@ -325,7 +323,7 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
         self, where: MemoryFilter | None = None, output_format: str = "json"
     ) -> AsyncIterator[str]:
         """The matching memories as JSON, JSON Lines or Markdown, in chunks of any total size."""
-        where = check_filter(where or MemoryFilter())
+        where = check_filter(await self._scoped(where or MemoryFilter()))
         if output_format not in EXPORT_FORMATS:
             raise InvalidInput(
                 f"output_format must be one of {', '.join(EXPORT_FORMATS)}, got {output_format!r}"
@@ -358,61 +356,6 @@ class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, U
                 return await memory_store.project_summaries(conn)
 
         return await self.cache.get_or_load(("projects",), load)
-
-    async def resolve_project(self, name: str | None) -> str | None:
-        """The stored name of the project `name` means: every way in (REST, MCP, the CLI and
-        the hooks) reads a project through this one rule.
-
-        1. A project's name or folder, case-insensitively, among the projects with memories
-           the reader may see (the most recently written when a name and a folder match two).
-        2. For a folder (a name with a "/"), the closest parent folder that is a project's,
-           so a session or a request from a sub-folder of a repository finds its project.
-        3. The projects the reader is a member of, and those only lessons or the journal know
-           (hooks may record work in a project before any memory of it is stored), or
-           imported sessions do.
-
-        None for no name; NotFound naming the known projects when nothing matches. Read with
-        an index, not from the project list: every filtered read pays it, and the list costs a
-        scan of the store whenever anything was committed since.
-        """
-        wanted = blank_to_none(name)
-        if wanted is None:
-            return None
-        found, others = await self._find_project(wanted.lower())
-        if found is not None:
-            return found
-        projects = await self.projects()
-        names = {p.project for p in projects if p.project} | {name for name, _ in others}
-        known = ", ".join(sorted(names)[:20]) or "none yet"
-        raise NotFound(f"no project {wanted[:80]!r}; known projects: {known}")
-
-    async def project_at_folder(self, folder: str) -> str | None:
-        """`resolve_project` for the folder a hook names: None, not an error, when no project
-        is there (the hooks then answer with the general context), found without listing the
-        projects an error would name."""
-        wanted = folder.strip().lower()  # as sent: a folder holding NUL is no folder
-        return (await self._find_project(wanted))[0] if wanted else None
-
-    async def _find_project(self, folded: str) -> tuple[str | None, set[tuple[str, str]]]:
-        """The project `folded` names by `resolve_project`'s rule, or None with the names and
-        folders of step 3 it was compared with."""
-        async with transaction(self.pool) as conn:
-            found = await memory_store.project_named(conn, folded)
-            if found is None and "/" in folded:
-                found = await _project_above(conn, folded)
-        if found is not None:
-            return found, set()
-        async with transaction(self.pool) as conn:
-            others = {
-                *((name, "") for name in await user_store.viewer_projects(conn)),
-                *await session_store.project_names(conn),
-                *((name, "") for name in await lesson_store.project_names(conn)),
-                *((name, "") for name in await journal_store.project_names(conn)),
-            }
-        for other, folder in sorted(others):
-            if folded in (other.lower(), folder.lower()):
-                return other, others
-        return None, others
 
     async def recent_context(
         self, project: str | None = None, limit: int = 10, *, source: str | None = None
@@ -536,16 +479,3 @@ async def _vetted(
     )
     recent_kept = sorted((m for m in recent if m.id in kept_ids), key=lambda m: order[m.id])
     return vetted, recent_kept, drift
-
-
-async def _project_above(conn: Conn, folder: str) -> str | None:
-    """The project whose folder is the closest parent of `folder` (case-folded) that is one:
-    one index read for all the levels."""
-    parts = folder.rstrip("/").split("/")
-    levels = [
-        level for level in ("/".join(parts[:end]) for end in range(len(parts), 0, -1)) if level
-    ]
-    if not levels:
-        return None
-    found = await memory_store.projects_at_folders(conn, levels)
-    return next((found[level] for level in levels if level in found), None)

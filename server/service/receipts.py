@@ -29,6 +29,7 @@ from server.core.models.receipts import (
     Verdict,
 )
 from server.core.validation import MAX_PAGE, blank_to_none, check_limit
+from server.service.projects import ProjectRule
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
 from server.store.tx import Pool, transaction
@@ -38,7 +39,7 @@ logger = logging.getLogger(__name__)
 PRUNE_EVERY_SECONDS = 3_600.0
 
 
-class Receipts:
+class Receipts(ProjectRule):
     """`record_injection`, `injected_tokens`, `receipts` and `context_report`, for
     MemoryService."""
 
@@ -78,7 +79,7 @@ class Receipts:
             raise InvalidInput(f"days must be between 1 and 3650, got {days}")
         check_limit(top, MAX_PAGE)
         since = datetime.now(UTC) - timedelta(days=days)
-        where = ReceiptFilter(project=blank_to_none(project), since=since)
+        where = ReceiptFilter(project=await self.resolve_project(project), since=since)
         async with transaction(self.pool) as conn:
             totals = await receipt_store.totals(conn, where)
             by_day = await receipt_store.by_day(conn, where)
@@ -124,7 +125,7 @@ class Receipts:
             raise InvalidInput(f"hook must be one of {', '.join(INJECTION_HOOKS)}, got {hook!r}")
         where = ReceiptFilter(
             session_id=blank_to_none(where.session_id),
-            project=blank_to_none(where.project),
+            project=await self.resolve_project(where.project),
             hook=hook,
             since=where.since,
             before=where.before,

@@ -20,6 +20,7 @@ from server.core.validation import MAX_PAGE, blank_to_none, check_filter, check_
 from server.domain.anchors import Anchor, anchors_of
 from server.domain.preferences import build_tiers, same_subject_pairs
 from server.service.cache import ReadCache
+from server.service.projects import ProjectRule
 from server.store import anchors as anchor_store
 from server.store import memories as memory_store
 from server.store import search as search_store
@@ -33,7 +34,7 @@ PREFERENCES_PER_TIER = 100
 PREFERENCE_ROWS = 1_000
 
 
-class Views:
+class Views(ProjectRule):
     """`anchors`, `timeline`, `sessions` and `preferences`, for MemoryService."""
 
     pool: Pool
@@ -57,7 +58,7 @@ class Views:
         Counts cover every match (up to 5,000 day-project rows, newest days kept), so a chart
         stays right when the points are cut off; `truncated` says whether they were.
         """
-        where = check_filter(where or MemoryFilter())
+        where = check_filter(await self._scoped(where or MemoryFilter()))
         if not 1 <= limit <= MAX_TIMELINE_POINTS:
             raise InvalidInput(f"limit must be between 1 and {MAX_TIMELINE_POINTS}, got {limit}")
 
@@ -81,7 +82,7 @@ class Views:
         """Imported sessions, most recently active first, with import and learning state;
         `by_source` counts every agent's sessions whatever `source` picks, for a filter."""
         check_page(limit, offset, MAX_PAGE)
-        project, source = blank_to_none(project), blank_to_none(source)
+        project, source = await self.resolve_project(project), blank_to_none(source)
 
         async def load() -> SessionPage:
             async with transaction(self.pool) as conn:
@@ -99,7 +100,7 @@ class Views:
 
         With a project, its own preferences and the general ones (stored without a project).
         """
-        project = blank_to_none(project)
+        project = await self.resolve_project(project)
 
         async def load() -> PreferenceTiers:
             async with transaction(self.pool) as conn:

@@ -49,6 +49,7 @@ from server.domain.trajectories import (
 )
 from server.domain.trajectories import checked as checked_trajectory
 from server.service.embeddings import Embedder
+from server.service.projects import ProjectRule
 from server.service.supersessions import link_new_memories, restore_links, set_link
 from server.service.turn_context import embed_in_context, place_of_new, turn_place
 from server.store import learning as learning_store
@@ -61,7 +62,7 @@ logger = logging.getLogger(__name__)
 BULK_PREVIEW_ROWS = 10
 
 
-class Writes:
+class Writes(ProjectRule):
     """Single-memory writes, for MemoryService; needs its pool, embedder and settings."""
 
     pool: Pool
@@ -449,7 +450,7 @@ class Writes:
         """
         where = MemoryFilter(
             tag=blank_to_none(tag),
-            project=blank_to_none(project),
+            project=await self.resolve_project(project),
             source=blank_to_none(source),
             include_archived=True,
             owned_only=True,

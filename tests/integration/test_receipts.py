@@ -130,6 +130,9 @@ async def test_a_replayed_session_leaves_one_receipt_per_injection(
 async def test_receipts_filter_by_hook_and_project(
     service: MemoryService, settings: Settings
 ) -> None:
+    # A project filter names a known project (server/service/projects.py): a hook's receipt
+    # names the project its folder resolved to, so one with memories.
+    await service.save("The API answers in JSON.", project="acme-api", force=True)
     for hook, project in (("prompt", "acme-api"), ("prompt", "other"), ("lessons", "acme-api")):
         await service.record_injection(Injection(hook, "s-filter", project, 40, memory_ids=[1]))
 

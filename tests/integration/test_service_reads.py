@@ -223,7 +223,7 @@ async def test_export_markdown_lists_each_memory(service: MemoryService) -> None
 
 
 async def test_export_of_empty_selection_is_valid_json(service: MemoryService) -> None:
-    assert json.loads(await collect(service, MemoryFilter(project="none"), "json")) == []
+    assert json.loads(await collect(service, MemoryFilter(tag="none"), "json")) == []
 
 
 async def test_export_pages_through_more_rows_than_one_page(service: MemoryService) -> None:

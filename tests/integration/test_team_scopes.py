@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 
 from server.adapters.mcp import build_mcp
 from server.adapters.route_table import OPERATIONS
+from server.agents.registry import AGENTS
 from server.app import create_app
 from server.core.access import acting_as
 from server.core.config import Settings
@@ -295,6 +296,11 @@ async def rest_stats(v: Visit) -> None:
     assert stats["deleted"] == deleted.data["total"]
     assert sum(stats["by_project"].values()) == stats["active"]
     assert stats["sessions"]["imported"] == sessions.data["total"] == 1
+
+
+async def rest_agents(v: Visit) -> None:
+    agents = (await v.rest("agents")).data
+    assert agents == [{"name": a.name, "label": a.label} for a in AGENTS.values()]
 
 
 async def rest_projects(v: Visit) -> None:
@@ -681,6 +687,7 @@ REST_CASES: dict[str, Case] = {
     "invalidateCache": rest_invalidate_cache,
     "openapi": rest_openapi,
     "stats": rest_stats,
+    "agents": rest_agents,
     "projects": rest_projects,
     "tags": rest_tags,
     "listMemories": rest_list_memories,

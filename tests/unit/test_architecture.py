@@ -5,8 +5,9 @@
 - psycopg and SQL live only in server/store/ and server/db/;
 - adapters, schemas and the entry points never import server.store;
 - adapters reach the service only through its face (server/service/face.py);
-- hooks.py imports only the standard library and server/worktree (the same rule), since Claude
-  Code runs it with `python -I -S`;
+- hooks.py imports only the standard library, server/worktree and server/agents/about (the
+  same rule), since the agents run it with `python -I -S`;
+- an agent is named only by its own modules and the one list of agents;
 - no function in server/adapters/ is over 80 lines; every REST handler and MCP tool is a
   top-level function taking the service (the face) first, and no adapter keeps the service in a
   module-level variable.
@@ -22,8 +23,9 @@ from pathlib import Path
 SERVER = Path(__file__).resolve().parents[2] / "server"
 # Lowest first. A module belongs to the layer of its longest matching prefix.
 LAYERS = (
-    # shared vocabulary; the stdlib-only hook client and the working-tree check it runs
-    ("server.core", "server.hooks", "server.worktree"),
+    # shared vocabulary; the stdlib-only hook client, the working-tree check it runs and the
+    # agents' facts it reads
+    ("server.core", "server.hooks", "server.worktree", "server.agents.about"),
     ("server.domain",),  # pure rules, no I/O
     ("server.db", "server.store"),  # getting a database; all SQL
     ("server.service",),  # MemoryService and its parts
@@ -166,9 +168,9 @@ def test_store_does_not_import_service_or_adapters() -> None:
     assert offenders == []
 
 
-# What the hook client may import besides the standard library: the working-tree check, and
-# the redaction it applies to what it shows (itself standard library only).
-HOOK_PROCESS = ("server.worktree", "server.core.redact")
+# What the hook client may import besides the standard library: the working-tree check, the
+# redaction it applies to what it shows, and the agents' facts (all standard library only).
+HOOK_PROCESS = ("server.worktree", "server.core.redact", "server.agents.about")
 
 
 def test_hooks_use_only_the_standard_library() -> None:
@@ -188,34 +190,88 @@ def test_hooks_use_only_the_standard_library() -> None:
     assert third_party == []
 
 
-def test_an_agent_is_named_only_by_its_own_modules() -> None:
-    """Adding an agent is its modules and one registry line: no other module names one."""
-    from server import hooks
-    from server.agents.registry import AGENTS
+# The one list of agents, and the registry that loads each agent's connect module from it.
+AGENT_LISTS = ("server.agents.about", "server.agents.about.every", "server.agents.registry")
+# Modules that import one agent's module on purpose, and why.
+AGENT_IMPORTS_ALLOWED = {
+    # Claude Code is the default agent of the importer (hooks that name no agent predate it).
+    "server.ingest.importer": "claude_code",
+    "server.ingest.session_imports": "claude_code",
+    # `install-hooks` writes Claude Code's settings.json (it predates `connect`).
+    "server.jobs.hook_install": "claude_code",
+    # `export-training` reads Claude Code transcripts only.
+    "server.ingest.training": "claude_code",
+    # Prompt recall strips the <hook_context> blocks Gemini CLI folds into a prompt.
+    "server.recall.hook": "gemini",
+}
 
-    own = {agent.format.read.__module__ for agent in AGENTS.values()}
-    # The stdlib hook client cannot import the registry; the next test keeps it in step.
-    allowed = (*own, "server.agents", "server.hooks")
+
+def agent_stems() -> dict[str, str]:
+    """Each agent's name -> the stem of its modules (`claude_code` for claude-code)."""
+    from server.agents.about.every import ABOUT
+
+    return {name: about.__name__.rsplit(".", 1)[1] for name, about in ABOUT.items()}
+
+
+def owner(module: str) -> str | None:
+    """The stem of the agent whose own module `module` is: server/agents/about/<stem>.py,
+    server/agents/<stem>.py, and server/ingest/<stem>.py or <stem>_*.py; None for others."""
+    package, _, last = module.rpartition(".")
+    if package not in ("server.agents.about", "server.agents", "server.ingest"):
+        return None
+    return next(
+        (
+            stem
+            for stem in agent_stems().values()
+            if last == stem or (package == "server.ingest" and last.startswith(f"{stem}_"))
+        ),
+        None,
+    )
+
+
+def test_an_agent_is_named_only_by_its_own_modules() -> None:
+    """Adding an agent is its modules and one line in the list: no other module names one,
+    the hook client included (it reads the agents from server/agents/about/)."""
+    from server.agents.about.every import ABOUT
+
+    words = set(ABOUT) | {about.LABEL for about in ABOUT.values()}
     offenders = [
         f"{name}:{node.lineno} {node.value!r}"
         for name, path in modules().items()
-        if not under(name, allowed)
+        if owner(name) is None and name not in AGENT_LISTS
         for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.Constant) and node.value in AGENTS
+        if isinstance(node, ast.Constant) and node.value in words
     ]
     assert offenders == []
-    assert set(hooks.AGENTS) <= set(AGENTS)
 
 
-def test_the_hook_client_answers_the_events_each_agent_installs() -> None:
-    from server import hooks
+def test_only_an_agents_own_modules_import_it() -> None:
+    known = modules()
+    offenders = []
+    for name, path in known.items():
+        for target in {i for i in imports_of(path) if i in known}:
+            stem = owner(target)
+            if stem is None or stem == owner(name) or name in AGENT_LISTS:
+                continue
+            if AGENT_IMPORTS_ALLOWED.get(name) != stem:
+                offenders.append(f"{name} -> {target}")
+    assert sorted(offenders) == []
+
+
+def test_every_agent_has_its_modules() -> None:
+    """Its facts in about/ and its connect module, whose Agent is the one the registry holds."""
+    from server.agents.about.every import ABOUT
     from server.agents.registry import AGENTS
 
-    installed = {
-        name: set(agent.hook_events) for name, agent in AGENTS.items() if agent.hook_events
-    }
-    answered = {name: set(events) for name, events in hooks.AGENTS.items()}
-    assert answered == installed
+    assert list(AGENTS) == list(ABOUT)
+    for name, agent in AGENTS.items():
+        # The hook client imports server/agents/about/<name>.py by the agent's name alone.
+        assert agent_stems()[name] == name.replace("-", "_")
+        assert agent.about is ABOUT[name]
+        assert agent.connect.__module__ in (f"server.agents.{agent_stems()[name]}", "functools")
+        if agent.format is not None:
+            assert agent.format.source == name
+            assert owner(agent.format.read.__module__) == agent_stems()[name]
 
 
 def test_the_service_shows_the_adapters_face_and_the_importers_writes_only() -> None:
@@ -273,7 +329,7 @@ def test_rest_handlers_and_mcp_tools_are_top_level_and_take_the_service_first() 
         or next(iter(inspect.signature(function).parameters)) != "service"
         or get_type_hints(function)["service"] is not MemoryApi
     ]
-    assert len(HANDLERS) == 33 and len(TOOLS) == 22
+    assert len(HANDLERS) == 34 and len(TOOLS) == 22
     assert offenders == []
 
 

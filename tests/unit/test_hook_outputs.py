@@ -15,7 +15,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from server.hooks import AGENTS, MAX_CONTEXT_CHARS, agent_output
+from server.agents.about.every import ABOUT
+from server.hooks import MAX_CONTEXT_CHARS, agent_output, events_of
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "hook_schemas"
 CONTEXT = "# Memory recall for this prompt\n\n- 2026-04-20 [distilled #7, acme-api] Use pnpm."
@@ -53,7 +54,7 @@ def test_codex_context_is_the_nested_shape_its_schema_allows(event: str, hook_na
         "hookSpecificOutput": {"hookEventName": hook_name, "additionalContext": CONTEXT}
     }
     codex_valid(hook_name, output)
-    assert AGENTS["codex"][event][1] == hook_name
+    assert events_of(ABOUT["codex"])[event][1] == hook_name
 
 
 def test_codex_gets_nothing_at_all_when_there_is_nothing_to_add() -> None:
@@ -141,7 +142,7 @@ def test_claude_code_keeps_its_ask_decision() -> None:
 
 
 def test_every_agent_event_asks_one_of_the_hook_routes() -> None:
-    routes = {request[0] for events in AGENTS.values() for request, _ in events.values()}
+    routes = {request[0] for agent in ABOUT.values() for request, _ in events_of(agent).values()}
 
     assert routes == {
         "/api/hooks/session-start",

@@ -113,8 +113,11 @@ def test_the_shipped_client_is_the_hook_client_and_every_module_it_may_import() 
         server / "hooks.py",
         *(server / "worktree").glob("*.py"),
         server / "core" / "redact.py",
+        *(server / "agents" / "about").glob("*.py"),
     ]
-    packages = {path.parent / "__init__.py" for path in allowed}
+    packages = {path.parent / "__init__.py" for path in allowed} | {
+        server / "agents" / "__init__.py"
+    }
 
     assert set(CLIENT_FILES) == {
         path.relative_to(REPOSITORY).as_posix() for path in {*allowed, *packages}
@@ -125,7 +128,8 @@ def test_the_shipped_hook_client_imports_only_itself_and_the_standard_library() 
     client = PLUGIN / CLIENT
     code = (
         f"import json, sys; sys.path.append({str(client)!r}); "
-        "import server.hooks, server.worktree.context_check, server.core.redact; "
+        "import server.hooks, server.worktree.context_check, server.core.redact, "
+        "server.agents.about.every; "
         "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items() if n[:6] == 'server')))"
     )
     done = subprocess.run(

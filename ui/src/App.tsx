@@ -5,6 +5,7 @@ import { ErrorBoundary } from "./components/ErrorBoundary";
 import { Header } from "./components/Header";
 import { StatStrip } from "./components/StatStrip";
 import { TokenDialog } from "./components/TokenDialog";
+import { loadAgents } from "./lib/agents";
 import { idParam, navigate, type Route, routePath, useLocation } from "./lib/router";
 import { focusSearchBox, isSearchShortcut } from "./lib/shortcuts";
 import { useApi } from "./lib/useApi";
@@ -69,7 +70,16 @@ function useSearchShortcut() {
   }, []);
 }
 
+function useAgentLabels() {
+  useEffect(() => {
+    const controller = new AbortController();
+    void loadAgents(controller.signal);
+    return () => controller.abort();
+  }, []);
+}
+
 export function App() {
+  useAgentLabels();
   const { route, params } = useLocation();
   const health = useHealth();
   const stats = useApi("stats", (signal) => getStats(signal), { keepPrevious: true });

@@ -6,6 +6,7 @@
 // server's own message from {"error": {"code", "message"}}.
 
 import type {
+  AgentInfo,
   BulkDeleteResult,
   CodeCheck,
   ContextReport,
@@ -191,6 +192,9 @@ export async function getHealth(signal?: AbortSignal): Promise<HealthReading> {
 }
 
 export const getStats = (signal?: AbortSignal) => request<Stats>("GET", "/api/stats", { signal });
+
+export const getAgents = (signal?: AbortSignal) =>
+  request<AgentInfo[]>("GET", "/api/agents", { signal });
 
 export const getProjects = (signal?: AbortSignal) =>
   request<ProjectSummary[]>("GET", "/api/projects", { signal });

@@ -138,6 +138,9 @@ export type RelatedMemory = {
   preview: string;
 };
 
+/** A coding agent the server knows (GET /api/agents): its name, as a memory's `source`. */
+export type AgentInfo = { name: string; label: string };
+
 export type Stats = {
   total: number;
   active: number;

@@ -1,5 +1,5 @@
-"""REST handlers for the service itself: health, cache, the OpenAPI document, counts, projects,
-tags (shapes: server/schemas/system.py)."""
+"""REST handlers for the service itself: health, cache, the OpenAPI document, counts, agents,
+projects, tags (shapes: server/schemas/system.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from starlette.responses import JSONResponse
 from server import __version__
 from server.adapters.http_edge import Handler
 from server.adapters.openapi import openapi_document
+from server.agents.registry import AGENTS
 from server.core.errors import Unavailable
 from server.core.models.output import to_json
 from server.service.face import MemoryApi
@@ -51,6 +52,10 @@ async def stats(service: MemoryApi) -> JSONResponse:
     return JSONResponse(to_json(await service.stats()))
 
 
+async def agents(service: MemoryApi) -> JSONResponse:
+    return JSONResponse([{"name": a.name, "label": a.label} for a in AGENTS.values()])
+
+
 async def projects(service: MemoryApi) -> JSONResponse:
     return JSONResponse(to_json(await service.projects()))
 
@@ -64,6 +69,7 @@ HANDLERS: dict[str, Handler] = {
     "invalidateCache": invalidate_cache,
     "openapi": openapi,
     "stats": stats,
+    "agents": agents,
     "projects": projects,
     "tags": tags,
 }

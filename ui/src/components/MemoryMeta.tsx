@@ -1,4 +1,4 @@
-import { sourceLabel } from "../lib/agents";
+import { useSourceLabel } from "../lib/agents";
 import { formatDateTime } from "../lib/format";
 import { routePath } from "../lib/router";
 import type { Memory } from "../types";
@@ -10,6 +10,7 @@ export type MemoryMetaProps = { memory: Memory; onNavigate: (id: number) => void
 
 /** Every stored field of a memory but its content. */
 export function MemoryMeta({ memory, onNavigate }: MemoryMetaProps) {
+  const sourceLabel = useSourceLabel();
   const hasMetadata = Object.keys(memory.metadata ?? {}).length > 0;
   // Distilled memories keep the agent of the session they came from.
   const agent =

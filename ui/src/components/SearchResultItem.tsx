@@ -1,4 +1,4 @@
-import { sourceLabel } from "../lib/agents";
+import { useSourceLabel } from "../lib/agents";
 import { formatDate } from "../lib/format";
 import { hitSnippet, hitTitle, scoreView } from "../lib/search";
 import type { SearchHit, SearchMode } from "../types";
@@ -24,6 +24,7 @@ export function SearchResultItem({
   selected,
   onOpen,
 }: SearchResultItemProps) {
+  const sourceLabel = useSourceLabel();
   const score = scoreView(hit, mode, best);
   const body = hitSnippet(hit, terms);
   return (

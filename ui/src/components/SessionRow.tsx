@@ -1,4 +1,4 @@
-import { sourceLabel } from "../lib/agents";
+import { useSourceLabel } from "../lib/agents";
 import { formatCount, formatDateTime, relativeTime } from "../lib/format";
 import { distillTone, sessionTitle } from "../lib/sessions";
 import type { ImportedSession } from "../types";
@@ -12,6 +12,7 @@ export type SessionRowProps = {
 };
 
 export function SessionRow({ session, selected, busy, onSelect, onReset }: SessionRowProps) {
+  const sourceLabel = useSourceLabel();
   const lastActive = session.last_message_at ?? session.imported_at;
   return (
     <tr className={selected ? "is-selected" : undefined}>

@@ -1,4 +1,4 @@
-import { sourceChoices } from "../lib/agents";
+import { sourceChoices, useSourceLabel } from "../lib/agents";
 import { SelectField } from "./SelectField";
 
 export type SourceFieldProps = {
@@ -10,10 +10,11 @@ export type SourceFieldProps = {
 
 /** The "From" filter: one agent (Claude Code, Codex CLI, Gemini CLI...) or any way in. */
 export function SourceField({ counts, value, onChange }: SourceFieldProps) {
+  const sourceLabel = useSourceLabel();
   return (
     <SelectField label="From" value={value} onChange={onChange}>
       <option value="">every agent</option>
-      {sourceChoices(counts, value).map((choice) => (
+      {sourceChoices(counts, value, sourceLabel).map((choice) => (
         <option key={choice.value} value={choice.value}>
           {choice.label}
         </option>

@@ -7,7 +7,7 @@ import { SessionRow } from "../components/SessionRow";
 import { SessionJournal } from "../components/SessionJournal";
 import { SessionTurns } from "../components/SessionTurns";
 import { SourceField } from "../components/SourceField";
-import { sourceLabel } from "../lib/agents";
+import { useSourceLabel } from "../lib/agents";
 import { bumpData } from "../lib/dataVersion";
 import { formatCount } from "../lib/format";
 import { setParams } from "../lib/router";
@@ -17,6 +17,7 @@ import { useApi } from "../lib/useApi";
 export type SessionsPageProps = { params: URLSearchParams };
 
 export function SessionsPage({ params }: SessionsPageProps) {
+  const sourceLabel = useSourceLabel();
   const pageNumber = Math.max(1, Number.parseInt(params.get("page") ?? "1", 10) || 1);
   const offset = (pageNumber - 1) * SESSION_PAGE_SIZE;
   const selected = params.get("session");

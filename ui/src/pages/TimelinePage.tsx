@@ -8,7 +8,7 @@ import { LoadingNotice } from "../components/LoadingNotice";
 import { SelectField } from "../components/SelectField";
 import { SourceField } from "../components/SourceField";
 import { TimelineRiver } from "../components/TimelineRiver";
-import { sourceLabel } from "../lib/agents";
+import { useSourceLabel } from "../lib/agents";
 import { formatCount } from "../lib/format";
 import { projectChoices } from "../lib/projects";
 import { idParam, setParams } from "../lib/router";
@@ -45,6 +45,7 @@ export function projectChips(
 }
 
 export function TimelinePage({ params }: TimelinePageProps) {
+  const sourceLabel = useSourceLabel();
   const rawRange = params.get("range");
   const range: RangeKey = isRangeKey(rawRange) ? rawRange : "all";
   const project = params.get("project") ?? "";

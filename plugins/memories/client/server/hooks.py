@@ -1,39 +1,27 @@
-"""The hook client for Claude Code, Codex CLI and Gemini CLI, standard library only.
+"""The hook client for the agents with command hooks, standard library only.
 
 `claude-memory hook <event>`, or the registered command: the agent runs it on every session
 start, prompt, tool call and turn end, so it must start fast and can never get in the way:
 
 - `install-hooks` / `connect` register it as `<venv python> -I -S <repo>/server/hooks.py <event>
-  --url http://<host>:<port> [--agent codex|gemini] || true`. `-S` skips `site` (and with it the
+  --url http://<host>:<port> [--agent NAME] || true`. `-S` skips `site` (and with it the
   editable install's import finder), so the process costs about what a bare interpreter does;
   `-I` keeps the user's project directory and PYTHON* variables out of it
-  (bench/hook_latency.py has the figures). Without `--agent` it answers Claude Code.
+  (bench/hook_latency.py has the figures). Without `--agent` it answers the default agent.
+- Each agent's events, and the shape of its answers, are its module in server/agents/about/
+  (standard library only), imported from the repository this file sits in: only the one
+  agent's the hook runs for.
 - It reads the event JSON on stdin, sends the few fields the server needs to
   `/api/hooks/...` with a short timeout, over a plain socket: `http.client` alone would import
   `email` and `ssl` and double the start-up time.
-- It answers in the agent's own shape (below); with nothing to add it prints nothing.
+- It answers in the agent's own shape; with nothing to add it prints nothing.
 - When the server could not check the memories it shows against the session's folder (a
   team's server never reads its users' files), its answer carries their anchors and the
   memories are checked here, where the tree is (server/worktree/context_check.py, imported only
   then): orphaned ones are left out, drifted ones say what changed.
 - It exits 0 whatever happens (server down, bad input, timeout) and never prints a traceback:
-  exit 2 from a prompt hook would erase the user's prompt, and Gemini CLI reads stderr as the
+  exit 2 from a prompt hook would erase the user's prompt, and some agents read stderr as the
   answer when stdout is empty.
-
-What each agent gets:
-
-- Claude Code: the documented nested `{"hookSpecificOutput": {"hookEventName": ...,
-  "additionalContext": ...}}` (a top-level `additionalContext` is not delivered by every client,
-  FORMATS.md §3.3); a strict lesson adds `permissionDecision: "ask"`.
-- Codex: the same nested shape, and nothing its output schemas do not allow (they set
-  `additionalProperties: false`; tests/fixtures/codex/hook_schemas/).
-- Gemini CLI: `hookSpecificOutput.additionalContext` on SessionStart and BeforeAgent. BeforeTool
-  cannot add context for the model, so the lessons of a call reach it with the call's result,
-  from AfterTool.
-- A strict lesson stops the call in both, with the lesson as the reason the agent reads
-  (`permissionDecision: "deny"` for Codex, `decision: "deny"` for Gemini): Codex's PreToolUse
-  has no "ask" (0.169.0 rejects it), and Gemini's "ask" waits for ever in a non-interactive run
-  (`gemini -p`, 0.61.0). The agent has to come back to the user, as Claude Code's "ask" makes it.
 
 The bearer token comes from `CLAUDE_MEMORY_TOKEN` in the environment at run time and is never
 written to any config. Without `--url`, CLAUDE_MEMORY_HOST and CLAUDE_MEMORY_PORT come from the
@@ -51,7 +39,14 @@ import time
 
 TYPE_CHECKING = False  # typing costs ~4 ms to import; only the type checker needs it
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import Any, BinaryIO, TextIO
+
+_REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPOSITORY not in sys.path:
+    sys.path.append(_REPOSITORY)  # after the standard library: it shadows nothing
+from server.agents.about import DEFAULT  # noqa: E402
+from server.agents.about.answers import ANSWERED  # noqa: E402
 
 _CALL_FIELDS = (
     "hook_event_name",
@@ -80,37 +75,38 @@ CALL = ("/api/hooks/tool", _CALL_FIELDS, 1.0)
 IMPORT = ("/api/hooks/session-end", ("session_id", "cwd", "transcript_path"), 1.0)
 Request = tuple[str, tuple[str, ...], float]
 
-# Claude Code: event argument -> (request, hookEventName printed back or None for capture).
-EVENTS: dict[str, tuple[Request, str | None]] = {
-    "session-start": (START, "SessionStart"),
-    "user-prompt-submit": (PROMPT, "UserPromptSubmit"),
-    "stop": (IMPORT, None),
-    "session-end": (IMPORT, None),
-    "pre-tool-use": (LESSONS, "PreToolUse"),
-    "post-tool-use": (CALL, None),
-    "post-tool-use-failure": (CALL, None),
+# What each kind of hook in an agent's HOOKS asks (server/agents/about/answers.py).
+REQUESTS: dict[str, Request] = {
+    "start": START,
+    "prompt": PROMPT,
+    "lessons": LESSONS,
+    "call": CALL,
+    "import": IMPORT,
 }
-# Codex calls tools by Claude Code's hook names (Bash, apply_patch, mcp__server__tool); a call
-# is journaled with its call id, which its rollout uses too, so the import adds nothing twice.
-CODEX_EVENTS: dict[str, tuple[Request, str | None]] = {
-    "session-start": (START, "SessionStart"),
-    "user-prompt-submit": (PROMPT, "UserPromptSubmit"),
-    "pre-tool-use": (LESSONS, "PreToolUse"),
-    "post-tool-use": (CALL, None),
-    "stop": (IMPORT, None),
-    "session-end": (IMPORT, None),
-}
-# Gemini's tool hooks carry no call id, so calls reach the journal from the session file,
-# imported at the end of every turn (AfterAgent) and session.
-GEMINI_EVENTS: dict[str, tuple[Request, str | None]] = {
-    "session-start": (START, "SessionStart"),
-    "before-agent": (PROMPT, "BeforeAgent"),
-    "before-tool": (LESSONS, "BeforeTool"),
-    "after-tool": (LESSONS, "AfterTool"),
-    "after-agent": (IMPORT, None),
-    "session-end": (IMPORT, None),
-}
-AGENTS = {"claude-code": EVENTS, "codex": CODEX_EVENTS, "gemini": GEMINI_EVENTS}
+
+
+def events_of(agent: ModuleType) -> dict[str, tuple[Request, str | None]]:
+    """`agent`'s events: our argument -> (request, its event name printed back, or None)."""
+    return {
+        argument: (REQUESTS[kind], name if kind in ANSWERED else None)
+        for name, argument, _, kind in agent.HOOKS
+    }
+
+
+def about(agent: str) -> ModuleType | None:
+    """`agent`'s facts, server/agents/about/<agent>.py, imported alone: a hook runs for one
+    agent, and each module imported costs start-up time. None for no such agent."""
+    module = f"server.agents.about.{agent.replace('-', '_')}"
+    if not agent.replace("-", "_").isidentifier():
+        return None
+    try:
+        __import__(module)
+    except ImportError:
+        return None
+    facts = sys.modules[module]
+    return facts if getattr(facts, "NAME", None) == agent else None
+
+
 # A tool's input and output can be megabytes (a file read, a long log); the journal keeps a
 # few hundred characters of each, so the client sends only the start of every text in them.
 TOOL_IO = ("tool_input", "tool_response")
@@ -126,11 +122,6 @@ MAX_RESPONSE_BYTES = 1024 * 1024
 # anchors, they are checked here against the session's tree, for at most this long; past it
 # the context goes out unchecked. The same budget as the server's own check.
 CHECK_SECONDS = 0.25
-DENIAL = (
-    "{reason} (a strict lesson from claude-memory: the call was stopped because this agent's "
-    "hooks cannot ask for approval; tell the user, who can run it themselves or disable the "
-    "lesson)"
-)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,9 +139,10 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
         return
     event = argv[0]
     options = dict(zip(argv[1::2], argv[2::2], strict=False))
-    agent = options.get("--agent", "claude-code")
-    events = AGENTS.get(agent)
-    if events is None or event not in events:
+    agent = options.get("--agent", DEFAULT)
+    facts = about(agent)
+    events = events_of(facts) if facts is not None else {}
+    if event not in events:
         return
     (path, fields, timeout), hook_name = events[event]
     if "--timeout" in options:
@@ -165,7 +157,7 @@ def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
             body[name] = value
     if "prompt" in body:
         body["prompt"] = body["prompt"][:MAX_PROMPT_CHARS]
-    if path == IMPORT[0] and agent != "claude-code":
+    if path == IMPORT[0] and agent != DEFAULT:
         body["agent"] = agent  # whose session file transcript_path names
     host, port = _split_url(options.get("--url") or _url_from_environment())
     answer = post_json(host, port, path, body, _token(), timeout)
@@ -186,9 +178,6 @@ def checked_here(answer: dict[str, Any], cwd: str, path: str) -> Any:
     if not isinstance(context, str) or not context:
         return context
     try:
-        repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        if repository not in sys.path:
-            sys.path.append(repository)  # after the standard library: it shadows nothing
         from server.worktree.context_check import checked_context
 
         prompt = path == PROMPT[0]
@@ -199,27 +188,17 @@ def checked_here(answer: dict[str, Any], cwd: str, path: str) -> Any:
 
 def agent_output(agent: str, hook_name: str, answer: dict[str, Any]) -> dict[str, Any] | None:
     """What to print for `agent`'s `hook_name`, from the server's answer; None for nothing."""
-    specific: dict[str, str] = {}
+    facts = about(agent)
+    if facts is None:
+        return None
     context = answer.get("additionalContext")
-    if isinstance(context, str) and context.strip():
-        specific["additionalContext"] = context[:MAX_CONTEXT_CHARS]
+    context = context[:MAX_CONTEXT_CHARS] if isinstance(context, str) and context.strip() else ""
     given = answer.get("permissionDecisionReason")
     reason = given[:MAX_CONTEXT_CHARS] if isinstance(given, str) else ""
-    strict = answer.get("permissionDecision") == "ask" and bool(reason)
-    if agent == "gemini" and hook_name == "BeforeTool":
-        # The model gets the lessons with the call's result (AfterTool).
-        return {"decision": "deny", "reason": DENIAL.format(reason=reason)} if strict else None
-    if hook_name == "PreToolUse" and strict:
-        if agent == "codex":
-            specific["permissionDecision"] = "deny"
-            specific["permissionDecisionReason"] = DENIAL.format(reason=reason)
-        else:
-            # A strict lesson: Claude Code asks the user, showing the reason, before the call.
-            specific["permissionDecision"] = "ask"
-            specific["permissionDecisionReason"] = reason
-    if not specific:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": hook_name, **specific}}
+    if answer.get("permissionDecision") != "ask":
+        reason = ""  # only a strict lesson's reason is the agent's to act on
+    shaped: dict[str, Any] | None = facts.answer(hook_name, context, reason)
+    return shaped
 
 
 def _bounded(value: Any, depth: int) -> Any:

@@ -1,7 +1,7 @@
 """Recalled context checked where the working tree is: the hook process (issue #37).
 
 A team's server never reads its users' files, and a server on another machine cannot: when
-the server could not check the memories it shows (server/ingest/recall_check.py), its hook
+the server could not check the memories it shows (server/recall/working_tree.py), its hook
 answer carries them as `check` items (each memory's id, when it was written and its anchors),
 and the hook client (server/hooks.py), which runs in the user's session folder, checks them
 with server/worktree/tree_check.py before the agent sees the context. The result is what a

@@ -1,0 +1,41 @@
+"""Claude Code, as the hook client and lessons see it (standard library only; see __init__.py).
+
+Hooks: `install-hooks` writes HOOKS into its settings.json (server/jobs/hook_install.py),
+timeouts in seconds. The client gives up sooner (2 s, or 1 s for the capture events);
+SessionEnd hooks share a 1.5 s budget that a larger timeout raises (FORMATS.md §3.4). Answers
+are the documented nested `hookSpecificOutput` (a top-level `additionalContext` is not delivered
+by every client, FORMATS.md §3.3); a strict lesson adds `permissionDecision: "ask"`, so Claude
+Code asks the user, showing the reason, before the call.
+"""
+
+from __future__ import annotations
+
+from server.agents.about.answers import nested
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "claude-code"
+LABEL = "Claude Code"
+# (its event name, the hook client's argument, timeout, what the client asks: answers.ANSWERED)
+HOOKS = (
+    ("SessionStart", "session-start", 5, "start"),
+    ("UserPromptSubmit", "user-prompt-submit", 5, "prompt"),
+    ("PreToolUse", "pre-tool-use", 3, "lessons"),
+    ("PostToolUse", "post-tool-use", 3, "call"),
+    ("PostToolUseFailure", "post-tool-use-failure", 3, "call"),
+    ("Stop", "stop", 3, "import"),
+    ("SessionEnd", "session-end", 2, "import"),
+)
+# Its tool names (lower case) for lessons' tool families (server/domain/lessons.py).
+SHELL_TOOLS = ("bash",)
+EDIT_TOOLS = ("edit", "multiedit", "write")
+
+
+def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
+    """What to print for `hook_name`; `reason` is a strict lesson's, when one applies."""
+    specific = {"additionalContext": context} if context else {}
+    if hook_name == "PreToolUse" and reason:
+        specific.update(permissionDecision="ask", permissionDecisionReason=reason)
+    return nested(hook_name, **specific)

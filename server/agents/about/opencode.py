@@ -1,0 +1,22 @@
+"""OpenCode, as lessons see it (standard library only; see __init__.py).
+
+OpenCode has no command hooks: our JavaScript plugin (server/agents/opencode_plugin.js) calls
+the server's hook routes itself, so the hook client never runs for it.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+NAME = "opencode"
+LABEL = "OpenCode"
+HOOKS: tuple[tuple[str, str, int, str], ...] = ()
+SHELL_TOOLS = ("bash",)
+EDIT_TOOLS = ("edit", "write")
+
+
+def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
+    """Nothing: the hook client does not run for OpenCode."""
+    return None

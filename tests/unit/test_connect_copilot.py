@@ -1,0 +1,77 @@
+"""connect / disconnect for GitHub Copilot CLI: our `mcpServers` entry in its mcp-config.json and
+only ours, the instructions block (we install no hooks in it yet), `$COPILOT_HOME`, refusals.
+Copilot's own CLI reading the result: tests/integration/test_copilot.py."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.agents.registry import connect, disconnect
+from server.jobs.connect import BLOCK_START, ConnectError
+
+URL = "http://127.0.0.1:3333"
+NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
+USER_CONFIG = {"mcpServers": {"docs": {"type": "local", "command": "docs-server", "args": []}}}
+
+
+def copilot(home: Path, **kwargs: Any) -> Any:
+    options: dict[str, Any] = {"use_token": False, "environ": {}, "now": NOW, **kwargs}
+    return connect("copilot", URL, home=home, **options)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_copilot_gets_an_http_entry_without_a_header_when_there_is_no_token(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path / ".copilot" / "mcp-config.json", json.dumps(USER_CONFIG))
+
+    change = copilot(tmp_path)
+
+    data = json.loads(path.read_text())
+    assert change.changed and change.agent == "copilot" and change.hooks == []
+    assert data["mcpServers"] == {
+        **USER_CONFIG["mcpServers"],
+        "claude-memory": {"type": "http", "url": f"{URL}/mcp", "tools": ["*"]},
+    }
+    instructions = tmp_path / ".copilot" / "copilot-instructions.md"
+    assert instructions.read_text().startswith(BLOCK_START)
+    assert any("no hooks for Copilot CLI yet" in note for note in change.notes)
+
+
+def test_copilot_home_moves_both_files(tmp_path: Path) -> None:
+    home = tmp_path / "elsewhere"
+
+    copilot(tmp_path, environ={"COPILOT_HOME": str(home)})
+
+    assert "claude-memory" in json.loads((home / "mcp-config.json").read_text())["mcpServers"]
+    assert (home / "copilot-instructions.md").is_file()
+    assert not (tmp_path / ".copilot").exists()
+
+
+def test_a_config_that_is_not_json_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    path = write(tmp_path / ".copilot" / "mcp-config.json", "{ // mine\n}")
+
+    with pytest.raises(ConnectError, match="mcpServers"):
+        copilot(tmp_path)
+
+    assert path.read_text() == "{ // mine\n}"
+
+
+def test_disconnect_removes_only_ours(tmp_path: Path) -> None:
+    path = write(tmp_path / ".copilot" / "mcp-config.json", json.dumps(USER_CONFIG))
+    copilot(tmp_path, use_token=True)
+
+    change = disconnect("copilot", environ={}, home=tmp_path, now=NOW)
+
+    assert change.changed and json.loads(path.read_text()) == USER_CONFIG
+    assert not (tmp_path / ".copilot" / "copilot-instructions.md").exists()
