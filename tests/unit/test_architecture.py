@@ -106,6 +106,19 @@ def test_the_way_in_does_not_import_the_way_out() -> None:
     assert offenders == []
 
 
+def test_adapters_leave_the_project_to_the_service() -> None:
+    """One project rule (server/service/projects.py), applied by the service to what a request
+    names: an adapter hands the project over as the user wrote it and never resolves it."""
+    offenders = [
+        f"{name}:{node.lineno}"
+        for name, path in modules().items()
+        if under(name, ("server.adapters",))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in ("resolve_project", "project_at_folder")
+    ]
+    assert offenders == []
+
+
 def test_psycopg_is_imported_only_by_the_data_layers() -> None:
     offenders = [
         name

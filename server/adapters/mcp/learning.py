@@ -35,7 +35,7 @@ async def find_duplicates(service: MemoryApi, args: FindDuplicates) -> Duplicate
     pairs = await service.find_duplicates(
         threshold=args.threshold,
         limit=args.limit,
-        project=await service.resolve_project(args.project),
+        project=args.project,
         scan_limit=args.scan_limit,
     )
     return DuplicateList(pairs=pairs)
@@ -43,7 +43,7 @@ async def find_duplicates(service: MemoryApi, args: FindDuplicates) -> Duplicate
 
 async def list_lessons(service: MemoryApi, args: LessonsQuery) -> LessonList:
     """Lessons: reminders shown before tool calls that match them (tool, pattern, project)."""
-    project = await service.resolve_project(args.project)
+    project = args.project
     found = await service.lessons(project, include_inactive=args.include_inactive)
     return LessonList(lessons=found)
 

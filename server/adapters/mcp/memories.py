@@ -87,7 +87,7 @@ async def check_memory(
 
 async def list_memories(service: MemoryApi, args: MemoryListPage) -> MemoryPage:
     """List memories newest first, with the total for paging."""
-    where = await memory_filter(service, args.project, args.tag, args.since, args.before)
+    where = memory_filter(args.project, args.tag, args.since, args.before)
     return await service.list_memories(where, limit=args.limit, offset=args.offset)
 
 
@@ -130,7 +130,7 @@ async def bulk_delete(service: MemoryApi, args: BulkDeleteQuery) -> BulkDeleteRe
     """Soft-delete every memory matching all given filters. Previews unless dry_run=false."""
     return await service.bulk_soft_delete(
         tag=args.tag,
-        project=await service.resolve_project(args.project),
+        project=args.project,
         source=args.source,
         dry_run=args.dry_run,
     )
@@ -139,7 +139,7 @@ async def bulk_delete(service: MemoryApi, args: BulkDeleteQuery) -> BulkDeleteRe
 async def export_memories(service: MemoryApi, args: ExportMemories) -> ExportResult:
     """Export memories: up to 200 inline, more to a file whose path is returned (your
     one export file in that format, replaced by your next large export)."""
-    where = await memory_filter(service, args.project, args.tag, args.since, args.before)
+    where = memory_filter(args.project, args.tag, args.since, args.before)
     return await _export(service, where, args.output_format)
 
 

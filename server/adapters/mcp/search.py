@@ -21,22 +21,20 @@ async def semantic_search(service: MemoryApi, args: SemanticSearch) -> SearchRes
         args.query,
         limit=args.limit,
         min_similarity=args.min_similarity,
-        where=await _where(service, args),
+        where=_where(args),
     )
     return await WORKING_TREES.with_verdicts(result, args.cwd)
 
 
 async def search_memories(service: MemoryApi, args: KeywordSearch) -> SearchResult:
     """Keyword search: exact words and identifiers (ERR_POOL_TIMEOUT, --frozen-lockfile)."""
-    result = await service.search_keyword(
-        args.query, limit=args.limit, where=await _where(service, args)
-    )
+    result = await service.search_keyword(args.query, limit=args.limit, where=_where(args))
     return await WORKING_TREES.with_verdicts(result, args.cwd)
 
 
 async def hybrid_search(service: MemoryApi, args: HybridSearch) -> SearchResult:
     """Best general search: meaning and exact words combined. Prefer this one."""
-    where = replace(await _where(service, args), include_archived=args.include_archived)
+    where = replace(_where(args), include_archived=args.include_archived)
     result = await service.search_hybrid(
         args.query,
         limit=args.limit,
@@ -48,10 +46,10 @@ async def hybrid_search(service: MemoryApi, args: HybridSearch) -> SearchResult:
     return await WORKING_TREES.with_verdicts(result, args.cwd)
 
 
-async def _where(service: MemoryApi, args: KeywordSearch) -> MemoryFilter:
+def _where(args: KeywordSearch) -> MemoryFilter:
     """The filter a search's arguments describe, read as POST /api/search reads them."""
     return MemoryFilter(
-        project=await service.resolve_project(args.project),
+        project=args.project,
         with_general=not args.project_only,
         tag=args.tag,
         kind=args.kind,

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 from server.adapters.mcp.tooling import READ_ONLY, Tool
@@ -35,8 +34,7 @@ async def journal(service: MemoryApi, args: JournalQuery) -> JournalPage:
     For "which commands failed in this project this week" (tool="Bash", failed=true,
     since="7d") or "what did we run after the deploy prompt" (query="deploy").
     """
-    where = replace(args.journal_filter(), project=await service.resolve_project(args.project))
-    return await service.journal(where, limit=args.limit)
+    return await service.journal(args.journal_filter(), limit=args.limit)
 
 
 TOOLS = (

@@ -124,8 +124,7 @@ def _shape_parameters(shape: type[BaseModel]) -> list[inspect.Parameter]:
     ]
 
 
-async def memory_filter(
-    service: MemoryApi,
+def memory_filter(
     project: str | None = None,
     tag: str | None = None,
     since: datetime | None = None,
@@ -134,9 +133,9 @@ async def memory_filter(
     *,
     with_general: bool = False,
 ) -> MemoryFilter:
-    """The filter a tool's arguments describe, its project resolved as REST resolves it."""
+    """The filter a tool's arguments describe (the service resolves its project)."""
     return MemoryFilter(
-        project=await service.resolve_project(project),
+        project=project,
         with_general=with_general,
         tag=tag,
         source=source,

@@ -12,12 +12,12 @@ from server.service.face import MemoryApi
 
 
 async def preferences(service: MemoryApi, query: learning.PreferencesQuery) -> JSONResponse:
-    project = await service.resolve_project(query.project)
+    project = query.project
     return JSONResponse(to_json(await service.preferences(project)))
 
 
 async def list_lessons(service: MemoryApi, query: learning.LessonsQuery) -> JSONResponse:
-    project = await service.resolve_project(query.project)
+    project = query.project
     found = await service.lessons(project, include_inactive=query.include_inactive)
     return JSONResponse({"lessons": to_json(found)})
 

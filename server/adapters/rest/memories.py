@@ -6,7 +6,6 @@ from __future__ import annotations
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from server.adapters.http_edge import Handler
-from server.adapters.rest.resolve import resolved
 from server.core.models.output import to_json
 from server.recall.memory_check import check_memory, drifted_memories, record_current_value
 from server.schemas import memories
@@ -20,7 +19,7 @@ DOWNLOADS = {
 
 
 async def list_memories(service: MemoryApi, query: memories.ListMemories) -> JSONResponse:
-    where = await resolved(service, query.memory_filter())
+    where = query.memory_filter()
     page = await service.list_memories(where, limit=query.limit, offset=query.offset)
     return JSONResponse(to_json(page))
 
@@ -119,7 +118,7 @@ async def drifted(service: MemoryApi, query: memories.DriftedQuery) -> JSONRespo
 async def bulk_delete(service: MemoryApi, query: memories.BulkDeleteEverything) -> JSONResponse:
     result = await service.bulk_soft_delete(
         tag=query.tag,
-        project=await service.resolve_project(query.project),
+        project=query.project,
         source=query.source,
         everything=query.all,
         dry_run=query.dry_run,
@@ -128,7 +127,7 @@ async def bulk_delete(service: MemoryApi, query: memories.BulkDeleteEverything) 
 
 
 async def export(service: MemoryApi, query: memories.ExportQuery) -> Response:
-    chunks = await service.export(await resolved(service, query.memory_filter()), query.format)
+    chunks = await service.export(query.memory_filter(), query.format)
     extension, media = DOWNLOADS[query.format]
     return StreamingResponse(
         (chunk.encode("utf-8") async for chunk in chunks),

@@ -28,7 +28,7 @@ async def recall(service: MemoryApi, body: search.RecallRequest) -> JSONResponse
         limit=body.limit,
         min_similarity=body.threshold,
         where=MemoryFilter(
-            project=await service.resolve_project(body.project),
+            project=body.project,
             with_general=not body.project_only,
         ),
     )
@@ -37,7 +37,7 @@ async def recall(service: MemoryApi, body: search.RecallRequest) -> JSONResponse
 
 async def search_memories(service: MemoryApi, body: search.SearchRequest) -> JSONResponse:
     where = MemoryFilter(
-        project=await service.resolve_project(body.project),
+        project=body.project,
         with_general=not body.project_only,
         tag=body.tag,
         kind=body.kind,

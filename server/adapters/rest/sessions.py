@@ -6,7 +6,6 @@ from __future__ import annotations
 from starlette.responses import JSONResponse
 
 from server.adapters.http_edge import Handler
-from server.adapters.rest.resolve import resolved
 from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.schemas import sessions
@@ -15,7 +14,7 @@ from server.service.face import MemoryApi
 
 async def timeline(service: MemoryApi, query: sessions.TimelineQuery) -> JSONResponse:
     where = MemoryFilter(
-        project=await service.resolve_project(query.project),
+        project=query.project,
         kind=query.kind,
         source=query.source,
         since=query.since,
@@ -26,7 +25,7 @@ async def timeline(service: MemoryApi, query: sessions.TimelineQuery) -> JSONRes
 
 async def list_sessions(service: MemoryApi, query: sessions.SessionsQuery) -> JSONResponse:
     page = await service.sessions(
-        project=await service.resolve_project(query.project),
+        project=query.project,
         source=query.source,
         limit=query.limit,
         offset=query.offset,
@@ -35,17 +34,17 @@ async def list_sessions(service: MemoryApi, query: sessions.SessionsQuery) -> JS
 
 
 async def journal(service: MemoryApi, query: sessions.JournalQuery) -> JSONResponse:
-    where = await resolved(service, query.journal_filter())
+    where = query.journal_filter()
     return JSONResponse(to_json(await service.journal(where, limit=query.limit)))
 
 
 async def receipts(service: MemoryApi, query: sessions.ReceiptsQuery) -> JSONResponse:
-    where = await resolved(service, query.receipt_filter())
+    where = query.receipt_filter()
     return JSONResponse(to_json(await service.receipts(where, limit=query.limit)))
 
 
 async def context(service: MemoryApi, query: sessions.ContextQuery) -> JSONResponse:
-    project = await service.resolve_project(query.project)
+    project = query.project
     report = await service.context_report(project, days=query.days, top=query.top)
     return JSONResponse(to_json(report))
 
