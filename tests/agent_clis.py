@@ -4,8 +4,8 @@
 versions, installed with npm into a cache folder outside the work tree (AGENT_CLIS_DIR, else
 ~/.cache/claude-memory-tests/agent-clis-*) and reused while the versions match; nothing else
 is downloaded at run time. Used by tests/integration/test_connect_clients.py,
-test_agent_hook_clients.py and test_opencode.py (the fixture reaches them through
-tests/integration/conftest.py).
+test_agent_hook_clients.py and test_opencode.py (the fixture reaches them as a plugin loaded
+by tests/conftest.py).
 """
 
 from __future__ import annotations

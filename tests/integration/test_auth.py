@@ -12,7 +12,7 @@ from fastmcp import Client
 from server.app import create_app
 from server.core.config import Secret, Settings
 from server.service.memory import MemoryService
-from tests.integration.conftest import serving
+from tests.db_fixtures import serving
 
 TOKEN = "s3cret-token-for-tests-0123456789"
 

@@ -31,7 +31,7 @@ from server.app import create_app
 from server.core.config import Secret, Settings
 from server.service.memory import MemoryService
 from tests.agent_clis import codex_app_server
-from tests.integration.conftest import serving
+from tests.db_fixtures import serving
 from tests.integration.processes import cli_command
 
 pytestmark = pytest.mark.integration

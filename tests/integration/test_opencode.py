@@ -29,7 +29,7 @@ from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.opencode import OPENCODE, discover_opencode_sessions, read_opencode_session
 from server.service.memory import MemoryService
 from tests.chat_stream_stub import MODEL, ScriptedChat
-from tests.integration.conftest import serving
+from tests.db_fixtures import serving
 from tests.integration.processes import cli_command
 from tests.opencode_sessions import EXPORTS, MAIN_SESSION, load_exports
 
