@@ -22,27 +22,22 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from server.app import create_app
-from server.core.config import Secret, Settings
 from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.agent_clis import codex_app_server
-from tests.db_fixtures import serving
+from tests.db_fixtures import TOKEN
 from tests.integration.acme_facts import FORCE_PUSH, RATE_LIMIT, STAGING
 from tests.integration.processes import cli_command
 from tests.responses_stub import ScriptedShell
 
 pytestmark = pytest.mark.integration
 
-TOKEN = "agent-hooks-token-0123456789"
 PROMPT = (
     "no — per API key (`x-api-key`), not per IP. anonymous requests without a key get the IP "
     "bucket at 10/min."
@@ -50,13 +45,6 @@ PROMPT = (
 RECENT_WORK = "acme-api's nightly export job now writes Parquet files to the reports bucket."
 WARNED = "echo staging-smoke-test"
 STOPPED = "git push origin main --force"
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import httpx
 import pytest
 
 from server.app import create_app
-from server.core.config import Secret, Settings
+from server.core.config import Settings
 from server.core.errors import InvalidInput
 from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
@@ -29,11 +28,10 @@ from server.ingest.claude_code import CLAUDE_CODE
 from server.ingest.session_imports import SessionImports, import_session
 from server.jobs.hook_install import hook_command
 from server.service.memory import MemoryService
-from tests.db_fixtures import free_port, serving
+from tests.db_fixtures import TOKEN, free_port, serving
 from tests.integration.acme_facts import PROJECT_PATH, RATE_LIMIT, S3, SHARED_FIXTURES, remember
 from tests.integration.hook_runs import HOOK_FIXTURES, HookRun, context_of, payload, run_hook
 
-TOKEN = "hook-token-for-tests-0123456789"
 UNRELATED_PROMPTS = [
     "write a haiku about autumn leaves",
     "what is the capital of France?",
@@ -266,13 +264,6 @@ async def test_hooks_exit_0_silently_on_input_that_is_not_json(app_url: str) -> 
     out, err = await process.communicate(b"{not json")
 
     assert (process.returncode, out, err) == (0, b"", b"")
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
 
 
 async def test_hooks_send_the_token_from_the_environment(
