@@ -3,9 +3,9 @@
 - a helper shared by test files lives in a helper module (no `test_` prefix): in tests/ when
   more than one test group uses it, in tests/<group>/ when only that group does; no module
   imports from a test module (`test_*.py`), whose names are pytest's to collect;
-- a conftest holds fixtures and hooks, not a list of names for others: every name it imports
-  it uses itself (a fixture shared by every group is a plugin in tests/conftest.py's
-  `pytest_plugins`), and it has no `__all__`.
+- a conftest holds fixtures and hooks, not a list of names for others: no module imports from
+  one (pytest loads conftests itself), every name it imports it uses itself (a fixture shared
+  by every group is a plugin in tests/conftest.py's `pytest_plugins`), and it has no `__all__`.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ def imported_modules(source: str, package: list[str]) -> list[tuple[int, str]]:
     return found
 
 
-def is_test_module(module: str) -> bool:
-    return any(part.startswith("test_") for part in module.split("."))
+def not_importable(module: str) -> bool:
+    """A test module or a conftest, or a name in one."""
+    return any(part.startswith("test_") or part == "conftest" for part in module.split("."))
 
 
 def unused_imports(path: Path) -> list[str]:
@@ -69,12 +70,12 @@ def exports(path: Path) -> bool:
     )
 
 
-def test_no_module_imports_from_a_test_module() -> None:
+def test_no_module_imports_from_a_test_module_or_a_conftest() -> None:
     offenders = [
         f"{path.relative_to(REPO)}:{line} imports {module}"
         for path in python_files()
         for line, module in imported_modules(path.read_text(), package_of(path))
-        if is_test_module(module)
+        if not_importable(module)
     ]
     assert offenders == [], "move the helper into a helper module (see the docstring)"
 
@@ -95,7 +96,8 @@ def test_the_rules_see_what_they_forbid(tmp_path: Path) -> None:
     found = imported_modules(source, ["tests", "integration"])
     assert (1, "tests.integration.test_hooks") in found
     assert (2, "tests.integration.test_mcp_tools") in found
-    assert not is_test_module("tests.integration.hook_runs")
+    assert not_importable("tests.e2e.conftest.Seeded")
+    assert not not_importable("tests.integration.hook_runs")
     conftest = tmp_path / "conftest.py"
     conftest.write_text(
         "from tests.db_fixtures import free_port, serving\n__all__ = ['serving']\n"
