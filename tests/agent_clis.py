@@ -4,8 +4,8 @@
 pinned versions, installed with npm into a cache folder outside the work tree (AGENT_CLIS_DIR,
 else ~/.cache/claude-memory-tests/agent-clis-*) and reused while the versions match; nothing
 else is downloaded at run time. Used by tests/integration/test_connect_clients.py,
-test_agent_hook_clients.py, test_opencode.py and test_copilot.py (the fixture reaches them
-through tests/integration/conftest.py).
+test_agent_hook_clients.py, test_opencode.py, test_copilot.py and test_claude_plugin.py (the
+fixture reaches them as a plugin loaded by tests/conftest.py).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.scripted_model import ScriptedModel
+from tests.stub_server import QuietHandler, ScriptedModel, read_body, send_json
 
 MODEL = "stub-coder"
 
@@ -61,13 +61,12 @@ class ScriptedChat(ScriptedModel):
     def handler(self) -> type[BaseHTTPRequestHandler]:
         chat = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
-                self._send_json({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+                send_json(self, 200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = json.loads(read_body(self) or b"{}")
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
@@ -76,16 +75,5 @@ class ScriptedChat(ScriptedModel):
                     self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
-
-            def _send_json(self, payload: Any) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
 
         return Handler

@@ -4,7 +4,8 @@ isolated_home (autouse)   HOME, CLAUDE_MEMORY_HOME and .env lookups point into t
                           so no test touches the user's real data or config.
 
 The database, model and server fixtures (pg_server, pg_url, embedder, pool, settings, service,
-app_url, fresh_database) come from the plugin tests/db_fixtures.py, loaded here so every group
+app_url, fresh_database) come from the plugin tests/db_fixtures.py, and `agent_clis` (the
+agents' own CLIs, installed once) from tests/agent_clis.py, both loaded here so every group
 (integration, reliability, security, e2e) shares them.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.db_fixtures"]
+pytest_plugins = ["tests.db_fixtures", "tests.agent_clis"]
 
 
 @pytest.fixture(autouse=True)

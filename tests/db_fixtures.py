@@ -7,6 +7,7 @@ pool (session)          the async pool, with the model recorded in the database
 settings (function)     Settings pointing at pg_url, data dir in tmp_path
 service (function)      a MemoryService over `pool`, on emptied tables
 app_url (function)      the real app served by uvicorn on a free port, over `service`
+guarded_url (function)  the same, requiring the bearer token TOKEN (CLAUDE_MEMORY_TOKEN)
 fresh_database          a factory for extra, empty databases on pg_server
 """
 
@@ -19,6 +20,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -29,7 +31,7 @@ from starlette.applications import Starlette
 
 from server.adapters.header_deadline import HeaderDeadlineProtocol
 from server.app import create_app
-from server.core.config import Settings
+from server.core.config import Secret, Settings
 from server.db.embedded import EmbeddedPostgres, start_embedded
 from server.db.migrate import apply_migrations
 from server.db.pool import open_pool
@@ -37,6 +39,8 @@ from server.service.embeddings import Embedder, LocalEmbedder
 from server.service.memory import MemoryService
 from server.service.reembed import ensure_model_recorded
 from server.store.tx import Pool
+
+TOKEN = "test-bearer-token-0123456789abcdef"  # the one guarded_url requires
 
 pytestmark = pytest.mark.integration
 
@@ -130,6 +134,13 @@ async def serving(app: Starlette) -> AsyncIterator[str]:
 @pytest.fixture
 async def app_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
     async with serving(create_app(settings, service)) as url:
+        yield url
+
+
+@pytest.fixture
+async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
+    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
+    async with serving(create_app(guarded, service)) as url:
         yield url
 
 

@@ -23,18 +23,18 @@ import argparse
 import json
 import threading
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 
 from server.service.embeddings import Embedder, LocalEmbedder
+from tests.stub_server import QuietHandler, StubServer, read_body, send_json
 
 SERVED_MODEL = "all-MiniLM-L6-v2"
 
 
-class EmbeddingServer:
+class EmbeddingServer(StubServer):
     """`/v1/embeddings` on 127.0.0.1, answering with `embedder`'s vectors for `model`."""
 
     def __init__(
@@ -50,13 +50,7 @@ class EmbeddingServer:
         self._answers_left: int | None = None  # None: no outage scheduled
         self._outage_status = 503
         self._lock = threading.Lock()
-        self._port = port
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._port}/v1"
+        super().__init__(port)
 
     def fail_next(self, count: int, status: int) -> None:
         """Answer the next `count` requests with `status` (429, 500, 503...)."""
@@ -71,36 +65,6 @@ class EmbeddingServer:
     def recover(self) -> None:
         with self._lock:
             self._answers_left = None
-
-    def start_listening(self) -> None:
-        server = ThreadingHTTPServer(("127.0.0.1", self._port), _handler_for(self))
-        server.daemon_threads = True
-        self._port = server.server_address[1]
-        self._httpd = server
-        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def stop_listening(self) -> None:
-        """Close the port: clients get connection refused until `start_listening`."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> EmbeddingServer:
-        self.start_listening()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop_listening()
 
     def answer(self, body: Any) -> tuple[int, dict[str, Any]]:
         """The status and JSON body for one POST /v1/embeddings."""
@@ -135,35 +99,26 @@ class EmbeddingServer:
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         }
 
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(QuietHandler):
+            def do_POST(self) -> None:
+                raw = read_body(self)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = None
+                if self.path.rstrip("/") != "/v1/embeddings":
+                    send_json(self, 404, _error(f"no route {self.path}"))
+                else:
+                    send_json(self, *server.answer(body))
+
+        return Handler
+
 
 def _error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "api_error"}}
-
-
-def _handler_for(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = None
-            if self.path.rstrip("/") != "/v1/embeddings":
-                status, reply = 404, _error(f"no route {self.path}")
-            else:
-                status, reply = server.answer(body)
-            data = json.dumps(reply).encode("utf-8")
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    return Handler
 
 
 def main() -> None:

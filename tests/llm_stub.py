@@ -22,9 +22,10 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.stub_server import QuietHandler, StubServer, read_body, send_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ class Reply:
         return PromptReply(respond)
 
 
-class ScriptedLLM:
+class ScriptedLLM(StubServer):
     """A local OpenAI-compatible server on a free 127.0.0.1 port, in a background thread."""
 
     def __init__(self, *, default: ScriptedReply | None = None, model: str = "qwen2.5:7b"):
@@ -100,20 +101,7 @@ class ScriptedLLM:
         self._queue: deque[ScriptedReply] = deque()
         self._requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        # Handler threads may sit on a kept-alive connection or a delay: never wait for them.
-        self._server.daemon_threads = True
-        self._server.block_on_close = False
-        # A short poll interval keeps shutdown (and so every test's teardown) quick.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        super().__init__()
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -131,78 +119,48 @@ class ScriptedLLM:
             self._requests.append(body)
             return self._queue.popleft() if self._queue else self.default
 
-    def __enter__(self) -> ScriptedLLM:
-        self._thread.start()
-        return self
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        llm = self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        class Handler(QuietHandler):
+            protocol_version = "HTTP/1.1"
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") != "/v1/models":
+                    send_json(self, 404, _error_body(f"no route {self.path}"))
+                    return
+                model = {"id": llm.model, "object": "model", "created": 0, "owned_by": "scripted"}
+                send_json(self, 200, {"object": "list", "data": [model]})
 
-def _handler_for(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
-    """A request handler class bound to one ScriptedLLM."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/") != "/v1/models":
-                self._send(404, _error_body(f"no route {self.path}"))
-                return
-            model = {"id": llm.model, "object": "model", "created": 0, "owned_by": "scripted"}
-            self._send(200, {"object": "list", "data": [model]})
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path.rstrip("/") != "/v1/chat/completions":
-                self._send(404, _error_body(f"no route {self.path}"))
-                return
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                self._send(400, _error_body("request body is not JSON"))
-                return
-            reply = llm._next(body)
-            while True:
-                if isinstance(reply, DelayedReply):
-                    if llm._stopping.wait(reply.seconds):
-                        return
-                    reply = reply.then
-                elif isinstance(reply, PromptReply):
-                    try:
-                        reply = reply.respond(body.get("messages", []))
-                    except Exception as exc:  # surfaced to the test as a 500 naming the bug
-                        reply = StatusReply(500, _error_body(f"by_prompt raised {exc!r}"))
+            def do_POST(self) -> None:
+                raw = read_body(self)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    send_json(self, 404, _error_body(f"no route {self.path}"))
+                    return
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    send_json(self, 400, _error_body("request body is not JSON"))
+                    return
+                reply = llm._next(body)
+                while True:
+                    if isinstance(reply, DelayedReply):
+                        if llm.stopping.wait(reply.seconds):
+                            return
+                        reply = reply.then
+                    elif isinstance(reply, PromptReply):
+                        try:
+                            reply = reply.respond(body.get("messages", []))
+                        except Exception as exc:  # surfaced to the test as a 500 naming the bug
+                            reply = StatusReply(500, _error_body(f"by_prompt raised {exc!r}"))
+                    else:
+                        break
+                if isinstance(reply, StatusReply):
+                    send_json(self, reply.code, reply.body)
                 else:
-                    break
-            if isinstance(reply, StatusReply):
-                self._send(reply.code, reply.body)
-            else:
-                self._send(200, _completion(body, reply.content))
+                    send_json(self, 200, _completion(body, reply.content))
 
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (its timeout ran out) before the answer came
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Silent: pytest shows failures, not an access log."""
-
-    return Handler
+        return Handler
 
 
 def _error_body(message: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.scripted_model import ScriptedModel
+from tests.stub_server import ScriptedModel
 
 MODEL = "claude-stub"
 

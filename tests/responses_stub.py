@@ -22,7 +22,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.scripted_model import ScriptedModel
+from tests.stub_server import QuietHandler, ScriptedModel, read_body, send_bytes
 
 SHELL_TOOLS = ("exec_command", "shell_command", "shell")
 
@@ -71,10 +71,9 @@ class ScriptedShell(ScriptedModel):
     def handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = json.loads(read_body(self) or b"{}")
                 if not self.path.endswith("/responses"):
                     self.send_error(404)
                     return
@@ -82,16 +81,9 @@ class ScriptedShell(ScriptedModel):
                 data = "".join(
                     f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
                 ).encode()
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_bytes(self, 200, data, "text/event-stream")
 
             def do_GET(self) -> None:
                 self.send_error(404)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
 
         return Handler

@@ -6,6 +6,7 @@ the browser is driven with Playwright's async API: the sync API (pytest-playwrig
 fixture) would block that loop and the server with it.
 
 pg_url, embedder, pool, settings, service       from tests/db_fixtures.py (root plugin)
+Seeded, Ui and the seeded data                  from tests/e2e/browser.py
 ui_dist (session)       ui/dist/index.html must exist: `cd ui && npm ci && npm run build`
 chromium (session)      /usr/bin/chromium launched once, headless
 seeded (function)       `service` on emptied tables, filled: the Claude Code fixtures through
@@ -21,13 +22,12 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Browser, Dialog, Page, async_playwright, expect
+from playwright.async_api import Browser, Dialog, async_playwright, expect
 
 from server.app import create_app
 from server.core.config import Settings
@@ -41,73 +41,24 @@ from server.domain.preferences import (
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
-
-REPO = Path(__file__).resolve().parents[2]
-UI_DIST = REPO / "ui" / "dist"
-SCREENSHOTS = REPO / "docs" / "screenshots"
-FIXTURES = REPO.parent / "shared" / "fixtures"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-VIEWPORT = {"width": 1280, "height": 800}
-
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
-S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"
-PNPM_PREFERENCE = "This repository uses pnpm, never npm."
-HOSTILE_NOTE = """# Release checklist
-
-Run **pnpm lint** and `pnpm test` before tagging; see [the handbook](https://example.org/handbook).
-
-- bump the version
-- write the changelog
-
-<img src=x onerror="window.__pwned = 1; alert('img onerror ran')">
-<script>window.__pwned = 2; alert('script ran')</script>
-"""
-
-# The learned preference's confidence lands on half a percent (40.5%), where rounding rules
-# disagree (Python's round says 40, half up says 41); its last_seen is set from today so the
-# value does not drift with the date the suite runs.
-SIGNALS_CONFIDENCE = 0.405
+from tests.e2e.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    FIXTURES,
+    HOSTILE_NOTE,
+    PNPM_PREFERENCE,
+    S1,
+    S3,
+    SIGNALS_CONFIDENCE,
+    UI_DIST,
+    VIEWPORT,
+    Seeded,
+    Ui,
+)
 
 pytestmark = pytest.mark.e2e
 
 expect.set_options(timeout=15_000)
-
-
-@dataclass(frozen=True, slots=True)
-class Seeded:
-    service: MemoryService
-    pnpm_id: int
-    hostile_id: int
-    signals_id: int
-    inferred_id: int
-    superseded_id: int
-    replacement_id: int
-
-
-@dataclass(slots=True)
-class Ui:
-    """A page of the UI plus what it did that a user would not see in the DOM."""
-
-    page: Page
-    base_url: str
-    dialogs: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    async def open(self, path: str) -> None:
-        await self.page.goto(self.base_url + path)
-
-    async def screenshot(self, name: str) -> None:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        await self.page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
 
 
 @pytest.fixture(scope="session")

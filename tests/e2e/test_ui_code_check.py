@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import Seeded, Ui
+from tests.e2e.browser import Seeded, Ui
 from tests.git_history import MEMORIES_WRITTEN, acme_repository
 
 pytestmark = pytest.mark.e2e

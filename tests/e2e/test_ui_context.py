@@ -20,7 +20,7 @@ from server.core.models.receipts import Injection, ReceiptFilter, UseJudgement, 
 from server.service.memory import MemoryService
 from server.store.receipts import save_uses
 from server.store.tx import transaction
-from tests.e2e.conftest import Seeded, Ui
+from tests.e2e.browser import Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import Seeded, Ui
+from tests.e2e.browser import Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ import pytest
 from playwright.async_api import Locator, expect
 
 from server.learning.lesson_proposals_job import propose_lessons
-from tests.e2e.conftest import Seeded, Ui
+from tests.e2e.browser import Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 

@@ -7,7 +7,7 @@ import pytest
 from fastmcp import Client
 from playwright.async_api import expect
 
-from tests.e2e.conftest import Seeded, Ui
+from tests.e2e.browser import Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 

@@ -7,7 +7,7 @@ import pytest
 from playwright.async_api import expect
 
 from server.core.percent import whole_percent
-from tests.e2e.conftest import SIGNALS_CONFIDENCE, Seeded, Ui
+from tests.e2e.browser import SIGNALS_CONFIDENCE, Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 

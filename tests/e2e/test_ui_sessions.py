@@ -11,7 +11,7 @@ from playwright.async_api import expect
 
 from server.ingest.codex import CODEX
 from server.ingest.importer import ImportFilters, SessionImporter
-from tests.e2e.conftest import S1, Seeded, Ui
+from tests.e2e.browser import S1, Seeded, Ui
 
 CODEX_SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "sessions"
 

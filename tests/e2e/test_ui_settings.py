@@ -6,7 +6,7 @@ import httpx
 import pytest
 from playwright.async_api import expect
 
-from tests.e2e.conftest import Seeded, Ui
+from tests.e2e.browser import Seeded, Ui
 
 pytestmark = pytest.mark.e2e
 

@@ -12,7 +12,7 @@ from playwright.async_api import Browser, Request, expect
 from server.app import create_app
 from server.core.config import Secret, Settings
 from tests.db_fixtures import serving
-from tests.e2e.conftest import VIEWPORT, Seeded
+from tests.e2e.browser import VIEWPORT, Seeded
 
 pytestmark = pytest.mark.e2e
 

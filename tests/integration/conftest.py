@@ -1,7 +1,11 @@
 """The database, model and server fixtures live in tests/db_fixtures.py, a plugin loaded by
 tests/conftest.py so that every test group (integration, reliability, security, e2e) shares
-one embedded Postgres and one model. The helpers are re-exported for older imports; the
-fixture here is the one the learning-job tests share: the shared Claude Code fixtures imported.
+one embedded Postgres and one model; so does `agent_clis` (tests/agent_clis.py). The fixtures
+here are the ones the integration tests share:
+
+imported (function)   the shared Claude Code fixtures copied to tmp_path and imported
+facts (function)      the shared acme sessions imported, plus three distilled facts of
+                      acme-api (tests/integration/acme_facts.py); their ids by name
 """
 
 import shutil
@@ -11,12 +15,7 @@ import pytest
 
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
-from tests.agent_clis import agent_clis  # noqa: F401 (the fixture, for the agents' CLI tests)
-from tests.db_fixtures import free_port, serving
-
-__all__ = ["free_port", "serving"]
-
-SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+from tests.integration.acme_facts import PAGINATION, PNPM, RATE_LIMIT, SHARED_FIXTURES, remember
 
 
 @pytest.fixture
@@ -26,3 +25,16 @@ async def imported(service: MemoryService, tmp_path: Path) -> Path:
     shutil.copytree(SHARED_FIXTURES / "claude-code" / "projects", projects)
     await SessionImporter(service, ImportFilters()).run(projects)
     return projects
+
+
+@pytest.fixture
+async def facts(service: MemoryService) -> dict[str, int]:
+    """The acme fixture sessions imported, plus three distilled facts of acme-api."""
+    await SessionImporter(service, ImportFilters()).run(
+        SHARED_FIXTURES / "claude-code" / "projects"
+    )
+    return {
+        "pnpm": await remember(service, PNPM, "preference"),
+        "pagination": await remember(service, PAGINATION),
+        "rate_limit": await remember(service, RATE_LIMIT),
+    }

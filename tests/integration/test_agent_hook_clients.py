@@ -22,56 +22,29 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from server.app import create_app
-from server.core.config import Secret, Settings
 from server.core.models.journal import JournalFilter
-from server.core.models.lessons import LessonDraft
 from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.agent_clis import codex_app_server
-from tests.integration.conftest import serving
+from tests.db_fixtures import TOKEN
+from tests.integration.acme_facts import FORCE_PUSH, RATE_LIMIT, STAGING
 from tests.integration.processes import cli_command
 from tests.responses_stub import ScriptedShell
 
 pytestmark = pytest.mark.integration
 
-TOKEN = "agent-hooks-token-0123456789"
 PROMPT = (
     "no — per API key (`x-api-key`), not per IP. anonymous requests without a key get the IP "
     "bucket at 10/min."
 )
 RECENT_WORK = "acme-api's nightly export job now writes Parquet files to the reports bucket."
-RATE_LIMIT = (
-    "Rate limit POST /invoices per API key (x-api-key) at 30/min; anonymous requests without a "
-    "key are limited per IP at 10/min."
-)
 WARNED = "echo staging-smoke-test"
 STOPPED = "git push origin main --force"
-STAGING = LessonDraft(
-    pattern=r"\bstaging\b",
-    message="Never run load tests against staging: use the local stack (pnpm db:up).",
-    tool="Bash",
-)
-FORCE_PUSH = LessonDraft(
-    pattern=r"git push .*(--force|-f\b)",
-    message="Force-pushing rewrote main twice; open a PR instead.",
-    tool="Bash",
-    strictness="ask",
-)
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
 
 
 @pytest.fixture

@@ -25,15 +25,13 @@ import pytest
 
 from server.agents.registry import connect
 from server.core.models.journal import JournalFilter
-from server.core.models.lessons import LessonDraft
 from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
-from server.ingest.importer import ImportFilters, SessionImporter
 from server.jobs.hook_install import is_ours
 from server.service.memory import MemoryService
-from tests.integration.conftest import free_port
-from tests.integration.test_hooks import FIXTURES as SHARED
-from tests.integration.test_hooks import PAGINATION, PNPM, RATE_LIMIT, HookRun, remember
+from tests.db_fixtures import free_port
+from tests.integration.acme_facts import FORCE_PUSH, STAGING, remember
+from tests.integration.hook_runs import HookRun
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCHEMAS = FIXTURES / "codex" / "hook_schemas"
@@ -47,17 +45,6 @@ CODEX_OUTPUT_SCHEMAS = {
     "UserPromptSubmit": "user-prompt-submit",
     "PreToolUse": "pre-tool-use",
 }
-STAGING = LessonDraft(
-    pattern=r"\bstaging\b",
-    message="Never run load tests against staging: use the local stack (pnpm db:up).",
-    tool="Bash",
-)
-FORCE_PUSH = LessonDraft(
-    pattern=r"git push .*(--force|-f\b)",
-    message="Force-pushing rewrote main twice; open a PR instead.",
-    tool="Bash",
-    strictness="ask",
-)
 
 
 def commands(agent: str, url: str, home: Path) -> dict[str, str]:
@@ -112,17 +99,6 @@ def gemini_context(run: HookRun, event: str) -> str:
     context = output["hookSpecificOutput"]["additionalContext"]
     assert isinstance(context, str) and 0 < len(context) < 10_000
     return context
-
-
-@pytest.fixture
-async def facts(service: MemoryService) -> dict[str, int]:
-    """The shared acme sessions imported, plus three distilled facts (as in test_hooks.py)."""
-    await SessionImporter(service, ImportFilters()).run(SHARED / "claude-code" / "projects")
-    return {
-        "pnpm": await remember(service, PNPM, "preference"),
-        "pagination": await remember(service, PAGINATION),
-        "rate_limit": await remember(service, RATE_LIMIT),
-    }
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from server.db.pool import open_pool
 from server.service.embeddings import Embedder
 from server.service.memory import MemoryService
 from server.service.reembed import ensure_model_recorded
-from tests.integration.conftest import serving
+from tests.db_fixtures import serving
 
 
 async def test_health_reports_ok_with_database_and_model(app_url: str) -> None:

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import replace
-
 import httpx
 import pytest
 from fastmcp import Client
 
-from server.app import create_app
-from server.core.config import Secret, Settings
-from server.service.memory import MemoryService
-from tests.integration.conftest import serving
-
-TOKEN = "s3cret-token-for-tests-0123456789"
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
+from tests.db_fixtures import TOKEN
 
 
 @pytest.mark.parametrize(

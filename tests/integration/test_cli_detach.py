@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.integration.conftest import free_port
+from tests.db_fixtures import free_port
 from tests.integration.processes import run_cli
 
 

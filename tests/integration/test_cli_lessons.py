@@ -9,8 +9,8 @@ import pytest
 
 from server.core.models.lessons import LessonChange, LessonDraft
 from server.service.memory import MemoryService
+from tests.integration.lesson_sessions import import_sessions
 from tests.integration.processes import run_cli
-from tests.integration.test_lesson_proposals import import_sessions
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 
 from server.db.embedded import start_embedded
 from server.db.migrate import discover_migrations
-from tests.integration.conftest import free_port
+from tests.db_fixtures import free_port
 from tests.integration.processes import run_cli, start_cli, wait_for_health
 
 

@@ -3,7 +3,7 @@
 agent_clis (session)   @openai/codex, @google/gemini-cli and @anthropic-ai/claude-code at pinned
                        versions (tests/agent_clis.py), installed once with npm into a cache
                        folder outside the work tree and reused while the versions match
-guarded_url            the app over the test database, with CLAUDE_MEMORY_TOKEN set
+guarded_url            the app over the test database, requiring TOKEN (tests/db_fixtures.py)
 agent_env              HOME (from conftest), CODEX_HOME and the rest inside tmp_path, the CLIs
                        first on PATH, the token in the environment as a user would export it
 
@@ -20,23 +20,18 @@ import asyncio
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from server.app import create_app
-from server.core.config import Secret, Settings
-from server.service.memory import MemoryService
 from tests.agent_clis import codex_app_server
-from tests.integration.conftest import serving
+from tests.db_fixtures import TOKEN
 from tests.integration.processes import cli_command
 
 pytestmark = pytest.mark.integration
 
-TOKEN = "connect-clients-token-0123456789"
 CODEX_USER_CONFIG = """\
 # my own settings
 model = "o3"
@@ -45,13 +40,6 @@ model = "o3"
 command = "docs-server"
 args = ["--stdio"]
 """
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
 
 
 @pytest.fixture

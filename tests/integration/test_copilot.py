@@ -27,7 +27,7 @@ from server.core.config import Secret, Settings
 from server.service.memory import MemoryService
 from tests.agent_clis import CLIS_DIR
 from tests.chat_stream_stub import ScriptedChat
-from tests.integration.conftest import serving
+from tests.db_fixtures import serving
 from tests.integration.processes import cli_command
 
 TOKEN = "copilot-clients-token-0123456789"

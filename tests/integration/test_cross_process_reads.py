@@ -28,7 +28,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from server.db.embedded import start_embedded
-from tests.integration.conftest import free_port
+from tests.db_fixtures import free_port
 from tests.integration.processes import run_cli, start_cli, wait_for_health
 
 pytestmark = pytest.mark.integration

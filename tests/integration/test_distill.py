@@ -21,58 +21,18 @@ from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
 from tests.held_inserts import with_inserts_held
+from tests.integration.distilling import LESSONS, TURN, distill, lesson_model, lessons_for
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
 S2 = "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385"
-TURN = re.compile(r"^\[T(\d+)\] (User|Assistant): (.*?)(?=^\[T\d+\]|</transcript>)", re.M | re.S)
-
-# What a model would learn, keyed by a phrase of the turn it comes from.
-LESSONS = {
-    "this repo uses pnpm": (
-        "acme-api uses pnpm, never npm; npm would drop the lockfile.",
-        "preference",
-    ),
-    "microsecond precision": (
-        "Keyset cursors in acme-api must carry created_at::text: a JS Date drops Postgres"
-        " microseconds and skips rows that tie on created_at.",
-        "bug",
-    ),
-    "**Root cause:**": (
-        "withTransaction in acme-api released pool clients only on success; every failed"
-        " transaction leaked one until the pool (max 10) was exhausted. Fixed with finally.",
-        "fix",
-    ),
-    "don't run anything against staging": (
-        "Never run load tests against staging; use the local stack (pnpm db:up).",
-        "preference",
-    ),
-}
-
-
-def lessons_for(messages: list[dict[str, Any]]) -> ScriptedReply:
-    transcript = messages[-1]["content"]
-    items = []
-    for number, _, text in TURN.findall(transcript):
-        for phrase, (content, kind) in LESSONS.items():
-            if phrase in text:
-                items.append(
-                    {"content": content, "kind": kind, "tags": ["acme"], "turns": [int(number)]}
-                )
-    return Reply.json({"memories": items})
 
 
 @pytest.fixture
 def llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM(default=Reply.by_prompt(lessons_for)) as server:
+    with lesson_model() as server:
         yield server
-
-
-async def distill(service: MemoryService, llm: ScriptedLLM, **options: Any) -> Any:
-    async with ChatClient(llm.base_url, timeout=5) as client:
-        distiller = Distiller(service, client, model="qwen2.5:7b", workers=2)
-        return await distiller.run(**options)
 
 
 async def raw_turns(service: MemoryService) -> list[Any]:

@@ -11,117 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from server.app import create_app
-from server.core.config import Secret, Settings
+from server.core.config import Settings
 from server.core.errors import InvalidInput
 from server.core.models.memories import MemoryFilter
 from server.domain.context import HEADER
 from server.ingest.claude_code import CLAUDE_CODE
-from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.session_imports import SessionImports, import_session
 from server.jobs.hook_install import hook_command
 from server.service.memory import MemoryService
-from tests.integration.conftest import free_port, serving
+from tests.db_fixtures import TOKEN, free_port, serving
+from tests.integration.acme_facts import PROJECT_PATH, RATE_LIMIT, S3, SHARED_FIXTURES, remember
+from tests.integration.hook_runs import HOOK_FIXTURES, HookRun, context_of, payload, run_hook
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-HOOK_FIXTURES = FIXTURES / "hooks"
-PROJECT_PATH = "/home/dev/acme-api"  # the cwd of every fixture payload
-S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"  # the session of the payloads' session_id
-CONTEXT_LIMIT = 10_000  # Claude Code's cap on additionalContext
-TOKEN = "hook-token-for-tests-0123456789"
-
-PNPM = "Use pnpm, never npm, in acme-api: npm install breaks the pnpm lockfile."
-PAGINATION = (
-    "Decision: keyset pagination on GET /orders: limit 1-100 (default 20), cursor is base64url "
-    "of {createdAt, id}, ordered by (created_at DESC, id DESC)."
-)
-RATE_LIMIT = (
-    "Rate limit POST /invoices per API key (x-api-key) at 30/min; anonymous requests without a "
-    "key are limited per IP at 10/min."
-)
 UNRELATED_PROMPTS = [
     "write a haiku about autumn leaves",
     "what is the capital of France?",
     "let's refactor the CSS grid layout of the landing page",
 ]
-
-
-@dataclass(frozen=True)
-class HookRun:
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-    def output(self) -> dict[str, Any]:
-        assert self.returncode == 0, self.stderr
-        parsed = json.loads(self.stdout)
-        assert isinstance(parsed, dict)
-        return parsed
-
-
-def payload(name: str, **changes: Any) -> dict[str, Any]:
-    data = json.loads((HOOK_FIXTURES / f"{name}.json").read_text())
-    assert isinstance(data, dict)
-    return {**data, **changes}
-
-
-async def run_hook(
-    event: str, data: dict[str, Any], url: str, env: dict[str, str] | None = None
-) -> HookRun:
-    """The registered command line, through the shell, with `data` on stdin."""
-    environment = {k: v for k, v in os.environ.items() if k != "CLAUDE_MEMORY_TOKEN"}
-    started = time.monotonic()
-    process = await asyncio.create_subprocess_shell(
-        hook_command(event, url),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**environment, **(env or {})},
-    )
-    out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
-    return HookRun(process.returncode or 0, out.decode(), err.decode(), time.monotonic() - started)
-
-
-def context_of(run: HookRun, event: str) -> str:
-    """additionalContext from the one documented shape; fails on any other shape."""
-    output = run.output()
-    assert set(output) == {"hookSpecificOutput"}
-    specific = output["hookSpecificOutput"]
-    assert specific["hookEventName"] == event
-    context = specific["additionalContext"]
-    assert isinstance(context, str)
-    assert 0 < len(context) < CONTEXT_LIMIT
-    return context
-
-
-async def remember(service: MemoryService, content: str, kind: str = "distilled") -> int:
-    outcome = await service.save(
-        content, project="acme-api", project_path=PROJECT_PATH, kind=kind, force=True
-    )
-    return outcome.id
-
-
-@pytest.fixture
-async def facts(service: MemoryService) -> dict[str, int]:
-    """The acme fixture sessions imported, plus three distilled facts of acme-api."""
-    await SessionImporter(service, ImportFilters()).run(FIXTURES / "claude-code" / "projects")
-    return {
-        "pnpm": await remember(service, PNPM, "preference"),
-        "pagination": await remember(service, PAGINATION),
-        "rate_limit": await remember(service, RATE_LIMIT),
-    }
 
 
 async def test_session_start_prints_the_project_context_in_the_nested_shape(
@@ -241,7 +156,7 @@ async def test_session_end_imports_the_transcript_incrementally(
     app_url: str, service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # hooks name files under it only
-    source = FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    source = SHARED_FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript.parent.mkdir(parents=True)
     lines = source.read_bytes().splitlines(keepends=True)
@@ -266,7 +181,7 @@ async def test_stopping_the_app_cancels_or_finishes_session_imports_without_loss
     service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
-    source = FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    source = SHARED_FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_bytes(source.read_bytes())
@@ -349,13 +264,6 @@ async def test_hooks_exit_0_silently_on_input_that_is_not_json(app_url: str) -> 
     out, err = await process.communicate(b"{not json")
 
     assert (process.returncode, out, err) == (0, b"", b"")
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
 
 
 async def test_hooks_send_the_token_from_the_environment(

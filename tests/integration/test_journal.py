@@ -20,10 +20,11 @@ from server.core.models.journal import JournalCall, JournalFilter, JournalPage, 
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService
-from tests.integration.test_hooks import FIXTURES, S3, payload, run_hook
+from tests.integration.acme_facts import S3, SHARED_FIXTURES
+from tests.integration.hook_runs import payload, run_hook
 from tests.transcripts import SessionWriter
 
-PROJECTS = FIXTURES / "claude-code" / "projects"
+PROJECTS = SHARED_FIXTURES / "claude-code" / "projects"
 S3_FILE = PROJECTS / "-home-dev-acme-api" / f"{S3}.jsonl"
 WRITE_CALL = "toolu_01TiR1Yvl3stIlM7HFwpzrna"  # S3's Write of src/lib/rate-limit.ts
 WRITE_PROMPT = "fe9979a8-db95-422f-960d-6b3455c77d49"  # its prompt: "no — per API key ..."

@@ -7,17 +7,12 @@ and ones that must not (see that folder's README).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from server.core.models.journal import JournalPrompt
 from server.core.models.lessons import LessonChange, LessonDraft
-from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.lesson_proposals_job import propose_lessons
 from server.service.memory import MemoryService
+from tests.integration.lesson_sessions import import_sessions
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_PROJECTS = REPO.parent / "shared" / "fixtures" / "claude-code" / "projects"
-OWN_PROJECTS = REPO / "tests" / "fixtures" / "lesson_sessions" / "claude-code" / "projects"
 S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
 S2 = "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385"
 SHOP_A = "4b8e1f20-6c3d-4a5e-9f71-2d0c8b3a6e15"
@@ -62,12 +57,6 @@ EXPECTED = {
         "correction:e5a7c9e1-3f5b-4d7c-9e1a-3c5e7a9c1e52",
     ),
 }
-
-
-async def import_sessions(service: MemoryService) -> None:
-    for root in (SHARED_PROJECTS, OWN_PROJECTS):
-        summary = await SessionImporter(service, ImportFilters()).run(root)
-        assert summary.errors == []
 
 
 async def test_proposals_are_stored_inactive_with_the_session_they_came_from(

@@ -15,19 +15,8 @@ from fastmcp import Client
 
 from server.core.models.lessons import LessonChange, LessonDraft
 from server.service.memory import MemoryService
-from tests.integration.test_hooks import PROJECT_PATH, payload, remember, run_hook
-
-STAGING = LessonDraft(
-    pattern=r"\bstaging\b",
-    message="Never run load tests against staging: use the local stack (pnpm db:up).",
-    tool="Bash",
-)
-FORCE_PUSH = LessonDraft(
-    pattern=r"git push .*(--force|-f\b)",
-    message="Force-pushing rewrote main twice; open a PR instead.",
-    tool="Bash",
-    strictness="ask",
-)
+from tests.integration.acme_facts import FORCE_PUSH, PROJECT_PATH, STAGING, remember
+from tests.integration.hook_runs import payload, run_hook
 
 
 def bash(command: str) -> dict[str, Any]:

@@ -14,31 +14,8 @@ from fastmcp import Client
 
 from server.core.validation import content_hash
 from server.service.memory import MemoryService
+from tests.integration.mcp_names import TOOLS
 
-TOOLS = {
-    "startup_context",
-    "save_memory",
-    "check_memory",
-    "semantic_search",
-    "search_memories",
-    "hybrid_search",
-    "list_memories",
-    "get_memory",
-    "recent_context",
-    "update_memory",
-    "delete_memory",
-    "restore_memory",
-    "purge_memory",
-    "find_duplicates",
-    "bulk_delete",
-    "list_tags",
-    "get_stats",
-    "export_memories",
-    "journal",
-    "list_lessons",
-    "save_lesson",
-    "learn",
-}
 PNPM = "This repository uses pnpm, never npm; CI rejects a package-lock.json."
 PAGINATION = "GET /orders uses keyset pagination with an opaque base64url cursor."
 

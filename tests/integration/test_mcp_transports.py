@@ -15,7 +15,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
 from server.service.memory import MemoryService
-from tests.integration.test_mcp_tools import TOOLS
+from tests.integration.mcp_names import TOOLS
 
 
 async def test_legacy_sse_handshake_by_hand(app_url: str, service: MemoryService) -> None:

@@ -15,25 +15,19 @@ import asyncio
 import json
 import os
 import subprocess
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from server.app import create_app
-from server.core.config import Secret, Settings
 from server.core.models.lessons import LessonDraft
 from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.opencode import OPENCODE, discover_opencode_sessions, read_opencode_session
 from server.service.memory import MemoryService
 from tests.chat_stream_stub import MODEL, ScriptedChat
-from tests.integration.conftest import serving
+from tests.db_fixtures import TOKEN
 from tests.integration.processes import cli_command
 from tests.opencode_sessions import EXPORTS, MAIN_SESSION, load_exports
-
-TOKEN = "opencode-clients-token-0123456789"
 
 
 def opencode_env(agent_clis: Path, root: Path) -> dict[str, str]:
@@ -128,13 +122,6 @@ async def test_opencode_sessions_import_once_with_their_agent_as_source(
     found = await service.search_hybrid("how is POST /invoices rate limited?", limit=3)
     assert {hit.source for hit in found.hits} == {"opencode"}
     assert any("per API key, 30 requests a minute" in hit.content for hit in found.hits)
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
 
 
 async def test_connect_opencode_is_listed_connected_by_opencode_itself(

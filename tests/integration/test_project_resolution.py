@@ -17,9 +17,14 @@ from fastmcp import Client
 from server.core.errors import NotFound
 from server.core.models.lessons import LessonDraft
 from server.service.memory import MemoryService
-from tests.integration.test_search_fixture_cases import PROJECT_PATH, acme  # noqa: F401
+from tests.integration.acme_facts import PROJECT_PATH, import_acme
 
 ASKED_AS = ["acme-api", "ACME-API", PROJECT_PATH, f"{PROJECT_PATH.upper()}"]
+
+
+@pytest.fixture
+async def acme(service: MemoryService) -> None:
+    await import_acme(service)
 
 
 @pytest.fixture

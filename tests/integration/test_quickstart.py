@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 from fastmcp import Client
 
-from tests.integration.conftest import free_port
+from tests.db_fixtures import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

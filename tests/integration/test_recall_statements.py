@@ -11,7 +11,8 @@ import pytest
 
 from server.core.config import Secret, Settings
 from server.service.memory import MemoryService
-from tests.integration.test_hooks import PROJECT_PATH, context_of, payload, run_hook
+from tests.integration.acme_facts import PROJECT_PATH
+from tests.integration.hook_runs import context_of, payload, run_hook
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from server.core.models.memories import MemoryFilter
 from server.recall.cutoff import words_needed
 from server.service.memory import MemoryService
-from tests.integration.test_hooks import PROJECT_PATH, context_of, payload, run_hook
+from tests.integration.acme_facts import PROJECT_PATH
+from tests.integration.hook_runs import context_of, payload, run_hook
 
 OLD = "Product pages are cached in `@shop/page-cache` with a TTL of ten minutes."
 NEW = "Changed it: storefront HTML now expires after two minutes instead."

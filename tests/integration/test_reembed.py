@@ -16,7 +16,7 @@ from server.core.errors import EmbeddingModelMismatch
 from server.service.embeddings import Embedder, LocalEmbedder
 from server.service.reembed import reembed
 from server.service.runtime import open_service
-from tests.integration.conftest import free_port
+from tests.db_fixtures import free_port
 from tests.integration.processes import run_cli, start_cli, wait_for_health
 from tests.vector_index_state import INDEXES, indexes_by_validity
 

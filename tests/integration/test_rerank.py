@@ -29,7 +29,7 @@ from server.recall.hook import HookRecall
 from server.service.memory import MemoryService
 from server.service.rerank import load_reranker
 from tests.db_fixtures import free_port, serving
-from tests.integration.test_hooks import context_of, run_hook
+from tests.integration.hook_runs import context_of, run_hook
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 from tests.rerank_stub import RerankServer
 

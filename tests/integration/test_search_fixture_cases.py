@@ -10,29 +10,22 @@ decision to a prompt about rate limiting.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
-from server.ingest.documents import import_claude_ai, import_text
-from server.ingest.importer import ImportFilters, SessionImporter
 from server.recall.cutoff import words_needed
 from server.service.memory import MemoryService
-from tests.integration.test_hooks import context_of, payload, run_hook
+from tests.integration.acme_facts import PROJECT_PATH, import_acme
+from tests.integration.hook_runs import context_of, payload, run_hook
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-PROJECT_PATH = "/home/dev/acme-api"
 CORRECTION = "per API key (`x-api-key`), not per IP"
 REQUEST = "30 req/min per IP"
 
 
 @pytest.fixture
 async def acme(service: MemoryService) -> None:
-    await SessionImporter(service, ImportFilters()).run(FIXTURES / "claude-code" / "projects")
-    await import_claude_ai(service, FIXTURES / "claude-ai" / "conversations.json")
-    await import_text(service, [FIXTURES / "notes"])
+    await import_acme(service)
 
 
 def place(contents: list[str], fragment: str) -> int:

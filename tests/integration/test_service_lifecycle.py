@@ -13,15 +13,8 @@ from server.db.embedded import shared_buffers_mb
 from server.service.memory import MemoryService
 from server.store.tx import Pool
 from tests.held_inserts import with_inserts_held
+from tests.integration.save_texts import DECISION, NEAR_COPY
 
-DECISION = (
-    "We decided to use cursor-based pagination for the orders API because offset pagination "
-    "skipped rows under concurrent inserts."
-)
-NEAR_COPY = (
-    "We decided to use cursor based pagination for the orders API since offset pagination "
-    "skipped rows during concurrent inserts."
-)
 ROOT_CAUSE = "The flaky checkout test was caused by a shared Redis database between workers."
 PNPM = "This repository uses pnpm, never npm; run pnpm install --frozen-lockfile in CI."
 

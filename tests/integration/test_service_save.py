@@ -10,15 +10,8 @@ from server.core.errors import InvalidInput
 from server.core.validation import content_hash
 from server.service.memory import MemoryService
 from tests.held_inserts import with_inserts_held
+from tests.integration.save_texts import DECISION, NEAR_COPY
 
-DECISION = (
-    "We decided to use cursor-based pagination for the orders API because offset pagination "
-    "skipped rows under concurrent inserts."
-)
-NEAR_COPY = (
-    "We decided to use cursor based pagination for the orders API since offset pagination "
-    "skipped rows during concurrent inserts."
-)
 RELATED = "For the orders API we chose cursor pagination over offsets."
 UNRELATED = "The user prefers pnpm over npm in this repository."
 

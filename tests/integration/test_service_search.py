@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,10 @@ import pytest
 from server.core.errors import InvalidInput, NotFound, Unavailable
 from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchResult
-from server.core.validation import content_hash
 from server.service.memory import MemoryService
 from server.store import search as search_store
 from server.store.tx import transaction
+from tests.bulk_memories import bulk_insert, filler
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "projects"
 # Session S1 states the decision three times: asked for (line 3), summarised (line 39) and
@@ -26,57 +25,6 @@ PAGINATION_DECISION_FRAGMENTS = (
     "Keyset ordering is `(created_at DESC, id DESC)`",
     "feat(orders): add cursor pagination to GET /orders",
 )
-
-WORDS = [
-    "deploy",
-    "build",
-    "cache",
-    "queue",
-    "worker",
-    "billing",
-    "invoice",
-    "customer",
-    "report",
-    "dashboard",
-    "metrics",
-    "schema",
-    "migration",
-    "index",
-    "query",
-    "latency",
-    "retry",
-    "backoff",
-    "session",
-    "token",
-    "route",
-    "handler",
-    "config",
-    "feature",
-    "flag",
-    "release",
-    "branch",
-    "review",
-    "lint",
-    "format",
-    "test",
-    "fixture",
-    "mock",
-    "container",
-    "cluster",
-    "pool",
-    "timeout",
-    "connection",
-    "transaction",
-    "rollback",
-    "commit",
-    "webhook",
-    "event",
-    "stream",
-    "parser",
-    "export",
-    "import",
-    "upload",
-]
 
 
 def fixture_prose() -> list[str]:
@@ -102,40 +50,6 @@ def fixture_prose() -> list[str]:
                     if isinstance(block, dict) and block.get("type") == "text"
                 )
     return [t for t in texts if len(t) >= 40 and not t.lstrip().startswith("<")]
-
-
-def filler(count: int, seed: int = 1) -> list[str]:
-    rng = random.Random(seed)
-    return [
-        f"Note {i}: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))) + "."
-        for i in range(count)
-    ]
-
-
-async def bulk_insert(service: MemoryService, texts: list[str], **fields: object) -> dict[str, int]:
-    """Embed in one batch and insert with plain SQL: fast set-up for large fixtures."""
-    documents = await service.embedder.embed_documents_async(texts)
-    ids: dict[str, int] = {}
-    async with service.pool.connection() as conn:
-        for text, document in zip(texts, documents, strict=True):
-            cur = await conn.execute(
-                "INSERT INTO memories (content, content_hash, embedding, project, tags, kind,"
-                " created_at) VALUES (%(c)s, %(h)s, %(e)s, %(project)s, %(tags)s, %(kind)s,"
-                " %(created)s) ON CONFLICT DO NOTHING RETURNING id",
-                {
-                    "c": text,
-                    "h": content_hash(text),
-                    "e": document.vector,
-                    "project": fields.get("project", ""),
-                    "tags": fields.get("tags", []),
-                    "kind": fields.get("kind", "manual"),
-                    "created": fields.get("created_at", datetime.now(UTC)),
-                },
-            )
-            row = await cur.fetchone()
-            if row:
-                ids[text] = int(row[0])
-    return ids
 
 
 def assert_ordered_by_score(result: SearchResult) -> None:

@@ -44,7 +44,7 @@ from server.core.config import Settings
 from server.core.models.memories import MemoryFilter
 from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService
-from tests.integration.conftest import serving
+from tests.db_fixtures import serving
 from tests.transcripts import SessionWriter
 
 TEAM = "team"

@@ -17,15 +17,9 @@ from fastmcp import Client
 
 from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
+from tests.integration.acme_facts import PAGINATION, PNPM, remember
+from tests.integration.hook_runs import context_of, payload, run_hook
 from tests.integration.processes import run_cli
-from tests.integration.test_hooks import (
-    PAGINATION,
-    PNPM,
-    context_of,
-    payload,
-    remember,
-    run_hook,
-)
 
 CURSOR_FIX = {
     "task": "Fix GET /orders pagination skipping rows that share a created_at timestamp",

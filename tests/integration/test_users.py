@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,13 +26,19 @@ from server.core.models.journal import JournalFilter, JournalPrompt, SessionEven
 from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
-from tests.integration.conftest import SHARED_FIXTURES, serving
+from tests.db_fixtures import serving
+from tests.integration.acme_facts import SHARED_FIXTURES
+from tests.integration.distilling import distill, lesson_model
 from tests.integration.processes import run_cli
-from tests.integration.test_distill import distill
-from tests.integration.test_distill import llm as llm  # the fixture
 from tests.llm_stub import ScriptedLLM
 
 LEGACY_TOKEN = "the-single-user-token-0123456789"
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLM]:
+    with lesson_model() as server:
+        yield server
 
 
 def users_cli(pg_url: str, home: Path, *args: str) -> tuple[int, str, str]:

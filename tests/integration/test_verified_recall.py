@@ -23,7 +23,7 @@ from server.recall.working_tree import WorkingTrees
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 from tests.git_history import MEMORIES_WRITTEN, acme_repository
-from tests.integration.test_hooks import context_of, payload, run_hook
+from tests.integration.hook_runs import context_of, payload, run_hook
 
 FACTS = {
     "go": "The Go toolchain is pinned to go 1.22 in `go.mod`.",

@@ -15,7 +15,7 @@ from server.core.models.memories import MemoryFilter
 from server.db.pool import open_pool
 from server.service.embeddings import Embedder
 from server.service.memory import MemoryService
-from tests.integration.test_service_search import bulk_insert, filler
+from tests.bulk_memories import bulk_insert, filler
 
 pytestmark = pytest.mark.reliability
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -382,18 +381,6 @@ def test_repair_messages_cut_a_huge_bad_reply() -> None:
 
 
 # distill_window, against the scripted server
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(llm: ScriptedLLM) -> AsyncIterator[ChatClient]:
-    async with ChatClient(llm.base_url, timeout=5) as chat:
-        yield chat
 
 
 async def test_distill_window_returns_the_items_of_a_valid_reply(

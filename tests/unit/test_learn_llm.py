@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
@@ -15,18 +14,6 @@ MESSAGES = [
     {"role": "system", "content": "Reply with JSON."},
     {"role": "user", "content": "Say hi."},
 ]
-
-
-@pytest.fixture
-def llm() -> Iterator[ScriptedLLM]:
-    with ScriptedLLM() as server:
-        yield server
-
-
-@pytest.fixture
-async def client(llm: ScriptedLLM) -> AsyncIterator[ChatClient]:
-    async with ChatClient(llm.base_url, timeout=5) as chat:
-        yield chat
 
 
 def free_port() -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from server.core.models.lessons import Lesson
 from server.domain.lessons import COMPILED_PATTERNS, _compiled, match_call
-from tests.unit.test_lesson_tools import lesson
+from tests.unit.lesson_rows import lesson
 
 
 def lessons(prefix: str, count: int) -> list[Lesson]:

@@ -2,30 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from server.core.models.lessons import Lesson
 from server.domain.lessons import matching, same_tool
-
-AT = datetime(2026, 8, 22, tzinfo=UTC)
-
-
-def lesson(tool: str, pattern: str = "staging", lesson_id: int = 1) -> Lesson:
-    return Lesson(
-        id=lesson_id,
-        pattern=pattern,
-        message="Use the local stack.",
-        tool=tool,
-        project="",
-        strictness="warn",
-        active=True,
-        origin="user",
-        created_at=AT,
-        updated_at=AT,
-        proposed=False,
-    )
+from tests.unit.lesson_rows import lesson
 
 
 @pytest.mark.parametrize(

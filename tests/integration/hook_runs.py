@@ -1,0 +1,71 @@
+"""Running the Claude Code hook as Claude Code does, and reading what it printed.
+
+run_hook    the exact command `install-hooks` registers, through the shell, with a payload on
+            stdin; started with asyncio, so a server in the test's own event loop keeps serving
+payload     a payload from shared/fixtures/hooks/, with fields changed
+context_of  additionalContext from the one documented output shape; fails on any other
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from server.jobs.hook_install import hook_command
+from tests.integration.acme_facts import SHARED_FIXTURES
+
+HOOK_FIXTURES = SHARED_FIXTURES / "hooks"
+CONTEXT_LIMIT = 10_000  # Claude Code's cap on additionalContext
+
+
+@dataclass(frozen=True)
+class HookRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def output(self) -> dict[str, Any]:
+        assert self.returncode == 0, self.stderr
+        parsed = json.loads(self.stdout)
+        assert isinstance(parsed, dict)
+        return parsed
+
+
+def payload(name: str, **changes: Any) -> dict[str, Any]:
+    data = json.loads((HOOK_FIXTURES / f"{name}.json").read_text())
+    assert isinstance(data, dict)
+    return {**data, **changes}
+
+
+async def run_hook(
+    event: str, data: dict[str, Any], url: str, env: dict[str, str] | None = None
+) -> HookRun:
+    """The registered command line, through the shell, with `data` on stdin."""
+    environment = {k: v for k, v in os.environ.items() if k != "CLAUDE_MEMORY_TOKEN"}
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_shell(
+        hook_command(event, url),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**environment, **(env or {})},
+    )
+    out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
+    return HookRun(process.returncode or 0, out.decode(), err.decode(), time.monotonic() - started)
+
+
+def context_of(run: HookRun, event: str) -> str:
+    """additionalContext from the one documented shape; fails on any other shape."""
+    output = run.output()
+    assert set(output) == {"hookSpecificOutput"}
+    specific = output["hookSpecificOutput"]
+    assert specific["hookEventName"] == event
+    context = specific["additionalContext"]
+    assert isinstance(context, str)
+    assert 0 < len(context) < CONTEXT_LIMIT
+    return context
