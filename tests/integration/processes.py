@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,6 +27,31 @@ def run_cli(
         text=True,
         timeout=timeout,
     )
+
+
+def completed(
+    command: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 180
+) -> str:
+    """Run a command (an agent's CLI, or ours) to its end in exactly `env`; its stdout, or the
+    test fails with the end of what it printed."""
+    done = subprocess.run(
+        command,
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    return done.stdout
+
+
+def cli_json(*args: str, env: dict[str, str]) -> dict[str, Any]:
+    """`claude-memory <args>` in exactly `env`, its one line of JSON (connect, disconnect)."""
+    answer: dict[str, Any] = json.loads(completed(cli_command(*args), env))
+    return answer
 
 
 def start_cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:

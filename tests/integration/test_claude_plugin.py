@@ -21,8 +21,6 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +28,9 @@ import pytest
 from fastmcp import Client
 
 from server import __version__
-from server.app import create_app
-from server.core.config import Secret, Settings
 from server.core.models.journal import JournalFilter
 from server.service.memory import MemoryService
-from tests.db_fixtures import free_port, serving
+from tests.db_fixtures import TOKEN, free_port
 from tests.messages_stub import ScriptedReply
 
 pytestmark = pytest.mark.integration
@@ -43,7 +39,6 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = REPOSITORY / "plugins" / "memories"
 PLUGIN = "memories@claude-memory"
 SERVER_LINE = "plugin:memories:claude-memory"
-TOKEN = "plugin-token-0123456789abcdef"
 RATE_LIMIT = (
     "Rate limit POST /invoices per API key (x-api-key) at 30/min; anonymous requests without a "
     "key are limited per IP at 10/min."
@@ -51,13 +46,6 @@ RATE_LIMIT = (
 PROMPT = "how do we rate limit POST /invoices: per API key or per IP?"
 # Where the real output of the install goes for the docs (`CLAUDE_MEMORY_PLUGIN_TRANSCRIPT`).
 TRANSCRIPT = os.environ.get("CLAUDE_MEMORY_PLUGIN_TRANSCRIPT")
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
 
 
 @pytest.fixture

@@ -14,23 +14,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-from collections.abc import AsyncIterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from server.app import create_app
-from server.core.config import Secret, Settings
 from server.service.memory import MemoryService
 from tests.agent_clis import CLIS_DIR
 from tests.chat_stream_stub import ScriptedChat
-from tests.db_fixtures import serving
-from tests.integration.processes import cli_command
-
-TOKEN = "copilot-clients-token-0123456789"
+from tests.db_fixtures import TOKEN
+from tests.integration.processes import cli_json, completed
 
 
 def copilot_env(agent_clis: Path, root: Path) -> dict[str, str]:
@@ -47,33 +38,6 @@ def copilot_env(agent_clis: Path, root: Path) -> dict[str, str]:
     return env
 
 
-def run(command: list[str], env: dict[str, str], cwd: Path | None = None) -> str:
-    done = subprocess.run(
-        command,
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
-    return done.stdout
-
-
-def claude_memory(*args: str, env: dict[str, str]) -> dict[str, object]:
-    result: dict[str, object] = json.loads(run(cli_command(*args), env))
-    return result
-
-
-@pytest.fixture
-async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterator[str]:
-    guarded = replace(settings, claude_memory_token=Secret(TOKEN))
-    async with serving(create_app(guarded, service)) as url:
-        yield url
-
-
 async def test_connect_copilot_writes_what_copilot_reads_back(
     guarded_url: str, agent_clis: Path, tmp_path: Path
 ) -> None:
@@ -83,9 +47,10 @@ async def test_connect_copilot_writes_what_copilot_reads_back(
     mine = {"mcpServers": {"notes": {"type": "http", "url": "https://notes.example/mcp"}}}
     config.write_text(json.dumps(mine, indent=2) + "\n")
 
-    connected = claude_memory("connect", "copilot", "--url", guarded_url, env=env)
-    shown = await asyncio.to_thread(run, ["copilot", "mcp", "get", "claude-memory", "--json"], env)
-    again = claude_memory("connect", "copilot", "--url", guarded_url, env=env)
+    connected = cli_json("connect", "copilot", "--url", guarded_url, env=env)
+    get = ["copilot", "mcp", "get", "claude-memory", "--json"]
+    shown = await asyncio.to_thread(completed, get, env)
+    again = cli_json("connect", "copilot", "--url", guarded_url, env=env)
 
     assert connected["changed"] and connected["agent_version"] == "1.0.102"
     assert json.loads(shown)["claude-memory"] == {
@@ -104,8 +69,8 @@ async def test_connect_copilot_writes_what_copilot_reads_back(
     instructions = tmp_path / "home" / ".copilot" / "copilot-instructions.md"
     assert "claude-memory" in instructions.read_text()
 
-    removed = claude_memory("disconnect", "copilot", env=env)
-    listed = await asyncio.to_thread(run, ["copilot", "mcp", "list"], env)
+    removed = cli_json("disconnect", "copilot", env=env)
+    listed = await asyncio.to_thread(completed, ["copilot", "mcp", "list"], env)
     assert removed["changed"] and json.loads(config.read_text()) == mine
     assert "claude-memory" not in listed and "notes" in listed
     assert not instructions.exists(), "the block was all it held"
@@ -121,7 +86,7 @@ async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
     project = tmp_path / "acme-api"
     project.mkdir()
     await service.save(PNPM, project="acme-api", project_path=str(project), kind="preference")
-    claude_memory("connect", "copilot", "--url", guarded_url, env=env)
+    cli_json("connect", "copilot", "--url", guarded_url, env=env)
     search = ("claude-memory-search_memories", {"query": "which package manager"})
 
     def copilot_run(model: ScriptedChat, token: str) -> None:
@@ -133,7 +98,7 @@ async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
             "COPILOT_MODEL": "gpt-4o",
         }
         command = ["copilot", "-p", "Which package manager does acme-api use?"]
-        run([*command, "--allow-all-tools", "--no-auto-update"], offline, cwd=project)
+        completed([*command, "--allow-all-tools", "--no-auto-update"], offline, cwd=project)
 
     with ScriptedChat([search], reply="pnpm.") as model:
         await asyncio.to_thread(copilot_run, model, TOKEN)

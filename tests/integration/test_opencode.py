@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from server.ingest.opencode import OPENCODE, discover_opencode_sessions, read_op
 from server.service.memory import MemoryService
 from tests.chat_stream_stub import MODEL, ScriptedChat
 from tests.db_fixtures import TOKEN
-from tests.integration.processes import cli_command
+from tests.integration.processes import cli_json, completed
 from tests.opencode_sessions import EXPORTS, MAIN_SESSION, load_exports
 
 
@@ -50,26 +49,10 @@ def opencode(*args: str, env: dict[str, str], cwd: Path | None = None) -> str:
     return _run(["opencode", *args], env, cwd)
 
 
-def claude_memory(*args: str, env: dict[str, str]) -> dict[str, object]:
-    result: dict[str, object] = json.loads(_run(cli_command(*args), env, None))
-    return result
-
-
 def _run(command: list[str], env: dict[str, str], cwd: Path | None) -> str:
     if cwd is not None:
         env = {**env, "PWD": str(cwd)}  # OpenCode takes its folder from PWD, as a shell sets it
-    done = subprocess.run(
-        command,
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return completed(command, env, cwd, timeout=120)
 
 
 @pytest.fixture
@@ -133,12 +116,12 @@ async def test_connect_opencode_is_listed_connected_by_opencode_itself(
     mine = {"$schema": "https://opencode.ai/config.json", "share": "disabled"}
     config.write_text(json.dumps(mine, indent=2) + "\n")
 
-    connected = claude_memory("connect", "opencode", "--url", guarded_url, env=env)
+    connected = cli_json("connect", "opencode", "--url", guarded_url, env=env)
     listed = await asyncio.to_thread(opencode, "mcp", "list", env=env)
     tokenless = await asyncio.to_thread(
         opencode, "mcp", "list", env={**env, "CLAUDE_MEMORY_TOKEN": ""}
     )
-    again = claude_memory("connect", "opencode", "--url", guarded_url, env=env)
+    again = cli_json("connect", "opencode", "--url", guarded_url, env=env)
 
     assert connected["changed"] and connected["agent_version"] == "1.18.33"
     line = next(line for line in listed.splitlines() if "claude-memory" in line)
@@ -150,7 +133,7 @@ async def test_connect_opencode_is_listed_connected_by_opencode_itself(
     backups = sorted(p.name for p in config.parent.iterdir() if ".bak-" in p.name)
     assert len(backups) == 1 and json.loads((config.parent / backups[0]).read_text()) == mine
 
-    removed = claude_memory("disconnect", "opencode", env=env)
+    removed = cli_json("disconnect", "opencode", env=env)
     assert removed["changed"] and json.loads(config.read_text()) == mine
     assert "claude-memory" not in await asyncio.to_thread(opencode, "mcp", "list", env=env)
 
@@ -191,7 +174,7 @@ async def test_our_plugin_brings_memory_and_lessons_into_a_real_opencode_run(
             "models": {MODEL: {"name": MODEL, "tool_call": True}},
         }
         config.write_text(json.dumps({"provider": {"stub": provider}, "model": f"stub/{MODEL}"}))
-        connected = claude_memory("connect", "opencode", "--url", guarded_url, env=env)
+        connected = cli_json("connect", "opencode", "--url", guarded_url, env=env)
         await asyncio.to_thread(opencode, "run", prompt, env=env, cwd=project)
         requests = list(model.requests)
 
