@@ -14,7 +14,6 @@ our hooks in the same file.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,8 @@ from server.agents.about import gemini as about
 from server.agents.unit import configured_by_files
 from server.ingest.gemini import GEMINI
 from server.jobs.agent_files import (
-    read_json_object,
+    json_entry_edit,
     render_json,
-    with_json_entry,
-    without_json_entry,
 )
 from server.jobs.agent_hooks import Version, with_hooks
 from server.jobs.connect import (
@@ -75,14 +72,9 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
     entry: dict[str, Any] = {"httpUrl": request.url, "timeout": TIMEOUT_MS}
     if request.use_token:
         entry["headers"] = {"Authorization": BEARER_HEADER}
-    hint = f"Add this under mcpServers by hand: {json.dumps({SERVER_NAME: entry})}"
-    old, data = read_json_object(
-        path, hint if request.url else "Remove mcpServers.claude-memory by hand."
+    old, data, updated = json_entry_edit(
+        path, "mcpServers", SERVER_NAME, entry if request.url else None
     )
-    if request.url is None:
-        updated = without_json_entry(data, path, "mcpServers", SERVER_NAME)
-    else:
-        updated = with_json_entry(data, path, "mcpServers", SERVER_NAME, entry)
     updated = with_hooks(path, updated, handlers(hook_url, request.python) if hook_url else None)
     return [(path, old, old if updated == data else render_json(updated, old))]
 

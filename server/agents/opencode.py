@@ -33,10 +33,8 @@ from server.agents.unit import configured_by_files
 from server.ingest.opencode import OPENCODE
 from server.jobs.agent_files import (
     AgentFileError,
-    read_json_object,
+    json_entry_edit,
     render_json,
-    with_json_entry,
-    without_json_entry,
 )
 from server.jobs.connect import (
     SERVER_NAME,
@@ -85,12 +83,7 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
     entry: dict[str, Any] = {"type": "remote", "url": request.url, "enabled": True, "oauth": False}
     if request.use_token:
         entry["headers"] = {"Authorization": f"Bearer {{env:{TOKEN_VARIABLE}}}"}
-    hint = f"Add this under mcp by hand: {json.dumps({SERVER_NAME: entry})}"
-    old, data = read_json_object(path, hint if request.url else "Remove mcp.claude-memory by hand.")
-    if request.url is None:
-        updated = without_json_entry(data, path, "mcp", SERVER_NAME)
-    else:
-        updated = with_json_entry(data, path, "mcp", SERVER_NAME, entry)
+    old, data, updated = json_entry_edit(path, "mcp", SERVER_NAME, entry if request.url else None)
     return [
         (path, old, old if updated == data else render_json(updated, old)),
         _plugin_edit(config_dir(request.environ, request.home) / PLUGIN_FILE, hook_url),

@@ -246,6 +246,23 @@ def without_json_entry(data: dict[str, Any], path: Path, key: str, name: str) ->
     return {k: v for k, v in data.items() if k != key}
 
 
+def json_entry_edit(
+    path: Path, key: str, name: str, entry: dict[str, Any] | None
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """An agent's JSON config at `path`: its text, its data, and the data with
+    `data[key][name]` set to `entry` (None: removed). A file that cannot be changed safely
+    raises with what to write by hand."""
+    hint = (
+        f"Remove {key}.{name} by hand."
+        if entry is None
+        else f"Add this under {key} by hand: {json.dumps({name: entry})}"
+    )
+    old, data = read_json_object(path, hint)
+    if entry is None:
+        return old, data, without_json_entry(data, path, key, name)
+    return old, data, with_json_entry(data, path, key, name, entry)
+
+
 # --- Markdown: one marked block --------------------------------------------------------------
 
 
