@@ -38,9 +38,10 @@ class ProjectRule:
            the reader may see (the most recently written when a name and a folder match two).
         2. For a folder (a name with a "/"), the closest parent folder that is a project's,
            so a session or a request from a sub-folder of a repository finds its project.
-        3. The projects the reader is a member of, and those only lessons or the journal know
-           (hooks may record work in a project before any memory of it is stored), or
-           imported sessions do.
+        3. Projects known without a memory: for a name, those the reader is a member of and
+           those only lessons, the journal or imported sessions know (hooks may record work in
+           a project before any memory of it is stored); for a folder, the imported sessions'
+           folders and the folders inside them (only sessions keep a folder).
 
         None for no name; NotFound naming the known projects when nothing matches. Read with
         an index, not from the project list: every filtered read pays it, and the list costs a
@@ -49,11 +50,12 @@ class ProjectRule:
         wanted = blank_to_none(name)
         if wanted is None:
             return None
-        found, others = await self._find_project(wanted.lower())
+        found = await self._find_project(wanted.lower())
         if found is not None:
             return found
-        async with transaction(self.pool) as conn:
+        async with transaction(self.pool) as conn:  # only to say what is known, on the error
             projects = await memory_store.project_summaries(conn)
+            others = await _other_projects(conn)
         names = {p.project for p in projects if p.project} | {name for name, _ in others}
         known = ", ".join(sorted(names)[:20]) or "none yet"
         raise NotFound(f"no project {wanted[:80]!r}; known projects: {known}")
@@ -63,28 +65,27 @@ class ProjectRule:
         is there (the hooks then answer with the general context), found without listing the
         projects an error would name."""
         wanted = folder.strip().lower()  # as sent: a folder holding NUL is no folder
-        return (await self._find_project(wanted))[0] if wanted else None
+        return await self._find_project(wanted) if wanted else None
 
-    async def _find_project(self, folded: str) -> tuple[str | None, set[tuple[str, str]]]:
-        """The project `folded` names by `resolve_project`'s rule, or None with the names and
-        folders of step 3 it was compared with."""
+    async def _find_project(self, folded: str) -> str | None:
+        """The project `folded` names by `resolve_project`'s rule, or None. A folder is read
+        against the folders memories and imported sessions were written in (only they have
+        one), never against the journal: a hook asks this on every call."""
         async with transaction(self.pool) as conn:
             found = await memory_store.project_named(conn, folded)
-            if found is None and "/" in folded:
+            if found is not None:
+                return found
+            if "/" in folded:
                 found = await _project_above(conn, folded)
+                others = set(await session_store.project_names(conn))
+            else:
+                others = await _other_projects(conn)
         if found is not None:
-            return found, set()
-        async with transaction(self.pool) as conn:
-            others = {
-                *((name, "") for name in await user_store.viewer_projects(conn)),
-                *await session_store.project_names(conn),
-                *((name, "") for name in await lesson_store.project_names(conn)),
-                *((name, "") for name in await journal_store.project_names(conn)),
-            }
-        for other, folder in sorted(others):
-            if names_project(folded, other, folder):
-                return other, others
-        return None, others
+            return found
+        return next(
+            (other for other, folder in sorted(others) if names_project(folded, other, folder)),
+            None,
+        )
 
     async def _scoped(self, where: Scoped) -> Scoped:
         """`where` with its project resolved by the rule (NotFound when it names none)."""
@@ -104,3 +105,14 @@ async def _project_above(conn: Conn, folder: str) -> str | None:
         return None
     found = await memory_store.projects_at_folders(conn, levels)
     return next((found[level] for level in levels if level in found), None)
+
+
+async def _other_projects(conn: Conn) -> set[tuple[str, str]]:
+    """(name, folder) of the projects known without a memory: the reader's memberships, the
+    imported sessions', the lessons' and the journal's (folder "" where none is kept)."""
+    return {
+        *((name, "") for name in await user_store.viewer_projects(conn)),
+        *await session_store.project_names(conn),
+        *((name, "") for name in await lesson_store.project_names(conn)),
+        *((name, "") for name in await journal_store.project_names(conn)),
+    }
