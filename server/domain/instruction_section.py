@@ -4,6 +4,8 @@ Coding agents read standing instructions from files in the repository (`CLAUDE.m
 `AGENTS.md`, `GEMINI.md`, `.github/copilot-instructions.md`). `claude-memory promote` keeps
 one section of such a file, between two HTML comments a person can see and a Markdown viewer
 hides; everything before and after the markers is the user's and is handed back byte for byte.
+(The markers differ from `connect`'s instructions block, `<!-- claude-memory:start`, so
+one file can hold both.)
 Each line of the section is a Markdown list item ending in `<!-- memory:<id> -->`, so the next
 proposal finds the memory a line came from: to demote it when the memory stops being true, and
 to notice a line a person edited (its text no longer the memory's) or deleted.
@@ -17,8 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-BEGIN = "<!-- claude-memory:begin -->"
-END = "<!-- claude-memory:end -->"
+BEGIN = "<!-- claude-memory:promoted:begin -->"
+END = "<!-- claude-memory:promoted:end -->"
 HEADING = "## What memory has learned about this project"
 NOTE = (
     "<!-- Proposed by `claude-memory promote` from memories that were used and still hold."

@@ -58,6 +58,13 @@ def test_a_line_a_person_wrote_or_edited_is_read_as_theirs() -> None:
     assert SectionLine("Never force-push to main.", None) in lines
 
 
+def test_connects_instructions_block_in_the_same_file_is_the_users_text() -> None:
+    block = "<!-- claude-memory:start -->\nSearch memory first.\n<!-- claude-memory:end -->\n"
+    text = with_lines(parse(block + USER_TEXT), RULES)
+    assert parse(text).before.startswith(block)
+    assert with_lines(parse(text), []) == block + USER_TEXT
+
+
 def test_windows_line_endings_stay_windows_line_endings() -> None:
     crlf = USER_TEXT.replace("\n", "\r\n")
     text = with_lines(parse(crlf), RULES)
