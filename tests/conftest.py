@@ -30,10 +30,25 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+# A test's folder names its group, so `-m e2e` (or `-m "not integration"`) selects by folder:
+# a `pytestmark` in a conftest or helper module marks nothing.
+GROUP_FOLDERS = ("integration", "reliability", "security", "e2e")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the real-LLM tests out unless an endpoint is configured (not skipped: not run)."""
+    """Mark each test with its folder's group; leave the real-LLM tests out unless an endpoint
+    is configured (not skipped: not run)."""
     import os
 
+    tests_root = Path(__file__).parent
+    for item in items:
+        folder = (
+            item.path.relative_to(tests_root).parts[0]
+            if item.path.is_relative_to(tests_root)
+            else ""
+        )
+        if folder in GROUP_FOLDERS:
+            item.add_marker(folder)
     if os.environ.get("LLM_TEST_BASE_URL"):
         return
     kept = [item for item in items if item.get_closest_marker("llm") is None]

@@ -42,8 +42,6 @@ from server.store.tx import Pool
 
 TOKEN = "test-bearer-token-0123456789abcdef"  # the one guarded_url requires
 
-pytestmark = pytest.mark.integration
-
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[EmbeddedPostgres]:

@@ -56,8 +56,6 @@ from tests.e2e.browser import (
     Ui,
 )
 
-pytestmark = pytest.mark.e2e
-
 expect.set_options(timeout=15_000)
 
 
