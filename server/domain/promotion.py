@@ -61,11 +61,9 @@ def rule_text(content: str) -> str:
     first = _SENTENCE_END.split(" ".join(first.split()), maxsplit=1)[0]
     for pattern, replacement in _IMPERATIVES:
         changed = pattern.sub(replacement, first, count=1)
-        if changed != first:
-            first = changed
+        if changed != first and changed:
+            first = changed[0].upper() + changed[1:]  # the rule's verb now starts the line
             break
-    if first:
-        first = first[0].upper() + first[1:]
     if len(first) > LINE_CHARS:
         cut = first[: LINE_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:")
         first = f"{cut}…"

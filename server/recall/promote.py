@@ -8,7 +8,9 @@ and our section in each (server/domain/instruction_section.py), then proposes, p
   user's own or shared (never a teammate's private one), holds no secret (redaction runs
   again), agrees with the working tree (not drifted or orphaned), and has earned it: used in
   PROMOTE_MIN_USES injections with no correction since, or stated by the user as a rule
-  (server/domain/promotion.py `is_stated`); never one declined for that file;
+  (server/domain/promotion.py `is_stated`); never one declined for that file. A memory
+  redaction changes, or whose text shows a secret was taken out of it, is not proposed: the
+  file goes into git;
 - **change** / **remove**: a line whose memory was superseded (changed to the successor when
   that one may be promoted), deleted, drifted or orphaned, or corrected after it was written;
 - **keep**: every other line.
@@ -68,6 +70,7 @@ from server.worktree.context_check import shown_note
 MAX_CANDIDATES = 5_000
 CHECK_BUDGET_SECONDS = 10.0
 HAND_TAG = "instructions"
+REDACTED = "[REDACTED:"  # what redaction leaves where it took a secret out
 
 
 @dataclass(frozen=True)
@@ -336,8 +339,8 @@ def _may_promote(
         and (viewer is None or viewer.name != memory.owner)
     ):
         return False, "private to its owner"
-    if redact(memory.content).count:
-        return False, "holds a secret"
+    if REDACTED in memory.content or redact(memory.content).count:
+        return False, "holds a secret (or held one: its text says so)"
     if verdict in ("drifted", "orphaned"):
         return False, f"{verdict}: {note}" if note else verdict
     if use.uses >= min_uses:
