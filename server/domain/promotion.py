@@ -53,8 +53,10 @@ _IMPERATIVES: tuple[tuple[re.Pattern[str], str], ...] = (
 def rule_text(content: str) -> str:
     """The line a memory becomes: its first statement, imperative where its words allow."""
     first = ""
-    for raw in content.strip().splitlines():
-        line = _MARKDOWN_LEAD.sub("", raw.strip())
+    lines = [raw.strip() for raw in content.strip().splitlines() if raw.strip()]
+    statements = [line for line in lines if not line.startswith("#")] or lines  # not a heading
+    for raw in statements:
+        line = _MARKDOWN_LEAD.sub("", raw)
         if line:
             first = line
             break
