@@ -37,6 +37,7 @@ from pathlib import Path
 from server.core.access import current_viewer
 from server.core.errors import InvalidInput, NotFound
 from server.core.models.memories import Memory, MemoryFilter
+from server.core.models.output import preview
 from server.core.models.promotion import (
     FileProposal,
     LineChange,
@@ -70,6 +71,7 @@ from server.worktree.context_check import shown_note
 MAX_CANDIDATES = 5_000
 CHECK_BUDGET_SECONDS = 10.0
 HAND_TAG = "instructions"
+SUCCESSOR_CHARS = 80  # of the successor's line, in a superseded line's reason
 REDACTED = "[REDACTED:"  # what redaction leaves where it took a secret out
 
 
@@ -342,7 +344,7 @@ def _may_promote(
     if REDACTED in memory.content or redact(memory.content).count:
         return False, "holds a secret (or held one: its text says so)"
     if verdict in ("drifted", "orphaned"):
-        return False, f"{verdict}: {note}" if note else verdict
+        return False, note or verdict  # the note says "drifted: ..." itself
     if use.uses >= min_uses:
         corrected = "none corrected" if use.corrected_at is None else "none corrected since"
         return True, f"used in {use.uses} injections, {corrected}"
@@ -386,7 +388,7 @@ def _line_change(
         successor = standings.get(memory.superseded_by)
         if successor is None:
             return _removal(line, f"superseded by #{memory.superseded_by}")
-        why = successor.memory.supersede_reason or successor.text
+        why = preview(successor.text, SUCCESSOR_CHARS)
         reason = (
             f"superseded on {_day(successor.memory.created_at)} by #{successor.memory.id}: {why}"
         )
@@ -403,8 +405,7 @@ def _line_change(
             )
         return _removal(line, reason)
     if standing.verdict in ("drifted", "orphaned"):
-        note = f": {standing.note}" if standing.note else ""
-        return _removal(line, f"{standing.verdict}{note}")
+        return _removal(line, standing.note or standing.verdict)
     record = records.get((str(plan.file.path), memory.id))
     written_at = record.at if record is not None else memory.created_at
     if standing.corrected_at is not None and standing.corrected_at > written_at:
