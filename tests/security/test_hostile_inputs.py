@@ -107,6 +107,7 @@ BASELINE_BODIES: dict[str, dict[str, Any]] = {
     "RecallRequest": {"query": "orders service port"},
     "SearchRequest": {"query": "orders service port"},
     "LockRequest": {},
+    "PromoteRequest": {"project": "acme-vault", "accept": [1], "reject": [2]},
     "ResetFailures": {"session": "0000-no-such-session"},
     "SessionStartHook": {"session_id": SESSION, "cwd": "/home/dev/acme-vault"},
     "PromptHook": {
