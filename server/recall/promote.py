@@ -147,7 +147,7 @@ async def apply(
             and c.memory_id not in now_ids
         ]
         await service.record_promoted(
-            str(file.path),
+            file.key,
             written={
                 line.memory_id: " ".join(line.text.split())
                 for line in lines
@@ -168,8 +168,7 @@ async def make_plan(
     root = repository_root(folder, cwd)
     files = read_files(root)
     records = {
-        (r.file_path, r.memory_id): r
-        for r in await service.promoted_lines([str(f.path) for f in files])
+        (r.file_path, r.memory_id): r for r in await service.promoted_lines([f.key for f in files])
     }
     known = await _memories(
         service, {line.memory_id for f in files for line in f.parsed.lines if line.memory_id}
@@ -247,7 +246,7 @@ async def _bring_back_edits(
     saved as a new memory, a line they edited as a memory superseding the one it came from.
     Also notes the lines we wrote that they deleted."""
     file = plan.file
-    path = str(file.path)
+    path = file.key
     entries: list[tuple[SectionLine, LineChange | None]] = []
     for line in file.parsed.lines:
         memory = known.get(line.memory_id) if line.memory_id is not None else None
@@ -406,7 +405,7 @@ def _line_change(
         return _removal(line, reason)
     if standing.verdict in ("drifted", "orphaned"):
         return _removal(line, standing.note or standing.verdict)
-    record = records.get((str(plan.file.path), memory.id))
+    record = records.get((plan.file.key, memory.id))
     written_at = record.at if record is not None else memory.created_at
     if standing.corrected_at is not None and standing.corrected_at > written_at:
         return _removal(line, f"corrected after use on {_day(standing.corrected_at)}")
@@ -423,7 +422,7 @@ def _add_lines(
 ) -> int:
     """Add the promotable memories the file lacks, most used first, within the section's
     budget; how many did not fit."""
-    path = str(plan.file.path)
+    path = plan.file.key
     staying = [c for c in plan.changes if c.action != "remove"]
     present = {c.memory_id for c in plan.changes} | {c.old_memory_id for c in plan.changes}
     texts = {" ".join((c.text or "").split()) for c in staying}

@@ -34,6 +34,7 @@ class InstructionFile:
     exists: bool
     text: str
     parsed: InstructionText
+    key: str = ""  # the file's real path (through links): what its records are kept under
 
 
 def repository_root(folder: str, cwd: str | None) -> Path:
@@ -54,11 +55,19 @@ def repository_root(folder: str, cwd: str | None) -> Path:
 
 
 def read_files(root: Path) -> list[InstructionFile]:
-    """The instruction files at `root`; AGENTS.md (not there yet) when there is none."""
+    """The instruction files at `root`; AGENTS.md (not there yet) when there is none. A file
+    that is a link to one read already is read once; a link out of `root` is refused."""
     found = []
+    seen: set[Path] = set()
     for name in INSTRUCTION_FILES:
         path = root / name
         if path.is_file():
+            real = path.resolve()
+            if not real.is_relative_to(root):
+                raise InvalidInput(f"{name} points outside {str(root)!r}: promote leaves it alone")
+            if real in seen:
+                continue  # a link to a file already read (CLAUDE.md -> AGENTS.md): one section
+            seen.add(real)
             try:
                 text = _read(path)
                 parsed = parse(text)
@@ -66,10 +75,10 @@ def read_files(root: Path) -> list[InstructionFile]:
                 raise InvalidInput(f"{name} is not UTF-8 text: promote leaves it alone") from None
             except SectionError as exc:
                 raise InvalidInput(f"{name}: {exc}") from None
-            found.append(InstructionFile(path, name, True, text, parsed))
+            found.append(InstructionFile(path, name, True, text, parsed, str(real)))
     if not found:
         path = root / CREATED_WHEN_NONE
-        found.append(InstructionFile(path, CREATED_WHEN_NONE, False, "", parse("")))
+        found.append(InstructionFile(path, CREATED_WHEN_NONE, False, "", parse(""), str(path)))
     return found
 
 

@@ -286,3 +286,28 @@ async def test_a_hand_edit_in_our_section_comes_back_as_a_memory_superseding_its
     assert f"- {own_rule} <!-- memory:{new_rule.id} -->" in final
     kept = {c["memory_id"] for c in changes(settled)["keep"]}
     assert {came_back.id, new_rule.id} <= kept and "change" not in changes(settled)
+
+
+async def test_a_repository_without_instruction_files_gets_agents_md_and_says_so(
+    service: MemoryService, settings: Settings, history: History
+) -> None:
+    (history.repo / "CLAUDE.md").unlink()
+    (history.repo / "GEMINI.md").symlink_to(history.repo / "AGENTS.md")  # dangling: not a file
+    async with (
+        serving(create_app(settings, service)) as url,
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        proposal = await get_proposal(http)
+        ids = [c["memory_id"] for c in changes(proposal, "AGENTS.md")["add"]]
+        result = await http.post("/api/promote", json={"project": PROJECT, "accept": ids})
+        (history.repo / "CLAUDE.md").symlink_to(history.repo / "AGENTS.md")
+        linked = await get_proposal(http)
+
+    [file] = proposal["files"]
+    assert (file["name"], file["exists"], file["creates"]) == ("AGENTS.md", False, True)
+    assert file["diff"].startswith("--- /dev/null\n+++ b/AGENTS.md\n")
+    [written] = result.json()["written"]
+    assert written == {"path": str(history.repo / "AGENTS.md"), "backup": None}
+    assert (history.repo / "AGENTS.md").read_text().startswith(BEGIN)
+    assert [f["name"] for f in linked["files"]] == ["CLAUDE.md"], "a link is read once"
+    assert linked["files"][0]["diff"] == ""
