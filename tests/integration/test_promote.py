@@ -57,13 +57,19 @@ async def save(service: MemoryService, repo: Path, text: str, kind: str, **extra
 
 
 async def used_in_sessions(
-    service: MemoryService, settings: Settings, repo: Path, projects: Path, rounds: int
+    service: MemoryService,
+    settings: Settings,
+    repo: Path,
+    projects: Path,
+    rounds: range,
+    correction: str | None = None,
 ) -> None:
-    """`rounds` sessions: the real hook client asks prompt recall, the agent runs pnpm, and the
-    transcript is imported, which judges each receipt."""
+    """A session per round: the real hook client asks prompt recall, the agent runs pnpm (and
+    the user corrects it, with `correction`), and the transcript is imported, which judges
+    each receipt."""
     wide = replace(settings, recall_threshold=0.05, recall_max_hits=8, recall_max_chars=6_000)
     async with serving(create_app(wide, service)) as url:
-        for number in range(rounds):
+        for number in rounds:
             writer = SessionWriter(f"s-promote-{number}", str(repo), start=datetime.now(UTC))
             writer.prompt(INSTALL)
             data = payload(
@@ -78,6 +84,9 @@ async def used_in_sessions(
             assert run.returncode == 0, run.stderr
             writer.call("t1", "Bash", {"command": INSTALLED}, message_id="m1")
             writer.result("t1", "Done in 1.2s")
+            if correction is not None:
+                writer.say("Installed with pnpm; pnpm-lock.yaml is unchanged.")
+                writer.prompt(correction)
             writer.write(projects, "acme")
             summary = await SessionImporter(service, ImportFilters()).run(projects)
             assert not summary.errors, summary.errors
@@ -99,7 +108,7 @@ async def history(service: MemoryService, settings: Settings, tmp_path: Path) ->
         "lint_old": await save(service, repo, LINT_OLD, "preference"),
     }
     ids["lint_new"] = await save(service, repo, LINT_NEW, "preference", supersedes=ids["lint_old"])
-    await used_in_sessions(service, settings, repo, tmp_path / "projects", rounds=3)
+    await used_in_sessions(service, settings, repo, tmp_path / "projects", range(3))
     return History(repo, ids)
 
 
@@ -311,3 +320,26 @@ async def test_a_repository_without_instruction_files_gets_agents_md_and_says_so
     assert (history.repo / "AGENTS.md").read_text().startswith(BEGIN)
     assert [f["name"] for f in linked["files"]] == ["CLAUDE.md"], "a link is read once"
     assert linked["files"][0]["diff"] == ""
+
+
+async def test_a_line_whose_memory_was_corrected_after_use_is_proposed_for_removal(
+    service: MemoryService, settings: Settings, history: History, tmp_path: Path
+) -> None:
+    pnpm = history.ids["pnpm"]
+    async with (
+        serving(create_app(settings, service)) as url,
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        await http.post("/api/promote", json={"project": PROJECT, "accept": [pnpm]})
+        correction = "No, that's wrong: we install with bun since last week."
+        await used_in_sessions(
+            service, settings, history.repo, tmp_path / "projects", range(3, 4), correction
+        )
+        proposal = await get_proposal(http)
+
+    [record] = (await service.use_records([pnpm])).values()
+    assert record.corrected_at is not None and record.uses == 0
+    removed = {c["memory_id"]: c for c in changes(proposal)["remove"]}
+    day = record.corrected_at
+    assert removed[pnpm]["reason"] == f"corrected after use on {day.day} {day:%b %Y}"
+    assert removed[pnpm]["old_text"] == PNPM
