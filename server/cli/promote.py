@@ -44,7 +44,10 @@ def cmd_promote(args: argparse.Namespace, settings: Settings) -> int:
     from server.recall.promote import apply, propose
     from server.service.runtime import open_service
 
-    cwd = os.path.abspath(args.cwd or os.getcwd())
+    # A named project from anywhere: its own folder; otherwise the folder we are in.
+    cwd = os.path.abspath(args.cwd) if args.cwd else None
+    if cwd is None and not args.project:
+        cwd = os.getcwd()
 
     async def run() -> Proposal | PromotionResult:
         async with open_service(settings) as service:

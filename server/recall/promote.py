@@ -49,6 +49,7 @@ from server.core.models.promotion import (
 )
 from server.core.redact import redact
 from server.core.validation import MAX_PAGE
+from server.domain.anchors import anchors_of
 from server.domain.instruction_section import SectionLine, with_lines
 from server.domain.promotion import (
     UNPROMOTED_KINDS,
@@ -198,10 +199,11 @@ async def _project_and_folder(
     if resolved is None:
         raise InvalidInput("name a project (or a working folder inside one)")
     folders = [p.project_path for p in await service.projects() if p.project == resolved]
-    folder = next((f for f in folders if f), "")
-    if not folder:
+    folders = [f for f in folders if f]
+    if not folders:
         raise InvalidInput(f"project {resolved!r} has no folder known: nothing to write to")
-    return resolved, folder
+    holding = [f for f in folders if cwd and _inside(cwd, f)]  # one clone of several
+    return resolved, max(holding, key=len) if holding else folders[0]
 
 
 async def _memories(service: MemoryApi, ids: Collection[int]) -> dict[int, Memory]:
@@ -304,7 +306,9 @@ async def _standings(
     standings = {}
     for index, memory in enumerate(memories):
         check = checks[index] if checks is not None else None
-        verdict = check.verdict if check is not None else "unchecked"
+        # Not checked at all (out of time, or a team's server): "unknown", not "unchecked"
+        # (which means the memory names nothing the check reads).
+        verdict = check.verdict if check is not None else "unknown"
         note = shown_note(check) if check is not None else None
         use = uses.get(memory.id) or UseRecord(memory.id, 0, None)
         promotable, reason = _may_promote(
@@ -344,6 +348,8 @@ def _may_promote(
         return False, "holds a secret (or held one: its text says so)"
     if verdict in ("drifted", "orphaned"):
         return False, note or verdict  # the note says "drifted: ..." itself
+    if verdict == "unknown" and anchors_of(memory.content):
+        return False, "names code that could not be checked here"
     if use.uses >= min_uses:
         corrected = "none corrected" if use.corrected_at is None else "none corrected since"
         return True, f"used in {use.uses} injections, {corrected}"
@@ -503,6 +509,11 @@ def _kind_of_edit(memory: Memory | None) -> str:
     if memory is None or memory.kind in UNPROMOTED_KINDS:
         return "manual"
     return memory.kind
+
+
+def _inside(cwd: str, folder: str) -> bool:
+    cut = folder.rstrip("/")
+    return cwd == cut or cwd.startswith(f"{cut}/")
 
 
 def _day(at: datetime) -> str:
