@@ -343,3 +343,16 @@ async def test_a_line_whose_memory_was_corrected_after_use_is_proposed_for_remov
     day = record.corrected_at
     assert removed[pnpm]["reason"] == f"corrected after use on {day.day} {day:%b %Y}"
     assert removed[pnpm]["old_text"] == PNPM
+
+
+async def test_what_does_not_fit_the_section_s_budget_is_left_out_most_used_first_in(
+    service: MemoryService, settings: Settings, history: History
+) -> None:
+    small = replace(settings, promote_max_lines=2)
+    capped = MemoryService(service.pool, service.embedder, small)
+    async with serving(create_app(small, capped)) as url, httpx.AsyncClient(base_url=url) as http:
+        proposal = await get_proposal(http)
+
+    added = [c["memory_id"] for c in changes(proposal)["add"]]
+    assert len(added) == 2 and added[0] == history.ids["pnpm"], "the used one comes first"
+    assert proposal["left_out"] == 1
