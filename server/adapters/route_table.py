@@ -29,11 +29,12 @@ from server.core.models.memories import (
     TagCount,
     UpdateOutcome,
 )
+from server.core.models.promotion import PromotionResult, Proposal
 from server.core.models.receipts import ContextReport, ReceiptPage
 from server.core.models.sessions import SessionPage
 from server.core.models.stats import Stats
 from server.core.models.views import PreferenceTiers, Timeline
-from server.schemas import hooks, learning, memories, search, sessions, system
+from server.schemas import hooks, learning, memories, promote, search, sessions, system
 
 Links = dict[str, Any]
 
@@ -322,6 +323,25 @@ OPERATIONS: tuple[Operation, ...] = (
         " with, newest first, with what changed (single-user server)",
         (Reply(200, DriftedList),),
         query=memories.DriftedQuery,
+    ),
+    Operation(
+        "GET",
+        "/api/promote",
+        "promoteProposal",
+        "The changes proposed to the project's instruction files (CLAUDE.md, AGENTS.md,"
+        " GEMINI.md, .github/copilot-instructions.md): memories used and still true become"
+        " lines, lines whose memory stopped being true leave (single-user server)",
+        (Reply(200, Proposal),),
+        query=promote.PromoteQuery,
+    ),
+    Operation(
+        "POST",
+        "/api/promote",
+        "promoteWrite",
+        "Write the accepted changes to the instruction files (a backup beside each first) and"
+        " record the rejected ones as declined; nothing is committed to git",
+        (Reply(200, PromotionResult),),
+        body=promote.PromoteRequest,
     ),
     Operation(
         "GET",

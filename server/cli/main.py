@@ -24,6 +24,7 @@ from server.cli.connect import add_connect_commands
 from server.cli.jobs import add_hook_commands, add_job_commands
 from server.cli.learn import add_learn_command
 from server.cli.lessons import add_lesson_commands
+from server.cli.promote import add_promote_command
 from server.cli.stats import add_stats_command
 from server.cli.users import add_user_commands
 from server.core.config import LoadedSettings, Settings, describe_settings, read_settings
@@ -47,6 +48,7 @@ examples:
   claude-memory lessons list --plain       the lessons shown before matching tool calls
   claude-memory users add alice          a team server's user; prints their token once
   claude-memory stats --context --plain    what the hooks injected, per day and project
+  claude-memory promote                    proven memories as lines of CLAUDE.md/AGENTS.md (--write)
 """
 
 
@@ -151,6 +153,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_stats_command(commands)
     add_user_commands(commands)
     add_learn_command(commands)
+    add_promote_command(commands)
     add_hook_commands(commands)
     add_connect_commands(commands)
 

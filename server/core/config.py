@@ -138,6 +138,14 @@ class Settings:
     context_start_tokens: int = 2_000
     context_prompt_tokens: int = 600
     context_session_tokens: int = 12_000
+    # `claude-memory promote` (#58): a memory earns a line in the repository's instruction
+    # files after this many injections the agent used with no correction since; decisions,
+    # conventions and preferences the user stated need none when PROMOTE_STATED is on. The
+    # section holds at most PROMOTE_MAX_LINES lines and PROMOTE_MAX_TOKENS estimated tokens.
+    promote_min_uses: int = 3
+    promote_stated: bool = True
+    promote_max_lines: int = 30
+    promote_max_tokens: int = 1_500
     # A reranker reorders the fused top candidates of hybrid search (server/service/rerank.py):
     # none, cross-encoder (a sentence-transformers CrossEncoder on disk: RERANK_MODEL), http (a
     # /rerank endpoint: RERANK_URL) or llm (the configured LLM, OLLAMA_URL; RERANK_MODEL or
@@ -349,6 +357,10 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
     "CONTEXT_PROMPT_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),
     "CONTEXT_SESSION_TOKENS": lambda n, r: _parse_int(n, r, 0, 10_000_000),
+    "PROMOTE_MIN_USES": lambda n, r: _parse_int(n, r, 1, 10_000),
+    "PROMOTE_STATED": lambda n, r: _parse_bool(n, r),
+    "PROMOTE_MAX_LINES": lambda n, r: _parse_int(n, r, 1, 1_000),
+    "PROMOTE_MAX_TOKENS": lambda n, r: _parse_int(n, r, 10, 1_000_000),
     "RERANK_PROVIDER": _parse_rerank_provider,
     "RERANK_MODEL": _parse_nonempty,
     "RERANK_URL": lambda n, r: _parse_url(n, r),

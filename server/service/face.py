@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         TagCount,
         UpdateOutcome,
     )
+    from server.core.models.promotion import PromotedLine, UseRecord
     from server.core.models.receipts import (
         ContextReport,
         Injection,
@@ -249,6 +250,19 @@ class MemoryApi(Protocol):
     ) -> ReceiptPage: ...
 
     async def judge_injections(self, work: Sequence[SessionWork]) -> int: ...
+
+    async def promoted_lines(self, paths: Sequence[str]) -> list[PromotedLine]: ...
+
+    async def record_promoted(
+        self,
+        path: str,
+        *,
+        written: dict[int, str] | None = None,
+        declined: Sequence[int] = (),
+        removed: Sequence[int] = (),
+    ) -> None: ...
+
+    async def use_records(self, memory_ids: Sequence[int]) -> dict[int, UseRecord]: ...
 
 
 class RecallApi(MemoryApi, Protocol):

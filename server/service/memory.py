@@ -60,6 +60,7 @@ from server.service.learning import LearningSteps
 from server.service.leases import JobLeases
 from server.service.lessons import LessonProposals, Lessons
 from server.service.projects import ProjectRule
+from server.service.promotions import Promotions
 from server.service.receipts import Receipts
 from server.service.rerank import Reranker, Reranking
 from server.service.search import Searcher
@@ -79,7 +80,9 @@ logger = logging.getLogger(__name__)
 EXPORT_PAGE_ROWS = 500
 
 
-class MemoryService(Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, Uses, ProjectRule):
+class MemoryService(
+    Writes, BulkWrites, Views, ToolJournal, Lessons, Receipts, Uses, Promotions, ProjectRule
+):
     """The product's verbs over one pool, one embedder and one read cache.
 
     What the adapters call (server/service/face.py) is this class and its mixins: single-memory

@@ -342,7 +342,7 @@ def test_rest_handlers_and_mcp_tools_are_top_level_and_take_the_service_first() 
         or next(iter(inspect.signature(function).parameters)) != "service"
         or get_type_hints(function)["service"] is not MemoryApi
     ]
-    assert len(HANDLERS) == 34 and len(TOOLS) == 22
+    assert len(HANDLERS) == 36 and len(TOOLS) == 22
     assert offenders == []
 
 

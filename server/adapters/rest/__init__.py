@@ -1,5 +1,5 @@
 """REST routes: one module per resource, mirroring server/schemas/ (memories, search, sessions,
-learning, system); the hooks' routes are server/adapters/hook_routes.py.
+learning, system, promote); the hooks' routes are server/adapters/hook_routes.py.
 
 Each handler is a top-level function whose first parameter is the service (`MemoryApi`, the
 service's face) and whose other parameters are what server/adapters/http_edge.py parsed for its
@@ -15,7 +15,7 @@ from functools import partial
 from starlette.routing import BaseRoute
 
 from server.adapters.http_edge import Handler, serve
-from server.adapters.rest import learning, memories, search, sessions, system
+from server.adapters.rest import learning, memories, promote, search, sessions, system
 from server.adapters.route_table import OPERATIONS
 from server.service.face import MemoryApi
 
@@ -25,6 +25,7 @@ HANDLERS: dict[str, Handler] = {
     **search.HANDLERS,
     **sessions.HANDLERS,
     **learning.HANDLERS,
+    **promote.HANDLERS,
 }
 
 

@@ -1,0 +1,101 @@
+"""Which memories earn a line in a repository's instruction files, and how the line reads (#58).
+
+Pure rules, no I/O: server/recall/promote.py gathers the memories, their uses and their
+working-tree verdicts and asks these functions.
+
+- A line states the memory's first sentence, cut at LINE_CHARS, in the imperative where the
+  memory's own words allow it: "The user prefers pnpm over npm." becomes "Prefer pnpm over
+  npm.", "We use ruff for linting." becomes "Use ruff for linting."; nothing is invented (no
+  model is asked), so a memory that reads as a plain fact stays a fact.
+- A memory is *stated* when the user said it as a rule: a preference or pattern (convention)
+  memory, one distilled as a decision, preference or pattern (`metadata.distill_kind`), one
+  tagged decision, convention or preference, or a line a person wrote in the section.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+LINE_CHARS = 200
+TOKEN_CHARS = 4  # an estimated token, as the receipts count them
+# Kinds never promoted: a conversation turn is what was said, a trajectory how a task went.
+UNPROMOTED_KINDS = ("raw", "trajectory")
+STATED_KINDS = ("preference", "pattern")
+STATED_WORDS = ("decision", "convention", "preference", "pattern")
+WRITTEN_BY_HAND = "written_in_instructions"  # metadata key of a line a person wrote
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
+_MARKDOWN_LEAD = re.compile(r"^(?:#+\s*|[-*+]\s+|\d+[.)]\s+|>\s*)+")
+# "The user prefers X" / "User wants to X" -> "Prefer X" / "X"
+_IMPERATIVES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(?:the\s+)?user\s+(?:prefers|likes)\s+(?:to\s+)?", re.I), "Prefer "),
+    (
+        re.compile(
+            r"^(?:the\s+)?user\s+(?:wants|asked|asks)\s+(?:us\s+|you\s+|the agent\s+)?to\s+", re.I
+        ),
+        "",
+    ),
+    (
+        re.compile(r"^(?:we|the team|this project|the project)\s+(?:always\s+)?uses?\s+", re.I),
+        "Use ",
+    ),
+    (re.compile(r"^(?:we|the team)\s+(?:decided|agreed|chose)\s+to\s+", re.I), ""),
+    (re.compile(r"^(?:we|the team)\s+(?:never)\s+", re.I), "Never "),
+    (re.compile(r"^(?:we|the team)\s+(?:always)\s+", re.I), "Always "),
+    (re.compile(r"^decision:\s*", re.I), ""),
+    (re.compile(r"^convention:\s*", re.I), ""),
+    (re.compile(r"^preference:\s*", re.I), ""),
+)
+
+
+def rule_text(content: str) -> str:
+    """The line a memory becomes: its first statement, imperative where its words allow."""
+    first = ""
+    lines = [raw.strip() for raw in content.strip().splitlines() if raw.strip()]
+    statements = [line for line in lines if not line.startswith("#")] or lines  # not a heading
+    for raw in statements:
+        line = _MARKDOWN_LEAD.sub("", raw)
+        if line:
+            first = line
+            break
+    first = _SENTENCE_END.split(" ".join(first.split()), maxsplit=1)[0]
+    for pattern, replacement in _IMPERATIVES:
+        changed = pattern.sub(replacement, first, count=1)
+        if changed != first and changed:
+            first = changed[0].upper() + changed[1:]  # the rule's verb now starts the line
+            break
+    if len(first) > LINE_CHARS:
+        cut = first[: LINE_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:")
+        first = f"{cut}…"
+    return first
+
+
+def is_stated(kind: str, tags: Sequence[str], metadata: Mapping[str, Any]) -> bool:
+    """Whether the user stated this memory as a rule (see the module's docstring)."""
+    if kind in STATED_KINDS or metadata.get(WRITTEN_BY_HAND):
+        return True
+    if str(metadata.get("distill_kind", "")).lower() in STATED_WORDS:
+        return True
+    return any(tag.lower() in STATED_WORDS for tag in tags)
+
+
+def tokens_of(text: str) -> int:
+    """Estimated tokens of a line: four characters each, rounded up."""
+    return -(-len(text) // TOKEN_CHARS)
+
+
+def fitting(kept: Sequence[str], candidates: Sequence[str], max_lines: int, max_tokens: int) -> int:
+    """How many of `candidates` (best first) fit after the lines `kept`, within the caps."""
+    lines = len(kept)
+    tokens = sum(tokens_of(t) for t in kept)
+    taken = 0
+    for text in candidates:
+        cost = tokens_of(text)
+        if lines + 1 > max_lines or tokens + cost > max_tokens:
+            break
+        lines += 1
+        tokens += cost
+        taken += 1
+    return taken

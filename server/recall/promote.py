@@ -1,0 +1,510 @@
+"""`claude-memory promote` (#58): what memory has proven becomes the repository's instruction
+files, and leaves them when it stops being true.
+
+`propose` reads the instruction files at the repository's root (server/recall/promote_files.py)
+and our section in each (server/domain/instruction_section.py), then proposes, per file:
+
+- **add**: a memory of the project that is current (not superseded, deleted or archived), the
+  user's own or shared (never a teammate's private one), holds no secret (redaction runs
+  again), agrees with the working tree (not drifted or orphaned), and has earned it: used in
+  PROMOTE_MIN_USES injections with no correction since, or stated by the user as a rule
+  (server/domain/promotion.py `is_stated`); never one declined for that file. A memory
+  redaction changes, or whose text shows a secret was taken out of it, is not proposed: the
+  file goes into git;
+- **change** / **remove**: a line whose memory was superseded (changed to the successor when
+  that one may be promoted), deleted, drifted or orphaned, or corrected after it was written;
+- **keep**: every other line.
+
+Lines a person edited in our section (text no longer what we wrote) are saved as memories
+superseding the memory they came from, lines a person wrote there without an id as new
+memories, and both are then proposed with their new id; a line we wrote that a person deleted
+is recorded as declined (on the next write) and never proposed again. New lines fill what the
+section's budget (PROMOTE_MAX_LINES, PROMOTE_MAX_TOKENS) leaves after the lines already there,
+most used first; the rest are counted in `left_out`.
+
+`apply` writes the accepted changes (all of them from the CLI's --write), a backup beside
+each file first, and records what was written and declined (service.record_promoted).
+Nothing is committed to git.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from server.core.access import current_viewer
+from server.core.errors import InvalidInput, NotFound
+from server.core.models.memories import Memory, MemoryFilter
+from server.core.models.output import preview
+from server.core.models.promotion import (
+    FileProposal,
+    LineChange,
+    PromotedLine,
+    PromotionResult,
+    Proposal,
+    UseRecord,
+    WrittenFile,
+)
+from server.core.redact import redact
+from server.core.validation import MAX_PAGE
+from server.domain.instruction_section import SectionLine, with_lines
+from server.domain.promotion import (
+    UNPROMOTED_KINDS,
+    WRITTEN_BY_HAND,
+    fitting,
+    is_stated,
+    rule_text,
+)
+from server.recall.promote_files import (
+    InstructionFile,
+    read_files,
+    repository_root,
+    unified_diff,
+    write_with_backup,
+)
+from server.recall.working_tree import WORKING_TREES, WorkingTrees
+from server.service.face import MemoryApi
+from server.worktree.context_check import shown_note
+
+MAX_CANDIDATES = 5_000
+CHECK_BUDGET_SECONDS = 10.0
+HAND_TAG = "instructions"
+SUCCESSOR_CHARS = 80  # of the successor's line, in a superseded line's reason
+REDACTED = "[REDACTED:"  # what redaction leaves where it took a secret out
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A memory's standing for promotion: its line, its uses, and whether (and why) it may be
+    proposed."""
+
+    memory: Memory
+    text: str
+    uses: int
+    corrected_at: datetime | None
+    verdict: str
+    note: str | None
+    promotable: bool
+    reason: str
+
+
+@dataclass
+class FilePlan:
+    """One file's proposal: every line's change in the section's order, then the additions."""
+
+    file: InstructionFile
+    changes: list[LineChange] = field(default_factory=list)
+    hand: set[int] = field(default_factory=set)  # indexes of changes a person's edit made
+    deleted: list[int] = field(default_factory=list)  # lines we wrote that a person deleted
+
+
+@dataclass
+class Plan:
+    project: str
+    root: Path
+    files: list[FilePlan]
+    left_out: int
+
+
+async def propose(
+    service: MemoryApi, project: str | None, cwd: str | None, trees: WorkingTrees = WORKING_TREES
+) -> Proposal:
+    """The changes proposed to the instruction files of `project`'s repository (see above)."""
+    plan = await make_plan(service, project, cwd, trees)
+    files = [_file_proposal(p, None) for p in plan.files]
+    return Proposal(plan.project, str(plan.root), files, plan.left_out)
+
+
+async def apply(
+    service: MemoryApi,
+    project: str | None,
+    cwd: str | None,
+    *,
+    accept: Collection[int] | None = None,
+    reject: Collection[int] = (),
+    trees: WorkingTrees = WORKING_TREES,
+) -> PromotionResult:
+    """Write the changes whose memory is in `accept` (every change when None), record `reject`
+    as declined, and read the proposal again."""
+    plan = await make_plan(service, project, cwd, trees)
+    written: list[WrittenFile] = []
+    for file_plan in plan.files:
+        file = file_plan.file
+        lines = _lines_after(file_plan, accept)
+        text = with_lines(file.parsed, lines)
+        if text != file.text:
+            written.append(WrittenFile(str(file.path), write_with_backup(file, text)))
+        now_ids = {line.memory_id for line in lines if line.memory_id is not None}
+        was = {line.memory_id for line in file.parsed.lines if line.memory_id is not None}
+        rejected = [
+            c.memory_id
+            for c in file_plan.changes
+            if c.action in ("add", "change")
+            and c.memory_id is not None
+            and c.memory_id in reject
+            and c.memory_id not in now_ids
+        ]
+        await service.record_promoted(
+            str(file.path),
+            written={
+                line.memory_id: " ".join(line.text.split())
+                for line in lines
+                if line.memory_id is not None
+            },
+            declined=[*file_plan.deleted, *rejected],
+            removed=sorted(was - now_ids),
+        )
+    after = await propose(service, plan.project, cwd, trees)
+    return PromotionResult(written, after.files, after.left_out)
+
+
+async def make_plan(
+    service: MemoryApi, project: str | None, cwd: str | None, trees: WorkingTrees
+) -> Plan:
+    """Read the files, bring a person's edits back as memories, and decide every line."""
+    resolved, folder = await _project_and_folder(service, project, cwd)
+    root = repository_root(folder, cwd)
+    files = read_files(root)
+    records = {
+        (r.file_path, r.memory_id): r
+        for r in await service.promoted_lines([str(f.path) for f in files])
+    }
+    known = await _memories(
+        service, {line.memory_id for f in files for line in f.parsed.lines if line.memory_id}
+    )
+    plans = [FilePlan(file) for file in files]
+    entries = [
+        await _bring_back_edits(service, plan, resolved, folder, records, known) for plan in plans
+    ]
+    candidates = await _candidates(service, resolved)
+    known.update({m.id: m for m in candidates})
+    successors = {m.superseded_by for m in known.values() if m.superseded_by} - set(known)
+    known.update(await _memories(service, successors))
+    standings = await _standings(service, list(known.values()), root, trees)
+    order = [m.id for m in candidates]
+    left_out = 0
+    for plan, lines in zip(plans, entries, strict=True):
+        _decide_lines(plan, lines, standings, records)
+        left_out = max(left_out, _add_lines(service, plan, standings, records, order))
+    return Plan(resolved, root, plans, left_out)
+
+
+async def _project_and_folder(
+    service: MemoryApi, project: str | None, cwd: str | None
+) -> tuple[str, str]:
+    """The project (named, or the one at `cwd`) and its folder on this machine."""
+    resolved = await service.resolve_project(project or cwd)
+    if resolved is None:
+        raise InvalidInput("name a project (or a working folder inside one)")
+    folders = [p.project_path for p in await service.projects() if p.project == resolved]
+    folder = next((f for f in folders if f), "")
+    if not folder:
+        raise InvalidInput(f"project {resolved!r} has no folder known: nothing to write to")
+    return resolved, folder
+
+
+async def _memories(service: MemoryApi, ids: Collection[int]) -> dict[int, Memory]:
+    """These memories by id, deleted ones included; ids of none (purged) left out."""
+    found = {}
+    for memory_id in sorted(ids):
+        try:
+            found[memory_id] = await service.get(memory_id)
+        except NotFound:
+            continue
+    return found
+
+
+async def _candidates(service: MemoryApi, project: str) -> list[Memory]:
+    """The project's live, current memories of promotable kinds, newest first."""
+    found: list[Memory] = []
+    offset = 0
+    while offset < MAX_CANDIDATES:
+        page = await service.list_memories(
+            MemoryFilter(project=project), limit=MAX_PAGE, offset=offset
+        )
+        offset += len(page.memories)
+        found += [
+            m
+            for m in page.memories
+            if m.superseded_by is None and m.archived_at is None and m.kind not in UNPROMOTED_KINDS
+        ]
+        if not page.memories or offset >= page.total:
+            break
+    return found
+
+
+async def _bring_back_edits(
+    service: MemoryApi,
+    plan: FilePlan,
+    project: str,
+    folder: str,
+    records: dict[tuple[str, int], PromotedLine],
+    known: dict[int, Memory],
+) -> list[tuple[SectionLine, LineChange | None]]:
+    """The section's lines, each with the change a person's edit makes: a line they wrote is
+    saved as a new memory, a line they edited as a memory superseding the one it came from.
+    Also notes the lines we wrote that they deleted."""
+    file = plan.file
+    path = str(file.path)
+    entries: list[tuple[SectionLine, LineChange | None]] = []
+    for line in file.parsed.lines:
+        memory = known.get(line.memory_id) if line.memory_id is not None else None
+        record = records.get((path, line.memory_id)) if line.memory_id is not None else None
+        ours = record.text if record is not None and record.state == "written" else None
+        if ours is None and memory is not None:
+            ours = rule_text(memory.content)
+        if memory is not None and _same(line.text, ours):
+            entries.append((line, None))
+            continue
+        if line.memory_id is not None and memory is None:
+            entries.append((line, None))  # its memory is gone: decided as a removal
+            continue
+        saved = await service.save(
+            line.text,
+            tags=[HAND_TAG],
+            source="promote",
+            project=project,
+            project_path=folder,
+            kind=_kind_of_edit(memory),
+            metadata={WRITTEN_BY_HAND: file.name},
+            supersedes=memory.id if memory is not None and memory.deleted_at is None else None,
+            force=True,
+        )
+        known[saved.id] = saved.memory
+        if memory is None:
+            reason = f"written by hand in {file.name}: saved as memory #{saved.id}"
+        else:
+            reason = (
+                f"edited by hand in {file.name}: saved as memory #{saved.id},"
+                f" superseding #{memory.id}"
+            )
+        change = LineChange(
+            "change", saved.id, line.text, line.text, reason, old_memory_id=line.memory_id
+        )
+        entries.append((SectionLine(line.text, saved.id), change))
+    if file.exists:
+        present = {line.memory_id for line in file.parsed.lines}
+        plan.deleted = sorted(
+            memory_id
+            for (record_path, memory_id), record in records.items()
+            if record_path == path and record.state == "written" and memory_id not in present
+        )
+    return entries
+
+
+async def _standings(
+    service: MemoryApi, memories: list[Memory], root: Path, trees: WorkingTrees
+) -> dict[int, Standing]:
+    """Every memory's standing: its uses, its verdict against the tree at `root`, and whether
+    it may be promoted."""
+    uses = await service.use_records([m.id for m in memories])
+    checks = await trees.verdicts(str(root), memories, budget=CHECK_BUDGET_SECONDS)
+    settings = service.settings
+    standings = {}
+    for index, memory in enumerate(memories):
+        check = checks[index] if checks is not None else None
+        verdict = check.verdict if check is not None else "unchecked"
+        note = shown_note(check) if check is not None else None
+        use = uses.get(memory.id) or UseRecord(memory.id, 0, None)
+        promotable, reason = _may_promote(
+            memory, use, verdict, note, settings.promote_min_uses, settings.promote_stated
+        )
+        standings[memory.id] = Standing(
+            memory,
+            rule_text(memory.content),
+            use.uses,
+            use.corrected_at,
+            verdict,
+            note,
+            promotable,
+            reason,
+        )
+    return standings
+
+
+def _may_promote(
+    memory: Memory, use: UseRecord, verdict: str, note: str | None, min_uses: int, stated: bool
+) -> tuple[bool, str]:
+    """Whether `memory` may be proposed, and the reason said beside it (or why not)."""
+    viewer = current_viewer()
+    if memory.deleted_at is not None:
+        return False, f"deleted on {_day(memory.deleted_at)}"
+    if memory.superseded_by is not None or memory.archived_at is not None:
+        return False, "no longer current"
+    if memory.kind in UNPROMOTED_KINDS or not rule_text(memory.content):
+        return False, "a conversation turn, not a rule"
+    if (
+        memory.visibility == "private"
+        and memory.owner
+        and (viewer is None or viewer.name != memory.owner)
+    ):
+        return False, "private to its owner"
+    if REDACTED in memory.content or redact(memory.content).count:
+        return False, "holds a secret (or held one: its text says so)"
+    if verdict in ("drifted", "orphaned"):
+        return False, note or verdict  # the note says "drifted: ..." itself
+    if use.uses >= min_uses:
+        corrected = "none corrected" if use.corrected_at is None else "none corrected since"
+        return True, f"used in {use.uses} injections, {corrected}"
+    if stated and is_stated(memory.kind, memory.tags, memory.metadata):
+        written = memory.metadata.get(WRITTEN_BY_HAND)
+        return True, f"written by hand in {written}" if written else "a rule the user stated"
+    return False, f"used in {use.uses} of the {min_uses} injections it needs"
+
+
+def _decide_lines(
+    plan: FilePlan,
+    entries: list[tuple[SectionLine, LineChange | None]],
+    standings: dict[int, Standing],
+    records: dict[tuple[str, int], PromotedLine],
+) -> None:
+    """Keep, change or remove each line already in the section."""
+    present = {line.memory_id for line, _ in entries if line.memory_id is not None}
+    for line, hand in entries:
+        if hand is not None:
+            plan.hand.add(len(plan.changes))
+            plan.changes.append(hand)
+            continue
+        plan.changes.append(_line_change(plan, line, standings, records, present))
+
+
+def _line_change(
+    plan: FilePlan,
+    line: SectionLine,
+    standings: dict[int, Standing],
+    records: dict[tuple[str, int], PromotedLine],
+    present: set[int],
+) -> LineChange:
+    memory_id = line.memory_id
+    standing = standings.get(memory_id) if memory_id is not None else None
+    if standing is None:
+        return _removal(line, f"memory #{memory_id} no longer exists")
+    memory = standing.memory
+    if memory.deleted_at is not None:
+        return _removal(line, f"deleted on {_day(memory.deleted_at)}")
+    if memory.superseded_by is not None:
+        successor = standings.get(memory.superseded_by)
+        if successor is None:
+            return _removal(line, f"superseded by #{memory.superseded_by}")
+        why = preview(successor.text, SUCCESSOR_CHARS)
+        reason = (
+            f"superseded on {_day(successor.memory.created_at)} by #{successor.memory.id}: {why}"
+        )
+        if successor.promotable and successor.memory.id not in present:
+            present.add(successor.memory.id)
+            return LineChange(
+                "change",
+                successor.memory.id,
+                successor.text,
+                line.text,
+                reason,
+                old_memory_id=memory_id,
+                uses=successor.uses,
+            )
+        return _removal(line, reason)
+    if standing.verdict in ("drifted", "orphaned"):
+        return _removal(line, standing.note or standing.verdict)
+    record = records.get((str(plan.file.path), memory.id))
+    written_at = record.at if record is not None else memory.created_at
+    if standing.corrected_at is not None and standing.corrected_at > written_at:
+        return _removal(line, f"corrected after use on {_day(standing.corrected_at)}")
+    reason = standing.reason if standing.promotable else "in the section already"
+    return LineChange("keep", memory_id, line.text, None, reason, memory_id, standing.uses)
+
+
+def _add_lines(
+    service: MemoryApi,
+    plan: FilePlan,
+    standings: dict[int, Standing],
+    records: dict[tuple[str, int], PromotedLine],
+    order: list[int],
+) -> int:
+    """Add the promotable memories the file lacks, most used first, within the section's
+    budget; how many did not fit."""
+    path = str(plan.file.path)
+    staying = [c for c in plan.changes if c.action != "remove"]
+    present = {c.memory_id for c in plan.changes} | {c.old_memory_id for c in plan.changes}
+    texts = {" ".join((c.text or "").split()) for c in staying}
+    declined = {
+        memory_id
+        for (record_path, memory_id), r in records.items()
+        if record_path == path and r.state == "declined"
+    } | set(plan.deleted)
+    wanted: list[Standing] = []
+    for memory_id in order:
+        standing = standings[memory_id]
+        if (
+            standing.promotable
+            and memory_id not in present
+            and memory_id not in declined
+            and " ".join(standing.text.split()) not in texts
+        ):
+            texts.add(" ".join(standing.text.split()))
+            wanted.append(standing)
+    wanted.sort(key=lambda s: (-s.uses, -s.memory.id))
+    settings = service.settings
+    fits = fitting(
+        [c.text or "" for c in staying],
+        [s.text for s in wanted],
+        settings.promote_max_lines,
+        settings.promote_max_tokens,
+    )
+    for standing in wanted[:fits]:
+        plan.changes.append(
+            LineChange(
+                "add", standing.memory.id, standing.text, None, standing.reason, uses=standing.uses
+            )
+        )
+    return len(wanted) - fits
+
+
+def _lines_after(plan: FilePlan, accept: Collection[int] | None) -> list[SectionLine]:
+    """The section's lines once the accepted changes (all when `accept` is None) are made."""
+    lines = []
+    for index, change in enumerate(plan.changes):
+        taken = (
+            change.action == "keep"
+            or index in plan.hand
+            or accept is None
+            or change.memory_id in accept
+        )
+        if taken and change.text is not None:
+            lines.append(SectionLine(change.text, change.memory_id))
+        elif not taken and change.old_text is not None:
+            lines.append(SectionLine(change.old_text, change.old_memory_id))
+    return lines
+
+
+def _file_proposal(plan: FilePlan, accept: Collection[int] | None) -> FileProposal:
+    file = plan.file
+    text = with_lines(file.parsed, _lines_after(plan, accept))
+    return FileProposal(
+        str(file.path),
+        file.name,
+        file.exists,
+        not file.exists,
+        unified_diff(file.name, file.text, text),
+        plan.changes,
+    )
+
+
+def _removal(line: SectionLine, reason: str) -> LineChange:
+    return LineChange(
+        "remove", line.memory_id, None, line.text, reason, old_memory_id=line.memory_id
+    )
+
+
+def _same(written: str, ours: str | None) -> bool:
+    return ours is not None and " ".join(written.split()) == " ".join(ours.split())
+
+
+def _kind_of_edit(memory: Memory | None) -> str:
+    if memory is None or memory.kind in UNPROMOTED_KINDS:
+        return "manual"
+    return memory.kind
+
+
+def _day(at: datetime) -> str:
+    return f"{at.day} {at:%b %Y}"

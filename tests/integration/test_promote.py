@@ -1,0 +1,288 @@
+"""`claude-memory promote` (#58) on a real git repository: memories used again and again (their
+receipts from the real hook client, their verdicts from the real importer reading Claude Code
+transcripts) and rules the user stated become lines of CLAUDE.md; a teammate's private memory,
+a secret, a superseded or drifted one never do. `--write` changes only our section and a second
+one changes nothing; a supersession proposes the change with its reason; a line the person
+deleted is not proposed again; a line they edited comes back as a memory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from server.app import create_app
+from server.core.access import acting_as
+from server.core.config import Settings
+from server.domain.instruction_section import BEGIN, END
+from server.ingest.importer import ImportFilters, SessionImporter
+from server.service.memory import MemoryService
+from tests.db_fixtures import serving
+from tests.git_history import MEMORIES_WRITTEN, acme_repository, git, write
+from tests.integration.hook_runs import payload, run_hook
+from tests.integration.processes import run_cli
+from tests.transcripts import SessionWriter
+
+PROJECT = "acme-api"
+USERS_OWN = "# Acme API\n\nOur own notes: keep pull requests small.\n"
+PNPM = "acme-api installs dependencies with pnpm, never npm: the lockfile is pnpm-lock.yaml."
+ERRORS = "Always call `sendProblem()` from src/errors.ts for every error response."
+LINT_OLD = "Run the linters with npm run lint before pushing."
+LINT_NEW = "Run the linters with pnpm lint before pushing, never npm run lint."
+ORDERS = "Orders are paginated with an opaque cursor, fifty per page."
+GO = "The Go toolchain is pinned to go 1.22 in `go.mod`."
+SECRET = "Deploy from CI with GITHUB_TOKEN=ghp_R2x9KqLm4TnV7wYz8AbC3dEf6GhJ1kLmN0pQ as the token."
+PRIVATE = "Prefer tabs over spaces in every file I touch."
+INSTALLED = "pnpm install --frozen-lockfile && git diff --stat pnpm-lock.yaml"
+INSTALL = "how do I install the dependencies of this repository?"
+
+
+@dataclass(frozen=True)
+class History:
+    repo: Path
+    ids: dict[str, int]
+
+
+async def save(service: MemoryService, repo: Path, text: str, kind: str, **extra: Any) -> int:
+    saved = await service.save(
+        text, project=PROJECT, project_path=str(repo), kind=kind, force=True, **extra
+    )
+    return saved.id
+
+
+async def used_in_sessions(
+    service: MemoryService, settings: Settings, repo: Path, projects: Path, rounds: int
+) -> None:
+    """`rounds` sessions: the real hook client asks prompt recall, the agent runs pnpm, and the
+    transcript is imported, which judges each receipt."""
+    wide = replace(settings, recall_threshold=0.05, recall_max_hits=8, recall_max_chars=6_000)
+    async with serving(create_app(wide, service)) as url:
+        for number in range(rounds):
+            writer = SessionWriter(f"s-promote-{number}", str(repo), start=datetime.now(UTC))
+            writer.prompt(INSTALL)
+            data = payload(
+                "UserPromptSubmit",
+                session_id=writer.session_id,
+                prompt_id=writer.prompt_id,
+                cwd=str(repo),
+                prompt=INSTALL,
+                transcript_path=str(projects / "acme" / f"{writer.session_id}.jsonl"),
+            )
+            run = await run_hook("user-prompt-submit", data, url)
+            assert run.returncode == 0, run.stderr
+            writer.call("t1", "Bash", {"command": INSTALLED}, message_id="m1")
+            writer.result("t1", "Done in 1.2s")
+            writer.write(projects, "acme")
+            summary = await SessionImporter(service, ImportFilters()).run(projects)
+            assert not summary.errors, summary.errors
+
+
+@pytest.fixture
+async def history(service: MemoryService, settings: Settings, tmp_path: Path) -> History:
+    repo = acme_repository(tmp_path / "acme-api")
+    write(repo, "CLAUDE.md", USERS_OWN)
+    write(repo, "pnpm-lock.yaml", "lockfileVersion: '9.0'\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "instructions")
+    ids = {
+        "pnpm": await save(service, repo, PNPM, "distilled"),
+        "errors": await save(service, repo, ERRORS, "preference"),
+        "orders": await save(service, repo, ORDERS, "distilled"),
+        "go": await save(service, repo, GO, "preference", created_at=MEMORIES_WRITTEN),
+        "secret": await save(service, repo, SECRET, "preference"),
+        "lint_old": await save(service, repo, LINT_OLD, "preference"),
+    }
+    ids["lint_new"] = await save(service, repo, LINT_NEW, "preference", supersedes=ids["lint_old"])
+    await used_in_sessions(service, settings, repo, tmp_path / "projects", rounds=3)
+    return History(repo, ids)
+
+
+def cli_env(pg_url: str, home: Path) -> dict[str, str]:
+    return {"CLAUDE_MEMORY_DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(home)}
+
+
+def changes(proposal: dict[str, Any], name: str = "CLAUDE.md") -> dict[str, list[dict[str, Any]]]:
+    [file] = [f for f in proposal["files"] if f["name"] == name]
+    by_action: dict[str, list[dict[str, Any]]] = {}
+    for change in file["changes"]:
+        by_action.setdefault(change["action"], []).append(change)
+    return by_action
+
+
+def section_of(text: str) -> str:
+    return text[text.index(BEGIN) : text.index(END) + len(END)]
+
+
+async def get_proposal(http: httpx.AsyncClient) -> dict[str, Any]:
+    answer = await http.get("/api/promote", params={"project": PROJECT})
+    assert answer.status_code == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+async def test_the_proposal_picks_used_fresh_current_memories_and_nothing_private_secret_or_stale(
+    service: MemoryService, history: History, pg_url: str, tmp_path: Path
+) -> None:
+    # A team's store: bob's private memory is in it; the CLI acts for nobody in particular.
+    bob, _ = await service.users.add("bob")
+    with acting_as(service.users.viewer(bob.user)):
+        private = await save(service, history.repo, PRIVATE, "preference", visibility="private")
+    env = cli_env(pg_url, tmp_path / "home")
+    done = run_cli("promote", "--project", PROJECT, "--cwd", str(history.repo), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    proposal = json.loads(done.stdout)
+
+    ids = history.ids
+    assert proposal["project"] == PROJECT and proposal["root"] == str(history.repo)
+    [file] = proposal["files"]
+    assert (file["name"], file["exists"], file["creates"]) == ("CLAUDE.md", True, False)
+    added = {c["memory_id"]: c for c in changes(proposal)["add"]}
+    assert set(added) == {ids["pnpm"], ids["errors"], ids["lint_new"]}, added
+    assert private not in added
+    assert added[ids["pnpm"]]["reason"] == "used in 3 injections, none corrected"
+    assert added[ids["pnpm"]]["text"] == PNPM
+    assert added[ids["errors"]]["reason"] == "a rule the user stated"
+    assert f"+- {PNPM} <!-- memory:{ids['pnpm']} -->\n" in file["diff"]
+    assert file["diff"].startswith("--- a/CLAUDE.md\n+++ b/CLAUDE.md\n")
+    assert proposal["left_out"] == 0
+
+
+async def test_write_edits_only_our_section_keeps_a_backup_and_a_second_write_changes_nothing(
+    history: History, pg_url: str, tmp_path: Path
+) -> None:
+    env = cli_env(pg_url, tmp_path / "home")
+    commits = subprocess.run(
+        ["git", "rev-list", "--count", "HEAD"], cwd=history.repo, capture_output=True, text=True
+    ).stdout
+
+    shown = run_cli("promote", "--cwd", str(history.repo), env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert (history.repo / "CLAUDE.md").read_text() == USERS_OWN, "no write without --write"
+    first = run_cli("promote", "--cwd", str(history.repo), "--write", env=env)
+    assert first.returncode == 0, first.stderr
+    written = (history.repo / "CLAUDE.md").read_text()
+    backups = list(history.repo.glob("CLAUDE.md.claude-memory-backup-*"))
+    second = run_cli("promote", "--cwd", str(history.repo), "--write", env=env)
+    assert second.returncode == 0, second.stderr
+
+    assert "--- a/CLAUDE.md" in shown.stdout and "run again with --write" in shown.stdout
+    assert f"add #{history.ids['pnpm']}: used in 3 injections, none corrected" in shown.stdout
+    assert written.startswith(USERS_OWN + "\n" + BEGIN), "the user's text is untouched"
+    assert f"- {PNPM} <!-- memory:{history.ids['pnpm']} -->" in section_of(written)
+    assert [b.read_text() for b in backups] == [USERS_OWN]
+    assert "nothing to write" in second.stdout
+    assert (history.repo / "CLAUDE.md").read_text() == written
+    assert len(list(history.repo.glob("CLAUDE.md.claude-memory-backup-*"))) == 1
+    after = subprocess.run(
+        ["git", "rev-list", "--count", "HEAD"], cwd=history.repo, capture_output=True, text=True
+    ).stdout
+    assert after == commits, "nothing is committed"
+
+
+async def test_a_supersession_proposes_the_change_with_its_reason(
+    service: MemoryService, settings: Settings, history: History
+) -> None:
+    ids = history.ids
+    async with (
+        serving(create_app(settings, service)) as url,
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        await http.post("/api/promote", json={"project": PROJECT, "accept": [ids["pnpm"]]})
+        corepack = "Install dependencies through corepack with pnpm, never with npm or yarn."
+        successor = await save(
+            service, history.repo, corepack, "preference", supersedes=ids["pnpm"]
+        )
+        proposal = await get_proposal(http)
+        outside = await http.get("/api/promote", params={"project": PROJECT, "cwd": "/tmp"})
+        unknown = await http.get("/api/promote", params={"project": "no-such-project"})
+        result = await http.post(
+            "/api/promote", json={"project": PROJECT, "accept": [successor], "reject": []}
+        )
+
+    [change] = changes(proposal)["change"]
+    day = datetime.now(UTC)
+    assert change["memory_id"] == successor and change["old_memory_id"] == ids["pnpm"]
+    assert change["old_text"] == PNPM and change["text"] == corepack
+    assert change["reason"] == f"superseded on {day.day} {day:%b %Y} by #{successor}: {corepack}"
+    assert outside.status_code == 400 and "inside the project's folder" in outside.text
+    assert unknown.status_code == 404
+    assert result.status_code == 200, result.text
+    [written] = result.json()["written"]
+    text = Path(written["path"]).read_text()
+    assert f"<!-- memory:{successor} -->" in text and PNPM not in text
+    assert Path(written["backup"]).read_text().count(PNPM) == 1
+
+
+async def test_a_line_the_person_deleted_or_rejected_is_not_proposed_again(
+    service: MemoryService, settings: Settings, history: History
+) -> None:
+    ids = history.ids
+    claude_md = history.repo / "CLAUDE.md"
+    async with (
+        serving(create_app(settings, service)) as url,
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        first = await http.post(
+            "/api/promote",
+            json={
+                "project": PROJECT,
+                "accept": [ids["pnpm"], ids["errors"]],
+                "reject": [ids["lint_new"]],
+            },
+        )
+        assert first.status_code == 200, first.text
+        text = claude_md.read_text()
+        claude_md.write_text(
+            "".join(line for line in text.splitlines(keepends=True) if ERRORS not in line)
+        )
+        again = await get_proposal(http)
+        await http.post("/api/promote", json={"project": PROJECT, "accept": [], "reject": []})
+        later = await get_proposal(http)
+
+    after_reject = {c["memory_id"] for c in changes(first.json())["keep"]}
+    assert after_reject == {ids["pnpm"], ids["errors"]}
+    for proposal in (again, later):
+        proposed = {c["memory_id"] for c in changes(proposal).get("add", [])}
+        assert ids["errors"] not in proposed, "the deleted line stays deleted"
+        assert ids["lint_new"] not in proposed, "the rejected line is not proposed again"
+        assert proposal["files"][0]["diff"] == ""
+
+
+async def test_a_hand_edit_in_our_section_comes_back_as_a_memory_superseding_its_own(
+    service: MemoryService, settings: Settings, history: History
+) -> None:
+    ids = history.ids
+    claude_md = history.repo / "CLAUDE.md"
+    edited = "Use pnpm 9 for everything, never npm or yarn."
+    own_rule = "Never force-push to main."
+    async with (
+        serving(create_app(settings, service)) as url,
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        await http.post("/api/promote", json={"project": PROJECT, "accept": [ids["pnpm"]]})
+        text = claude_md.read_text().replace(PNPM, edited)
+        claude_md.write_text(text.replace(END, f"- {own_rule}\n{END}"))
+        proposal = await get_proposal(http)
+        await http.post("/api/promote", json={"project": PROJECT, "accept": []})
+        settled = await get_proposal(http)
+
+    by_text = {c["old_text"]: c for c in changes(proposal)["change"]}
+    came_back = await service.get(by_text[edited]["memory_id"])
+    assert came_back.content == edited and came_back.supersedes == ids["pnpm"]
+    assert (await service.get(ids["pnpm"])).superseded_by == came_back.id
+    assert by_text[edited]["reason"] == (
+        f"edited by hand in CLAUDE.md: saved as memory #{came_back.id}, superseding #{ids['pnpm']}"
+    )
+    new_rule = await service.get(by_text[own_rule]["memory_id"])
+    assert new_rule.content == own_rule and new_rule.project == PROJECT
+    final = claude_md.read_text()
+    assert f"- {edited} <!-- memory:{came_back.id} -->" in final
+    assert f"- {own_rule} <!-- memory:{new_rule.id} -->" in final
+    kept = {c["memory_id"] for c in changes(settled)["keep"]}
+    assert {came_back.id, new_rule.id} <= kept and "change" not in changes(settled)
