@@ -161,6 +161,8 @@ describe("InstructionsPage", () => {
     const rejectRemoval = container.querySelectorAll<HTMLInputElement>('input[value="reject"]')[1];
     await click(rejectRemoval ?? null);
     expect(container.textContent).toContain("2 accepted, 1 rejected");
+    expect(container.querySelector(".diff-rejected")?.textContent).toContain("Deploy on Fridays.");
+    expect(container.querySelector(".diff-add")?.classList.contains("diff-rejected")).toBe(false);
     await click(byText(container, "button", "Write"));
     await settle();
 

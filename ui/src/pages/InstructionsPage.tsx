@@ -119,15 +119,6 @@ export function InstructionsPage({ params }: InstructionsPageProps) {
           .
         </p>
       )}
-      {data?.files.map((file, index) => (
-        <FileProposalView
-          key={file.path}
-          file={file}
-          index={index}
-          decisionOf={decisionOf}
-          onDecide={decide}
-        />
-      ))}
       {data && uniqueIds.length > 0 && (
         <div className="toolbar">
           <button
@@ -143,6 +134,15 @@ export function InstructionsPage({ params }: InstructionsPageProps) {
           </span>
         </div>
       )}
+      {data?.files.map((file, index) => (
+        <FileProposalView
+          key={file.path}
+          file={file}
+          index={index}
+          decisionOf={decisionOf}
+          onDecide={decide}
+        />
+      ))}
     </section>
   );
 }
@@ -231,8 +231,8 @@ function FileProposalView({ file, index, decisionOf, onDecide }: FileProposalPro
       )}
       {file.diff && (
         <details className="promote-diff" open>
-          <summary>Diff, with every proposed change accepted</summary>
-          <DiffView diff={file.diff} label={`Diff of ${file.name}`} />
+          <summary>Diff (a rejected line is struck through: it is left as it is)</summary>
+          <DiffView diff={file.diff} label={`Diff of ${file.name}`} decisionOf={decisionOf} />
         </details>
       )}
     </section>
@@ -316,21 +316,27 @@ function MemoryLink({ id }: { id: number }) {
   );
 }
 
-function diffClass(line: string): string {
+const LINE_MEMORY = /<!--\s*memory:(\d+)\s*-->\s*$/;
+
+function diffClass(line: string, decisionOf: (id: number) => Decision): string {
   if (line.startsWith("+++") || line.startsWith("---")) return "diff-file";
   if (line.startsWith("@@")) return "diff-hunk";
-  if (line.startsWith("+")) return "diff-add";
-  if (line.startsWith("-")) return "diff-remove";
-  return "diff-context";
+  if (!line.startsWith("+") && !line.startsWith("-")) return "diff-context";
+  const kind = line.startsWith("+") ? "diff-add" : "diff-remove";
+  const memory = LINE_MEMORY.exec(line);
+  const rejected = memory !== null && decisionOf(Number(memory[1])) === "reject";
+  return rejected ? `${kind} diff-rejected` : kind;
 }
 
-/** A unified diff as text, each line coloured by what it does. */
-function DiffView({ diff, label }: { diff: string; label: string }) {
+type DiffViewProps = { diff: string; label: string; decisionOf: (id: number) => Decision };
+
+/** A unified diff as text, each line coloured by what it does; a rejected line struck out. */
+function DiffView({ diff, label, decisionOf }: DiffViewProps) {
   const lines = diff.endsWith("\n") ? diff.slice(0, -1).split("\n") : diff.split("\n");
   return (
     <pre className="promote-diff-text" aria-label={label}>
       {lines.map((line, position) => (
-        <span key={position} className={diffClass(line)}>
+        <span key={position} className={diffClass(line, decisionOf)}>
           {line}
           {"\n"}
         </span>
