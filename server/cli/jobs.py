@@ -86,8 +86,8 @@ def add_job_commands(commands: Any) -> None:
         action="append",
         nargs="+",
         metavar=("NAME", "PATH"),
-        help="memories kept by another tool: claude-mem, claude-md, mem0, markdown or "
-        "trajectories, read from PATH (or the tool's default place); may be repeated",
+        help="memories kept by another tool: claude-mem, claude-md (or instructions), mem0, "
+        "markdown or trajectories, read from PATH (or the tool's default place); may be repeated",
     )
     importer.add_argument("--project", help="only this project (display name or path)")
     importer.add_argument("--since", help="only turns from this time on (ISO 8601 or 7d / 12h)")

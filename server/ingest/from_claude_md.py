@@ -1,4 +1,4 @@
-"""`import --from claude-md`: Claude Code's memory files and CLAUDE.md instructions.
+"""`import --from claude-md` (or `instructions`): memory files and agents' instruction files.
 
 What Claude Code keeps on disk for itself (tests/fixtures/other_tools/claude-md/README.md):
 - `~/.claude/CLAUDE.md` and `~/.claude/rules/*.md`: your instructions for every project;
@@ -7,11 +7,19 @@ What Claude Code keeps on disk for itself (tests/fixtures/other_tools/claude-md/
   matter `name`, `description` and `type` (`user`, `feedback`, `project`, `reference`; newer
   versions nest it as `metadata: type:`), and `MEMORY.md`, an index of links to them.
 
+and what other agents read from a repository: `AGENTS.md` (Codex, OpenCode and others),
+`GEMINI.md` (Gemini CLI) and `.github/copilot-instructions.md` (GitHub Copilot).
+
 Instructions become chunked `note` memories (user-wide ones without a project). A memory file
 of type `user` or `feedback` says how you want to work, so it is a `preference`; the other types
 are notes. An index-only MEMORY.md is skipped (the files it links are imported); one written
 as prose, as early versions did, is a note. A memory folder's project is the working directory
 its sessions record (the folder name's encoding is lossy), named as imported sessions are.
+
+The section `claude-memory promote` writes into an instruction file (between its markers,
+server/domain/instruction_section.py) is left out: its lines are memories already, and promote
+itself turns a hand edit there into a memory. A file read again after an edit supersedes what
+its earlier import stored (server/ingest/from_tools.py), so edits do not pile up as copies.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from server.domain.instruction_section import SectionError, parse
 from server.ingest.tool_reading import (
     ReadContext,
     ToolReading,
@@ -33,6 +42,15 @@ from server.ingest.tool_reading import (
 
 SOURCE = "claude-md"
 INSTRUCTION_FILES = ("CLAUDE.md", "CLAUDE.local.md")
+# A repository's instruction files, from its root, and the tag each one's notes carry.
+PROJECT_FILES = {
+    "CLAUDE.md": "claude-md",
+    "CLAUDE.local.md": "claude-md",
+    ".claude/CLAUDE.md": "claude-md",
+    "AGENTS.md": "agents-md",
+    "GEMINI.md": "gemini-md",
+    ".github/copilot-instructions.md": "copilot-instructions",
+}
 PREFERENCE_TYPES = ("user", "feedback")
 MAX_CWD_LINES = 50  # lines of a session read to find its working directory
 _INDEX_LINE = re.compile(r"^\s*(?:[-*+]\s+)?\[[^\]]*\]\([^)]*\)")
@@ -56,7 +74,10 @@ def read_claude_md(paths: Sequence[Path], context: ReadContext) -> ToolReading:
         found += _files(path.resolve())
     if not found and not reading.errors:
         listed = ", ".join(str(p) for p in paths)
-        reading.errors.append(f"{listed}: no CLAUDE.md, rules or Claude Code memory files")
+        reading.errors.append(
+            f"{listed}: no CLAUDE.md, AGENTS.md, GEMINI.md, copilot-instructions.md, rules"
+            " or Claude Code memory files"
+        )
     names = project_names((d for _, _, d in found if d), context.project_names)
     seen: set[Path] = set()
     for file, role, directory in found:
@@ -67,6 +88,16 @@ def read_claude_md(paths: Sequence[Path], context: ReadContext) -> ToolReading:
         if note is None:
             continue
         fields, body, created = note.fields, note.body, note.changed
+        if role == "instructions":
+            try:
+                body = _outside_section(body)
+            except SectionError as exc:
+                reading.files_read -= 1
+                reading.fail(file, str(exc))
+                continue
+            if not body:
+                reading.skipped["only_promoted_section"] += 1
+                continue
         if role == "memory" and file.name == "MEMORY.md" and _only_links(body):
             reading.skipped["memory_index"] += 1
             continue
@@ -102,8 +133,7 @@ def _files(path: Path) -> list[tuple[Path, str, str]]:
             found += _memory_files(memory)
         return [item for item in found if item[0].is_file()]
     project = str(path)
-    found = [(path / name, "instructions", project) for name in INSTRUCTION_FILES]
-    found.append((path / ".claude" / "CLAUDE.md", "instructions", project))
+    found = [(path / name, "instructions", project) for name in PROJECT_FILES]
     found += [(r, "rule", project) for r in sorted((path / ".claude" / "rules").glob("*.md"))]
     return [item for item in found if item[0].is_file()]
 
@@ -112,6 +142,8 @@ def _file_role(file: Path) -> tuple[Path, str, str]:
     folder = file.parent
     if folder.name == "memory" and folder.parent.parent.name == "projects":
         return file, "memory", _session_directory(folder.parent)
+    if folder.name == ".github":  # .github/copilot-instructions.md: the repository's
+        return file, "instructions", str(folder.parent)
     role = "rule" if folder.name == "rules" else "instructions"
     owner = folder.parent if role == "rule" else folder  # the folder CLAUDE.md or rules/ is in
     if (owner / "projects").is_dir():  # Claude Code's config folder: user-wide
@@ -147,6 +179,22 @@ def _cwd(line: str) -> str:
     return cwd if isinstance(cwd, str) else ""
 
 
+def _outside_section(body: str) -> str:
+    """The user's text of an instruction file: promote's section (its lines are memories
+    already) left out. SectionError when its markers are broken."""
+    cut = parse(body)
+    if not cut.has_section:
+        return body
+    return f"{cut.before.rstrip()}\n\n{cut.after.lstrip()}".strip()
+
+
+def _tag(file: Path) -> str:
+    """What an instruction file is, for its notes' tag: `claude-md` unless another agent's."""
+    if file.name == "copilot-instructions.md":
+        return PROJECT_FILES[".github/copilot-instructions.md"]
+    return PROJECT_FILES.get(file.name, "claude-md")
+
+
 def _only_links(body: str) -> bool:
     """MEMORY.md as Claude Code writes it now: headings and `- [Title](file.md) — hook`."""
     lines = [line for line in body.splitlines() if line.strip() and not line.startswith("#")]
@@ -168,7 +216,7 @@ def _shape(
     """(kind, title, tags, metadata) of one file by what it is."""
     if role != "memory":
         title = first_heading(body) or (f"rules/{file.name}" if role == "rule" else file.name)
-        return "note", title, ["claude-md" if role == "instructions" else "claude-rules"], {}
+        return "note", title, [_tag(file) if role == "instructions" else "claude-rules"], {}
     kind_name = _memory_type(fields)
     title = text_field(fields, "name") or first_heading(body) or file.stem
     tags = ["claude-code-memory", *([kind_name] if kind_name else [])]

@@ -4,7 +4,9 @@ One registry maps each NAME to its reader (one module each, server/ingest/from_*
 default location; one runner stores what any of them read through the same service call as
 every other import (`MemoryService.import_files`): secrets redacted, each group (a file, a
 claude-mem session, 512 mem0 memories) written in one transaction, and content already stored
-counted as a duplicate, so importing the same files again adds nothing.
+counted as a duplicate, so importing the same files again adds nothing. For a source whose
+files people edit (instruction files), a file read again after an edit stores its changed
+chunks as new memories, each superseding the chunk of the earlier import it replaces.
 
 Before anything is stored, every draft is checked and redacted here as the service will do
 it, so a bad item is reported with its file and place (`export.json[3]: content is empty`)
@@ -24,8 +26,9 @@ from pathlib import Path
 import anyio
 
 from server.core.errors import InvalidInput
+from server.core.models.memories import MemoryFilter
 from server.core.models.sessions import FileImport
-from server.core.validation import prepare_draft
+from server.core.validation import MAX_PAGE, prepare_draft
 from server.domain.project_rule import names_project
 from server.ingest import (
     from_claude_md,
@@ -48,11 +51,15 @@ DefaultPaths = Callable[[Mapping[str, str], Path, Path], list[Path]]
 
 @dataclass(frozen=True, slots=True)
 class ToolSource:
-    """One `--from` NAME: its reader and where it looks when no PATH is given."""
+    """One `--from` NAME: its reader and where it looks when no PATH is given.
+
+    `edited_files`: its files are edited by hand, so a file's new version replaces (supersedes)
+    what the earlier import stored from it."""
 
     name: str
     read: Reader
     default_paths: DefaultPaths
+    edited_files: bool = False
 
 
 TOOLS: dict[str, ToolSource] = {
@@ -67,6 +74,13 @@ TOOLS: dict[str, ToolSource] = {
             "claude-md",
             from_claude_md.read_claude_md,
             from_claude_md.default_paths,
+            edited_files=True,
+        ),
+        ToolSource(  # the same reader, by the name of what it reads for every agent
+            "instructions",
+            from_claude_md.read_claude_md,
+            from_claude_md.default_paths,
+            edited_files=True,
         ),
         ToolSource(
             "mem0",
@@ -160,7 +174,10 @@ async def import_from_tool(
         summary.turns_imported = sum(len(group) for group in groups)
         summary.preview = _preview(groups, max_chars)
     else:
+        replaced = await _replaced(service, groups, max_chars) if tool.edited_files else []
         await _store(service, groups, summary)
+        if replaced:
+            summary.links_restored = await service.restore_links(replaced)
     summary.seconds = time.monotonic() - started
     return summary
 
@@ -225,6 +242,46 @@ def _preview(groups: list[list[ToolRecord]], max_chars: int) -> ImportPreview:
                 }
             )
     return ImportPreview(dict(kinds.most_common()), dict(projects.most_common()), samples)
+
+
+async def _replaced(
+    service: MemoryService, groups: list[list[ToolRecord]], max_chars: int
+) -> list[tuple[str, str, str]]:
+    """(new chunk, chunk it replaces, reason) content hashes for files read again after an
+    edit: a file's chunks not stored yet, in order, against the current memories its earlier
+    import stored that the file no longer holds, in order. A chunk that only moved is stored
+    already and links nothing."""
+    reading: dict[str, list[str]] = {}  # original file -> its chunks' hashes, in order
+    for record in (r for group in groups for r in group):
+        file = record.draft.metadata.get("original_file")
+        if isinstance(file, str):
+            prepared, _ = prepare_draft(record.draft, max_chars)
+            reading.setdefault(file, []).append(prepared.content_hash)
+    sources = {r.draft.source for group in groups for r in group}
+    earlier: dict[str, list[tuple[int, int, str]]] = {}  # file -> (chunk, id, hash)
+    for source in sorted(sources):
+        offset = 0
+        while True:
+            page = await service.list_memories(
+                MemoryFilter(source=source), limit=MAX_PAGE, offset=offset
+            )
+            for memory in page.memories:
+                file = memory.metadata.get("original_file")
+                if file in reading and memory.superseded_by is None:
+                    chunk = memory.metadata.get("chunk", 1)
+                    number = chunk if isinstance(chunk, int) else 1
+                    earlier.setdefault(file, []).append((number, memory.id, memory.content_hash))
+            offset += MAX_PAGE
+            if offset >= page.total:
+                break
+    links: list[tuple[str, str, str]] = []
+    for file, hashes in reading.items():
+        stored = {h for _, _, h in earlier.get(file, [])}
+        gone = [h for _, _, h in sorted(earlier.get(file, [])) if h not in set(hashes)]
+        new = [h for h in hashes if h not in stored]
+        reason = f"{Path(file).name} was edited since its last import"
+        links += [(newer, older, reason) for newer, older in zip(new, gone, strict=False)]
+    return links
 
 
 async def _store(

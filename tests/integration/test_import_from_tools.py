@@ -214,6 +214,29 @@ async def test_claude_code_feedback_memories_become_preferences_of_their_project
     assert [m.project for m in user_wide] == [""]
 
 
+async def test_an_edited_instruction_file_supersedes_what_its_last_import_stored(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    repo = tmp_path / "acme-cli"
+    shutil.copytree(CLAUDE_MD / "acme-cli", repo)
+    agents = repo / "AGENTS.md"
+    await import_from_tool(service, "instructions", [repo])
+    (before,) = await stored(service, MemoryFilter(tag="agents-md"))
+    agents.write_text(agents.read_text().replace("`make test`", "`make check`"))
+
+    again = await import_from_tool(service, "instructions", [repo])
+
+    assert (again.turns_imported, again.turns_duplicate, again.links_restored) == (1, 2, 1)
+    first, after = await stored(service, MemoryFilter(tag="agents-md"))
+    assert first.id == before.id
+    assert "Run `make check` before every commit" in after.content
+    assert after.supersedes == before.id
+    assert after.supersede_reason == "AGENTS.md was edited since its last import"
+    assert (await service.get(before.id)).superseded_by == after.id
+    unchanged = await import_from_tool(service, "claude-md", [repo])
+    assert (unchanged.turns_imported, unchanged.links_restored) == (0, 0)
+
+
 async def test_project_and_since_filters_leave_other_memories_out(
     service: MemoryService, tmp_path: Path
 ) -> None:
@@ -273,11 +296,39 @@ def test_the_cli_imports_from_two_tools_and_prints_json(
     assert "preview" not in claude_mem
 
 
+async def test_the_cli_imports_a_repositorys_instruction_files_and_an_edit_replaces_its_memory(
+    service: MemoryService, pg_url: str, tmp_path: Path
+) -> None:
+    repo = tmp_path / "acme-cli"
+    shutil.copytree(CLAUDE_MD / "acme-cli", repo)
+    gemini = repo / "GEMINI.md"
+
+    env = cli_env(pg_url, tmp_path)
+
+    first = run_cli("import", "--from", "instructions", str(repo), "--json", env=env)
+    gemini.write_text("# Gemini notes for acme-cli\n\nPrefer fuzz tests for the flag parser.\n")
+    second = run_cli("import", "--from", "claude-md", str(repo), "--json", env=env)
+
+    assert first.returncode == 0, first.stderr
+    (summary,) = json.loads(first.stdout)
+    assert (summary["source"], summary["turns_imported"]) == ("instructions", 3)
+    assert second.returncode == 0, second.stderr
+    (again,) = json.loads(second.stdout)
+    assert (again["turns_imported"], again["links_restored"]) == (1, 1)
+    old, new = await stored(service, MemoryFilter(tag="gemini-md"))
+    assert "Prefer table-driven tests" in old.content
+    assert (new.supersedes, old.superseded_by) == (old.id, new.id)
+    assert {m.project for m in await stored(service, MemoryFilter(source="claude-md"))} == {
+        "acme-cli"
+    }
+
+
 def test_the_cli_refuses_an_unknown_tool_in_one_line(
     service: MemoryService, pg_url: str, tmp_path: Path
 ) -> None:
     result = run_cli("import", "--from", "evernote", "x.enex", env=cli_env(pg_url, tmp_path))
 
     assert result.returncode == 1
-    assert "'evernote' is not known; use one of: claude-mem, claude-md, mem0" in result.stderr
+    known = "use one of: claude-mem, claude-md, instructions, mem0"
+    assert f"'evernote' is not known; {known}" in result.stderr
     assert "Traceback" not in result.stderr

@@ -13,6 +13,7 @@ from tests.other_tools import CLAUDE_MD
 CONFIG = CLAUDE_MD / "home" / ".claude"
 ACME_API_MEMORY = CONFIG / "projects" / "-home-dev-work-acme-api" / "memory"
 ACME_WEB = CLAUDE_MD / "acme-web"
+ACME_CLI = CLAUDE_MD / "acme-cli"
 
 
 def by_file(reading: ToolReading) -> dict[str, MemoryDraft]:
@@ -22,6 +23,10 @@ def by_file(reading: ToolReading) -> dict[str, MemoryDraft]:
         file = Path(record.draft.metadata["original_file"])
         found[f"memory/{file.name}" if file.parent.name == "memory" else file.name] = record.draft
     return found
+
+
+def drafts_of(reading: ToolReading) -> list[MemoryDraft]:
+    return [record.draft for group in reading.groups for record in group]
 
 
 def test_a_config_folder_gives_user_wide_notes_and_project_memories() -> None:
@@ -86,6 +91,66 @@ def test_a_project_folder_gives_its_claude_md_files_under_its_name() -> None:
     assert {d.project_path for d in drafts} == {str(ACME_WEB.resolve())}
 
 
+def test_a_repository_gives_every_agents_instruction_file_under_its_name() -> None:
+    reading = read_claude_md([ACME_CLI], ReadContext())
+
+    assert reading.errors == []
+    drafts = {Path(d.metadata["original_file"]).name: d for d in drafts_of(reading)}
+    assert sorted(drafts) == ["AGENTS.md", "GEMINI.md", "copilot-instructions.md"]
+    assert {d.project for d in drafts.values()} == {"acme-cli"}
+    assert {d.project_path for d in drafts.values()} == {str(ACME_CLI.resolve())}
+    assert {d.kind for d in drafts.values()} == {"note"}
+    assert {d.source for d in drafts.values()} == {"claude-md"}
+    assert drafts["AGENTS.md"].tags == ["agents-md"]
+    assert drafts["GEMINI.md"].tags == ["gemini-md"]
+    assert drafts["copilot-instructions.md"].tags == ["copilot-instructions"]
+
+
+def test_promotes_section_is_left_out_and_the_users_text_around_it_kept() -> None:
+    agents = next(
+        d for d in drafts_of(read_claude_md([ACME_CLI], ReadContext())) if "agents-md" in d.tags
+    )
+
+    assert "Run `make test` before every commit" in agents.content
+    assert "never with pkg/errors" in agents.content
+    assert "golangci-lint" not in agents.content
+    assert "claude-memory:promoted" not in agents.content
+    assert "memory:41" not in agents.content
+
+
+def test_copilot_instructions_named_alone_belong_to_the_repository_around_github() -> None:
+    file = ACME_CLI / ".github" / "copilot-instructions.md"
+
+    (draft,) = drafts_of(read_claude_md([file], ReadContext()))
+
+    assert (draft.project, draft.project_path) == ("acme-cli", str(ACME_CLI.resolve()))
+
+
+def test_a_file_holding_only_promotes_section_stores_nothing(tmp_path: Path) -> None:
+    section = (ACME_CLI / "AGENTS.md").read_text().split("<!-- claude-memory:promoted:begin")[1]
+    (tmp_path / "AGENTS.md").write_text(
+        "<!-- claude-memory:promoted:begin" + section.split("## Style")[0]
+    )
+
+    reading = read_claude_md([tmp_path], ReadContext())
+
+    assert reading.errors == []
+    assert reading.groups == []
+    assert reading.skipped == {"only_promoted_section": 1}
+
+
+def test_broken_markers_name_the_file_and_the_rest_is_read(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("Use tabs.\n\n<!-- claude-memory:promoted:begin -->\n")
+    (tmp_path / "GEMINI.md").write_text("Prefer small commits.\n")
+
+    reading = read_claude_md([tmp_path], ReadContext())
+
+    assert len(reading.errors) == 1
+    assert reading.errors[0].startswith(f"{tmp_path / 'AGENTS.md'}: expected one")
+    assert (reading.files_read, reading.files_failed) == (1, 1)
+    assert [d.content for d in drafts_of(reading)] == ["GEMINI.md\n\nPrefer small commits."]
+
+
 def test_a_memory_file_with_unclosed_front_matter_is_named_and_the_rest_read(
     tmp_path: Path,
 ) -> None:
@@ -104,7 +169,10 @@ def test_a_memory_file_with_unclosed_front_matter_is_named_and_the_rest_read(
 def test_nothing_to_import_is_said_once(tmp_path: Path) -> None:
     reading = read_claude_md([tmp_path], ReadContext())
 
-    assert reading.errors == [f"{tmp_path}: no CLAUDE.md, rules or Claude Code memory files"]
+    assert reading.errors == [
+        f"{tmp_path}: no CLAUDE.md, AGENTS.md, GEMINI.md, copilot-instructions.md, rules"
+        " or Claude Code memory files"
+    ]
     assert reading.groups == []
 
 

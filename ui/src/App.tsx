@@ -12,6 +12,7 @@ import { useApi } from "./lib/useApi";
 import { useHealth } from "./lib/useHealth";
 import { ContextPage } from "./pages/ContextPage";
 import { DriftedPage } from "./pages/DriftedPage";
+import { InstructionsPage } from "./pages/InstructionsPage";
 import { MemoryPage } from "./pages/MemoryPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { PreferencesPage } from "./pages/PreferencesPage";
@@ -28,6 +29,7 @@ const TITLES: Record<Route["name"], string> = {
   sessions: "Sessions",
   context: "Context",
   drifted: "Drifted",
+  instructions: "Instructions",
   settings: "Settings",
   "not-found": "Not found",
 };
@@ -51,6 +53,8 @@ function page(route: Route, params: URLSearchParams) {
       return <ContextPage params={params} />;
     case "drifted":
       return <DriftedPage params={params} />;
+    case "instructions":
+      return <InstructionsPage params={params} />;
     case "settings":
       return <SettingsPage />;
     case "not-found":

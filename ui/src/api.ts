@@ -21,6 +21,9 @@ import type {
   NewLesson,
   PreferenceTiers,
   ProjectSummary,
+  PromoteProposal,
+  PromoteRequest,
+  PromoteResult,
   RelatedMemory,
   SearchRequest,
   SearchResponse,
@@ -284,6 +287,14 @@ export const addLesson = (lesson: NewLesson) =>
 /** Disable a lesson (agents stop seeing it) or enable it again. */
 export const setLessonActive = (id: number, active: boolean) =>
   request<Lesson>("PATCH", `/api/lessons/${id}`, { body: { active } });
+
+/** What promote proposes for the project's instruction files (nothing is written). */
+export const getPromotion = (project: string, signal?: AbortSignal) =>
+  request<PromoteProposal>("GET", "/api/promote", { query: { project }, signal });
+
+/** Write the accepted changes (a backup beside each file first); rejected lines stay declined. */
+export const writePromotion = (body: PromoteRequest) =>
+  request<PromoteResult>("POST", "/api/promote", { body });
 
 export type SessionQuery = { limit: number; offset: number; source?: string };
 

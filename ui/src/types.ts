@@ -404,3 +404,51 @@ export type ContextReport = {
   /** Used, then the user corrected the agent: to review. */
   contradicted: JudgedMemory[];
 };
+
+/** One line of promote's section in an instruction file, and why it is proposed (#58). */
+export type PromoteChange = {
+  action: "add" | "change" | "remove" | "keep";
+  /** The memory the line carries (for a change, the successor); null for a hand-written line. */
+  memory_id: number | null;
+  /** The line's text; null for a removal. */
+  text: string | null;
+  /** The text the line had (change, remove). */
+  old_text: string | null;
+  reason: string;
+  old_memory_id?: number | null;
+  uses?: number;
+};
+
+export type PromoteFile = {
+  path: string;
+  name: string;
+  exists: boolean;
+  /** The file does not exist and would be created (AGENTS.md, when the repository has none). */
+  creates: boolean;
+  /** Unified diff of the file with every proposed change written. */
+  diff: string;
+  changes: PromoteChange[];
+};
+
+/** GET /api/promote: what memory proposes for a project's instruction files. */
+export type PromoteProposal = {
+  project: string;
+  root: string;
+  files: PromoteFile[];
+  /** Memories that earned a line but did not fit the section's budget. */
+  left_out: number;
+};
+
+export type PromoteRequest = {
+  project: string;
+  cwd: string | null;
+  accept: number[];
+  reject: number[];
+};
+
+/** POST /api/promote: the files written (each with the backup kept beside it first). */
+export type PromoteResult = {
+  written: { path: string; backup: string | null }[];
+  files: PromoteFile[];
+  left_out?: number;
+};

@@ -17,6 +17,7 @@ const NAV: { name: RouteName; label: string; href: string; hint?: string }[] = [
   { name: "sessions", label: "Sessions", href: routePath({ name: "sessions" }) },
   { name: "context", label: "Context", href: routePath({ name: "context" }) },
   { name: "drifted", label: "Drifted", href: routePath({ name: "drifted" }) },
+  { name: "instructions", label: "Instructions", href: routePath({ name: "instructions" }) },
   { name: "settings", label: "Settings", href: routePath({ name: "settings" }) },
 ];
 

@@ -13,6 +13,7 @@ export type Route =
   | { name: "sessions" }
   | { name: "context" }
   | { name: "drifted" }
+  | { name: "instructions" }
   | { name: "settings" }
   | { name: "not-found"; path: string };
 
@@ -26,6 +27,7 @@ const SIMPLE: Record<string, Route> = {
   sessions: { name: "sessions" },
   context: { name: "context" },
   drifted: { name: "drifted" },
+  instructions: { name: "instructions" },
   settings: { name: "settings" },
 };
 
