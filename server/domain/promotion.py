@@ -25,6 +25,17 @@ UNPROMOTED_KINDS = ("raw", "trajectory")
 STATED_KINDS = ("preference", "pattern")
 STATED_WORDS = ("decision", "convention", "preference", "pattern")
 WRITTEN_BY_HAND = "written_in_instructions"  # metadata key of a line a person wrote
+# Notes `import --from instructions` read from an instruction or rules file carry one of these
+# tags (server/ingest/from_claude_md.py): the agents read that file already, so proposing its
+# text again would copy the file into itself (or into its neighbour) once it had been used.
+INSTRUCTION_FILE_SOURCE = "claude-md"
+INSTRUCTION_FILE_TAGS = (
+    "claude-md",
+    "agents-md",
+    "gemini-md",
+    "copilot-instructions",
+    "claude-rules",
+)
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")
 _MARKDOWN_LEAD = re.compile(r"^(?:#+\s*|[-*+]\s+|\d+[.)]\s+|>\s*)+")
@@ -79,6 +90,11 @@ def is_stated(kind: str, tags: Sequence[str], metadata: Mapping[str, Any]) -> bo
     if str(metadata.get("distill_kind", "")).lower() in STATED_WORDS:
         return True
     return any(tag.lower() in STATED_WORDS for tag in tags)
+
+
+def from_instruction_file(source: str, tags: Sequence[str]) -> bool:
+    """Whether a memory was read from an instruction or rules file the agents read already."""
+    return source == INSTRUCTION_FILE_SOURCE and any(t in INSTRUCTION_FILE_TAGS for t in tags)
 
 
 def tokens_of(text: str) -> int:

@@ -8,7 +8,8 @@ and our section in each (server/domain/instruction_section.py), then proposes, p
   user's own or shared (never a teammate's private one), holds no secret (redaction runs
   again), agrees with the working tree (not drifted or orphaned), and has earned it: used in
   PROMOTE_MIN_USES injections with no correction since, or stated by the user as a rule
-  (server/domain/promotion.py `is_stated`); never one declined for that file. A memory
+  (server/domain/promotion.py `is_stated`); never one declined for that file, nor one read
+  from an instruction or rules file (the agents read that file already). A memory
   redaction changes, or whose text shows a secret was taken out of it, is not proposed: the
   file goes into git;
 - **change** / **remove**: a line whose memory was superseded (changed to the successor when
@@ -55,6 +56,7 @@ from server.domain.promotion import (
     UNPROMOTED_KINDS,
     WRITTEN_BY_HAND,
     fitting,
+    from_instruction_file,
     is_stated,
     rule_text,
 )
@@ -338,6 +340,8 @@ def _may_promote(
         return False, "no longer current"
     if memory.kind in UNPROMOTED_KINDS or not rule_text(memory.content):
         return False, "a conversation turn, not a rule"
+    if from_instruction_file(memory.source, memory.tags):
+        return False, "read from an instruction file: the agents read it there already"
     if (
         memory.visibility == "private"
         and memory.owner

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from server.core.models.memories import MemoryDraft
+from server.domain.promotion import from_instruction_file
 from server.ingest.from_claude_md import default_paths, read_claude_md
 from server.ingest.tool_reading import ReadContext, ToolReading
 from tests.other_tools import CLAUDE_MD
@@ -184,3 +185,15 @@ def test_by_default_it_reads_claude_config_dir_and_the_current_project(tmp_path:
         Path("/etc/claude"),
         cwd,
     ]
+
+
+def test_every_instruction_and_rules_note_is_one_promote_never_proposes_back() -> None:
+    # promote (server/domain/promotion.py) must know every note these files give, or a note
+    # read from AGENTS.md that the agent used could be written into CLAUDE.md (or itself).
+    drafts = drafts_of(read_claude_md([CONFIG, ACME_WEB, ACME_CLI], ReadContext()))
+    instruction_notes = [d for d in drafts if "claude-code-memory" not in d.tags]
+    assert {t for d in instruction_notes for t in d.tags} >= {"agents-md", "claude-rules"}
+    assert all(from_instruction_file(d.source, d.tags) for d in instruction_notes)
+    auto_memories = [d for d in drafts if "claude-code-memory" in d.tags]
+    assert auto_memories
+    assert not any(from_instruction_file(d.source, d.tags) for d in auto_memories)
