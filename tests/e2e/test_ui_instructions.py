@@ -4,23 +4,17 @@ exactly the accepted one, the user's own text untouched and a backup beside it."
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
 from playwright.async_api import expect
 
-from server.app import create_app
 from server.core.config import Settings
 from server.domain.instruction_section import BEGIN, END
-from server.ingest.importer import ImportFilters, SessionImporter
-from tests.db_fixtures import serving
 from tests.e2e.browser import Seeded, Ui
 from tests.git_history import acme_repository, git, write
-from tests.integration.hook_runs import payload, run_hook
-from tests.transcripts import SessionWriter
+from tests.judged_uses import used_in_sessions
 
 pytestmark = pytest.mark.e2e
 
@@ -28,33 +22,6 @@ PROJECT = "acme-cli"
 USERS_OWN = "# acme-cli\n\nOur own notes: keep pull requests small.\n"
 PNPM = "acme-cli installs dependencies with pnpm, never npm: the lockfile is pnpm-lock.yaml."
 ERRORS = "Always call `sendProblem()` from src/errors.ts for every error response."
-INSTALL = "how do I install the dependencies of this repository?"
-INSTALLED = "pnpm install --frozen-lockfile && git diff --stat pnpm-lock.yaml"
-
-
-async def used_in_sessions(seeded: Seeded, settings: Settings, repo: Path, projects: Path) -> None:
-    """Three sessions in which the real hook client's prompt recall injects the pnpm memory and
-    the agent then runs pnpm; importing each transcript judges its receipt used."""
-    wide = replace(settings, recall_threshold=0.05, recall_max_hits=8, recall_max_chars=6_000)
-    async with serving(create_app(wide, seeded.service)) as url:
-        for number in range(3):
-            writer = SessionWriter(f"s-instructions-{number}", str(repo), start=datetime.now(UTC))
-            writer.prompt(INSTALL)
-            data = payload(
-                "UserPromptSubmit",
-                session_id=writer.session_id,
-                prompt_id=writer.prompt_id,
-                cwd=str(repo),
-                prompt=INSTALL,
-                transcript_path=str(projects / "acme-cli" / f"{writer.session_id}.jsonl"),
-            )
-            run = await run_hook("user-prompt-submit", data, url)
-            assert run.returncode == 0, run.stderr
-            writer.call("t1", "Bash", {"command": INSTALLED}, message_id="m1")
-            writer.result("t1", "Done in 1.2s")
-            writer.write(projects, "acme-cli")
-            summary = await SessionImporter(seeded.service, ImportFilters()).run(projects)
-            assert not summary.errors, summary.errors
 
 
 async def test_accepting_one_line_and_rejecting_another_writes_only_the_accepted_one(
@@ -71,7 +38,7 @@ async def test_accepting_one_line_and_rejecting_another_writes_only_the_accepted
             text, project=PROJECT, project_path=str(repo), kind=kind, force=True
         )
         ids[text] = saved.id
-    await used_in_sessions(seeded, settings, repo, tmp_path / "projects")
+    await used_in_sessions(seeded.service, settings, repo, tmp_path / "projects", range(3))
 
     await ui.open("/ui/")
     await ui.page.get_by_role("link", name="Instructions").click()

@@ -21,13 +21,11 @@ from server.app import create_app
 from server.core.access import acting_as
 from server.core.config import Settings
 from server.domain.instruction_section import BEGIN, END
-from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 from tests.git_history import MEMORIES_WRITTEN, acme_repository, git, write
-from tests.integration.hook_runs import payload, run_hook
 from tests.integration.processes import run_cli
-from tests.transcripts import SessionWriter
+from tests.judged_uses import used_in_sessions
 
 PROJECT = "acme-api"
 USERS_OWN = "# Acme API\n\nOur own notes: keep pull requests small.\n"
@@ -39,8 +37,6 @@ ORDERS = "Orders are paginated with an opaque cursor, fifty per page."
 GO = "The Go toolchain is pinned to go 1.22 in `go.mod`."
 SECRET = "Deploy from CI with GITHUB_TOKEN=ghp_R2x9KqLm4TnV7wYz8AbC3dEf6GhJ1kLmN0pQ as the token."
 PRIVATE = "Prefer tabs over spaces in every file I touch."
-INSTALLED = "pnpm install --frozen-lockfile && git diff --stat pnpm-lock.yaml"
-INSTALL = "how do I install the dependencies of this repository?"
 
 
 @dataclass(frozen=True)
@@ -54,42 +50,6 @@ async def save(service: MemoryService, repo: Path, text: str, kind: str, **extra
         text, project=PROJECT, project_path=str(repo), kind=kind, force=True, **extra
     )
     return saved.id
-
-
-async def used_in_sessions(
-    service: MemoryService,
-    settings: Settings,
-    repo: Path,
-    projects: Path,
-    rounds: range,
-    correction: str | None = None,
-) -> None:
-    """A session per round: the real hook client asks prompt recall, the agent runs pnpm (and
-    the user corrects it, with `correction`), and the transcript is imported, which judges
-    each receipt."""
-    wide = replace(settings, recall_threshold=0.05, recall_max_hits=8, recall_max_chars=6_000)
-    async with serving(create_app(wide, service)) as url:
-        for number in rounds:
-            writer = SessionWriter(f"s-promote-{number}", str(repo), start=datetime.now(UTC))
-            writer.prompt(INSTALL)
-            data = payload(
-                "UserPromptSubmit",
-                session_id=writer.session_id,
-                prompt_id=writer.prompt_id,
-                cwd=str(repo),
-                prompt=INSTALL,
-                transcript_path=str(projects / "acme" / f"{writer.session_id}.jsonl"),
-            )
-            run = await run_hook("user-prompt-submit", data, url)
-            assert run.returncode == 0, run.stderr
-            writer.call("t1", "Bash", {"command": INSTALLED}, message_id="m1")
-            writer.result("t1", "Done in 1.2s")
-            if correction is not None:
-                writer.say("Installed with pnpm; pnpm-lock.yaml is unchanged.")
-                writer.prompt(correction)
-            writer.write(projects, "acme")
-            summary = await SessionImporter(service, ImportFilters()).run(projects)
-            assert not summary.errors, summary.errors
 
 
 @pytest.fixture
