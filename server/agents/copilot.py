@@ -10,19 +10,17 @@
   settings) but connect installs none of ours yet, so it gets the instructions block in
   `$COPILOT_HOME/copilot-instructions.md`, its personal instructions file
   (`copilot instruction list` shows it as "Home copilot-instructions.md").
-- Sessions: `$COPILOT_HOME/session-state/<session id>/events.jsonl`, one event a line
-  (`session.start`, `user.message`, `assistant.turn_start`, ...); no reader yet, so `import`
-  has no `--copilot`.
+- Sessions: `$COPILOT_HOME/session-state/<session id>/events.jsonl`, one event a line, read by
+  server/ingest/copilot.py (`import --copilot`, and `--agents` when the folder exists).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from server.agents.about import copilot as about
 from server.agents.unit import configured_by_files
+from server.ingest.copilot import COPILOT, copilot_home
 from server.jobs.agent_files import (
     json_entry_edit,
     render_json,
@@ -30,12 +28,6 @@ from server.jobs.agent_files import (
 from server.jobs.connect import BEARER_HEADER, SERVER_NAME, Connection, Edit, FileAgent
 
 NAME = about.NAME
-
-
-def copilot_home(environ: Mapping[str, str], home: Path) -> Path:
-    """`$COPILOT_HOME`, else `~/.copilot`."""
-    configured = environ.get("COPILOT_HOME")
-    return Path(configured).expanduser() if configured else home / ".copilot"
 
 
 def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
@@ -63,7 +55,7 @@ FILES = FileAgent(
 
 AGENT = configured_by_files(
     about,
-    None,
+    COPILOT,
     FILES,
     "add claude-memory to ~/.copilot/mcp-config.json and the memory instructions to "
     "~/.copilot/copilot-instructions.md",
