@@ -5,8 +5,9 @@ tests/agent_clis.py).
 Copilot's own `copilot mcp get` reads it back; a real `copilot -p` run (offline, its model a
 custom provider: tests/chat_stream_stub.py) connects to the server with the token from its
 environment, offers the model our tools and runs its search, and loads the instructions block
-connect wrote to its personal instructions file. Copilot's hooks and session files are not read
-yet (see server/agents/copilot.py).
+connect wrote to its personal instructions file. The session file such a run writes is
+imported by `claude-memory import --copilot` into the database, where its prompt is found again.
+Copilot's hooks are not installed yet (see server/agents/copilot.py).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.agent_clis import CLIS_DIR
 from tests.chat_stream_stub import ScriptedChat
 from tests.db_fixtures import TOKEN
-from tests.integration.processes import cli_json, completed
+from tests.integration.processes import cli_command, cli_json, completed
 
 
 def copilot_env(agent_clis: Path, root: Path) -> dict[str, str]:
@@ -120,3 +122,50 @@ async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
     assert "claude-memory" in json.dumps(system), "the instructions block connect wrote"
     results = [m for r in with_token for m in r["messages"] if m["role"] == "tool"]
     assert results and PNPM[:40] in json.dumps(results[-1])
+
+
+DECISION = "Decision for acme-api: invoices are numbered per tenant, INV-<tenant>-<seq>."
+
+
+async def test_a_real_copilot_session_is_imported_and_its_prompt_found(
+    service: MemoryService, pg_url: str, agent_clis: Path, tmp_path: Path
+) -> None:
+    env = copilot_env(agent_clis, tmp_path)
+    project = tmp_path / "acme-api"
+    project.mkdir()
+    (project / "invoices.ts").write_text("export const prefix = 'INV-';\n")
+
+    def copilot_run(model: ScriptedChat) -> None:
+        offline = {
+            **env,
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": model.base_url,
+            "COPILOT_MODEL": "gpt-4o",
+        }
+        command = ["copilot", "-p", DECISION, "--allow-all-tools", "--no-auto-update"]
+        completed(command, offline, cwd=project)
+
+    with ScriptedChat([("bash", {"command": "ls"})], reply="Noted: INV-<tenant>-<seq>.") as model:
+        await asyncio.to_thread(copilot_run, model)
+    # Beside the session's folder Copilot keeps `.session-operation-locks/`.
+    [events] = (tmp_path / "home" / ".copilot" / "session-state").glob("*/events.jsonl")
+    ours = {
+        **env,
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "claude-memory"),
+        "CLAUDE_MEMORY_PORT": "1",  # no server to tell
+    }
+    imports = ["import", "--copilot", "--json", "--min-length", "0"]
+
+    [first] = json.loads(await asyncio.to_thread(completed, cli_command(*imports), ours))
+    [again] = json.loads(await asyncio.to_thread(completed, cli_command(*imports), ours))
+    found = await service.search_hybrid(DECISION, limit=3)
+    sessions = await service.list_memories(MemoryFilter(source="copilot"), limit=10)
+
+    assert (first["source"], first["files_read"], first["malformed_lines"]) == ("copilot", 1, 0)
+    assert (first["turns_imported"], first["prompts"], first["events"]) == (2, 1, 1)
+    assert (again["turns_imported"], again["files_unchanged"]) == (0, 1)
+    top = found.hits[0]
+    assert (top.content, top.source, top.project) == (DECISION, "copilot", "acme-api")
+    assert top.session_id == events.parent.name
+    assert {m.content for m in sessions.memories} == {DECISION, "Noted: INV-<tenant>-<seq>."}
