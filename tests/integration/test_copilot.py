@@ -2,12 +2,12 @@
 tests/agent_clis.py).
 
 `claude-memory connect copilot` registers the server in `$COPILOT_HOME/mcp-config.json`, where
-Copilot's own `copilot mcp get` reads it back; a real `copilot -p` run (offline, its model a
-custom provider: tests/chat_stream_stub.py) connects to the server with the token from its
-environment, offers the model our tools and runs its search, and loads the instructions block
-connect wrote to its personal instructions file. The session file such a run writes is
-imported by `claude-memory import --copilot` into the database, where its prompt is found again.
-Copilot's hooks are not installed yet (see server/agents/copilot.py).
+Copilot's own `copilot mcp get` reads it back, and writes our hooks file. A real `copilot -p` run
+(offline, its model a custom provider: tests/chat_stream_stub.py) connects to the server with
+the token from its environment, offers the model our tools and runs its search; our hooks put
+the memory relevant to the prompt into the model's request and have the session imported when
+the turn stops. The session file such a run writes is also imported by `claude-memory import
+--copilot` into the database, where its prompt is found again.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
@@ -68,23 +70,34 @@ async def test_connect_copilot_writes_what_copilot_reads_back(
     assert not again["changed"]
     backups = sorted(p.name for p in config.parent.iterdir() if ".bak-" in p.name)
     assert len(backups) == 1 and json.loads((config.parent / backups[0]).read_text()) == mine
+    hooks = tmp_path / "home" / ".copilot" / "hooks" / "claude-memory.json"
+    assert connected["hooks"] == ["SessionStart", "UserPromptSubmit", "Stop"]
+    assert list(json.loads(hooks.read_text())["hooks"]) == connected["hooks"]
     instructions = tmp_path / "home" / ".copilot" / "copilot-instructions.md"
-    assert "claude-memory" in instructions.read_text()
+    assert not instructions.exists(), "the hooks bring the memory: no instructions block"
 
     removed = cli_json("disconnect", "copilot", env=env)
     listed = await asyncio.to_thread(completed, ["copilot", "mcp", "list"], env)
     assert removed["changed"] and json.loads(config.read_text()) == mine
     assert "claude-memory" not in listed and "notes" in listed
-    assert not instructions.exists(), "the block was all it held"
+    assert not hooks.exists()
 
 
 PNPM = "acme-api installs packages with pnpm: run pnpm add, never npm install."
+QUESTION = "Which package manager does acme-api use for adding dependencies?"
 
 
-async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
-    guarded_url: str, service: MemoryService, agent_clis: Path, tmp_path: Path
+async def test_a_real_copilot_run_gets_our_memory_from_our_hooks_and_searches_it(
+    guarded_url: str,
+    service: MemoryService,
+    agent_clis: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     env = {**copilot_env(agent_clis, tmp_path), "CLAUDE_MEMORY_TOKEN": TOKEN}
+    # The server imports a session the Stop hook names only under Copilot's folder as its own
+    # environment names it (docs/SECURITY.md, "Transcript paths sent by hooks").
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "home" / ".copilot"))
     project = tmp_path / "acme-api"
     project.mkdir()
     await service.save(PNPM, project="acme-api", project_path=str(project), kind="preference")
@@ -99,7 +112,11 @@ async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
             "COPILOT_PROVIDER_BASE_URL": model.base_url,
             "COPILOT_MODEL": "gpt-4o",
         }
-        command = ["copilot", "-p", "Which package manager does acme-api use?"]
+        command = [
+            "copilot",
+            "-p",
+            "Which package manager does acme-api use for adding dependencies?",
+        ]
         completed([*command, "--allow-all-tools", "--no-auto-update"], offline, cwd=project)
 
     with ScriptedChat([search], reply="pnpm.") as model:
@@ -118,10 +135,22 @@ async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
     ours = {name for name in tools(with_token) if name.startswith("claude-memory-")}
     assert {"claude-memory-search_memories", "claude-memory-save_memory"} <= ours
     assert not {name for name in tools(without_token) if name.startswith("claude-memory-")}
-    system = [m for r in with_token for m in r["messages"] if m["role"] == "system"]
-    assert "claude-memory" in json.dumps(system), "the instructions block connect wrote"
+    # SessionStart's context reaches the model as a user message before the prompt (prompt
+    # recall then leaves out what the session was already given).
+    said = [m["content"] for m in with_token[0]["messages"] if m["role"] == "user"]
+    assert said[0].startswith("# Memory context: acme-api") and PNPM in said[0]
+    assert said[-1].endswith(QUESTION)
+    assert PNPM not in json.dumps(without_token), "without the token the hooks get nothing"
     results = [m for r in with_token for m in r["messages"] if m["role"] == "tool"]
     assert results and PNPM[:40] in json.dumps(results[-1])
+    # The Stop hook names the session's events.jsonl: the server imports it at once.
+    for _ in range(100):
+        turns = await service.list_memories(MemoryFilter(kind="raw", source="copilot"), limit=10)
+        if turns.total:
+            break
+        await asyncio.sleep(0.2)
+    assert QUESTION in {m.content for m in turns.memories}
+    assert {m.project for m in turns.memories} == {"acme-api"}
 
 
 DECISION = "Decision for acme-api: invoices are numbered per tenant, INV-<tenant>-<seq>."
