@@ -5,7 +5,9 @@ Hooks in `$COPILOT_HOME/hooks/claude-memory.json`, written by `connect copilot`
 (server/agents/copilot.py): `{"version": 1, "hooks": {<event>: [{"type": "command", "bash",
 "timeoutSec"}]}}`. Under Claude Code's event names Copilot (1.0.102) sends Claude Code's
 snake_case payloads (`hook_event_name`, `session_id`, `cwd`, `prompt`, `source`; Stop also
-`transcript_path`, its events.jsonl; SessionEnd has none, so the session is imported at Stop).
+`transcript_path`, its events.jsonl; SessionEnd has none, so the session is imported at Stop;
+Copilot may not have written the turn's events yet when Stop runs, so that import can find
+less than the turn, and the next import reads the rest).
 It reads back a flat `{"additionalContext": ...}`, not the nested `hookSpecificOutput`: seen in
 a real offline run, SessionStart's reaching the model as a user message and UserPromptSubmit's
 inside a `<system_reminder>` after the prompt (tests/integration/test_copilot.py). Tool hooks
