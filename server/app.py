@@ -21,13 +21,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server.adapters import hook_routes, rest
+from server.adapters import rest
 from server.adapters.auth import AccessGuard
 from server.adapters.body_limit import BodySizeLimit
 from server.adapters.frame_guard import NoFraming
 from server.adapters.http_guard import HostOriginGuard, allowed_hosts_for
 from server.adapters.mcp import build_mcp
 from server.adapters.mcp_sessions import SessionsPerUser
+from server.adapters.rest import hooks as hook_routes
 from server.core.config import Settings
 from server.core.errors import ServiceError
 from server.ingest.session_imports import SessionImports

@@ -1,6 +1,6 @@
 """Every REST operation, declared once: method, path, shapes in and out, and OpenAPI links.
 
-The REST adapters (server/adapters/rest/, server/adapters/hook_routes.py) serve these entries with
+The REST adapters (server/adapters/rest/, the hooks' in its hooks.py) serve these entries with
 a handler each, and server/adapters/openapi.py derives the document from them. Links pass an id from
 a response to the operations that take it; schemathesis' stateful phase follows them to chain real
 calls.

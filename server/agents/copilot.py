@@ -6,48 +6,85 @@
   <server>/mcp, "tools": ["*"]}`, and with a token `headers.Authorization` set to
   `Bearer ${CLAUDE_MEMORY_TOKEN}`, which Copilot expands from its own environment when it
   connects (tests/integration/test_copilot.py sees the token arrive).
-- Instructions: Copilot has command hooks (`$COPILOT_HOME/hooks/*.json`, or `hooks` in its
-  settings) but connect installs none of ours yet, so it gets the instructions block in
-  `$COPILOT_HOME/copilot-instructions.md`, its personal instructions file
-  (`copilot instruction list` shows it as "Home copilot-instructions.md").
-- Sessions: `$COPILOT_HOME/session-state/<session id>/events.jsonl`, one event a line
-  (`session.start`, `user.message`, `assistant.turn_start`, ...); no reader yet, so `import`
-  has no `--copilot`.
+- Hooks: our own file, `$COPILOT_HOME/hooks/claude-memory.json` (Copilot loads every
+  `hooks/*.json` there), the events and answers of server/agents/about/copilot.py; a file of
+  that name without our hook client in it is refused. `--no-hooks` leaves it out (and removes
+  ours), and a Copilot older than the version checked gets the instructions block in
+  `$COPILOT_HOME/copilot-instructions.md`, its personal instructions file (`copilot instruction
+  list` shows it as "Home copilot-instructions.md"), instead.
+- Sessions: `$COPILOT_HOME/session-state/<session id>/events.jsonl`, one event a line, read by
+  server/ingest/copilot.py (`import --copilot`, and `--agents` when the folder exists).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
 from pathlib import Path
 from typing import Any
 
 from server.agents.about import copilot as about
 from server.agents.unit import configured_by_files
+from server.ingest.copilot import COPILOT, copilot_home
 from server.jobs.agent_files import (
+    AgentFileError,
     json_entry_edit,
     render_json,
 )
-from server.jobs.connect import BEARER_HEADER, SERVER_NAME, Connection, Edit, FileAgent
+from server.jobs.agent_hooks import Version
+from server.jobs.connect import (
+    BEARER_HEADER,
+    SERVER_NAME,
+    Connection,
+    Edit,
+    FileAgent,
+    HookSupport,
+    read_text,
+)
+from server.jobs.hook_install import MARKERS, hook_command
 
 NAME = about.NAME
-
-
-def copilot_home(environ: Mapping[str, str], home: Path) -> Path:
-    """`$COPILOT_HOME`, else `~/.copilot`."""
-    configured = environ.get("COPILOT_HOME")
-    return Path(configured).expanduser() if configured else home / ".copilot"
+HOOKS_FILE = Path("hooks") / "claude-memory.json"
+HOOKS_SINCE: Version = (1, 0, 102)  # the version whose hook contract was checked
 
 
 def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
-    """Our `mcpServers` entry in mcp-config.json, added, replaced or removed."""
-    path = copilot_home(request.environ, request.home) / "mcp-config.json"
+    """Our `mcpServers` entry in mcp-config.json, added, replaced or removed, and our hooks."""
+    folder = copilot_home(request.environ, request.home)
+    path = folder / "mcp-config.json"
     entry: dict[str, Any] = {"type": "http", "url": request.url, "tools": ["*"]}
     if request.use_token:
         entry["headers"] = {"Authorization": BEARER_HEADER}
     old, data, updated = json_entry_edit(
         path, "mcpServers", SERVER_NAME, entry if request.url else None
     )
-    return [(path, old, old if updated == data else render_json(updated, old))]
+    return [
+        (path, old, old if updated == data else render_json(updated, old)),
+        _hooks_edit(folder / HOOKS_FILE, hook_url, request.python),
+    ]
+
+
+def _hooks_edit(path: Path, hook_url: str | None, python: str | None) -> Edit:
+    """Our hooks file for `hook_url`, or none; a file of that name not running our client is
+    refused."""
+    old = read_text(path)
+    if old and not any(marker in old for marker in MARKERS):
+        raise AgentFileError(
+            f"{path} is not ours (it does not run claude-memory's hook client); move it aside, "
+            "nothing was changed"
+        )
+    if hook_url is None:
+        return path, old, ""
+    hooks = {
+        name: [
+            {
+                "type": "command",
+                "bash": hook_command(argument, hook_url, python, NAME),
+                "timeoutSec": timeout,
+            }
+        ]
+        for name, argument, timeout, _ in about.HOOKS
+    }
+    return path, old, json.dumps({"version": 1, "hooks": hooks}, indent=2) + "\n"
 
 
 FILES = FileAgent(
@@ -58,14 +95,15 @@ FILES = FileAgent(
     instructions_file=lambda request: (
         copilot_home(request.environ, request.home) / "copilot-instructions.md"
     ),
+    hooks=HookSupport([name for name, _, _, _ in about.HOOKS], HOOKS_SINCE),
 )
 
 
 AGENT = configured_by_files(
     about,
-    None,
+    COPILOT,
     FILES,
-    "add claude-memory to ~/.copilot/mcp-config.json and the memory instructions to "
-    "~/.copilot/copilot-instructions.md",
+    "add claude-memory to ~/.copilot/mcp-config.json and our hooks to "
+    "~/.copilot/hooks/claude-memory.json",
     instructions_file="copilot-instructions.md",
 )

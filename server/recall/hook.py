@@ -1,4 +1,4 @@
-"""What the agents' hooks ask of the server (routes in server/adapters/hook_routes.py).
+"""What the agents' hooks ask of the server (routes in server/adapters/rest/hooks.py).
 
 - Session start: the startup context of the project the session runs in.
 - Prompt recall: a hybrid search with the prompt inside that project (all projects when the

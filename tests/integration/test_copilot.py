@@ -2,26 +2,31 @@
 tests/agent_clis.py).
 
 `claude-memory connect copilot` registers the server in `$COPILOT_HOME/mcp-config.json`, where
-Copilot's own `copilot mcp get` reads it back; a real `copilot -p` run (offline, its model a
-custom provider: tests/chat_stream_stub.py) connects to the server with the token from its
-environment, offers the model our tools and runs its search, and loads the instructions block
-connect wrote to its personal instructions file. Copilot's hooks and session files are not read
-yet (see server/agents/copilot.py).
+Copilot's own `copilot mcp get` reads it back, and writes our hooks file. A real `copilot -p` run
+(offline, its model a custom provider: tests/chat_stream_stub.py) connects to the server with
+the token from its environment, offers the model our tools and runs its search; our hooks put
+the memory relevant to the prompt into the model's request and have the session imported when
+the turn stops. The session file such a run writes is also imported by `claude-memory import
+--copilot` into the database, where its prompt is found again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 from tests.agent_clis import CLIS_DIR
 from tests.chat_stream_stub import ScriptedChat
 from tests.db_fixtures import TOKEN
-from tests.integration.processes import cli_json, completed
+from tests.integration.processes import cli_command, cli_json, completed
 
 
 def copilot_env(agent_clis: Path, root: Path) -> dict[str, str]:
@@ -66,23 +71,36 @@ async def test_connect_copilot_writes_what_copilot_reads_back(
     assert not again["changed"]
     backups = sorted(p.name for p in config.parent.iterdir() if ".bak-" in p.name)
     assert len(backups) == 1 and json.loads((config.parent / backups[0]).read_text()) == mine
+    hooks = tmp_path / "home" / ".copilot" / "hooks" / "claude-memory.json"
+    assert connected["hooks"] == ["SessionStart", "UserPromptSubmit", "Stop"]
+    assert list(json.loads(hooks.read_text())["hooks"]) == connected["hooks"]
     instructions = tmp_path / "home" / ".copilot" / "copilot-instructions.md"
-    assert "claude-memory" in instructions.read_text()
+    assert not instructions.exists(), "the hooks bring the memory: no instructions block"
 
     removed = cli_json("disconnect", "copilot", env=env)
     listed = await asyncio.to_thread(completed, ["copilot", "mcp", "list"], env)
     assert removed["changed"] and json.loads(config.read_text()) == mine
     assert "claude-memory" not in listed and "notes" in listed
-    assert not instructions.exists(), "the block was all it held"
+    assert not hooks.exists()
 
 
 PNPM = "acme-api installs packages with pnpm: run pnpm add, never npm install."
+QUESTION = "Which package manager does acme-api use for adding dependencies?"
 
 
-async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
-    guarded_url: str, service: MemoryService, agent_clis: Path, tmp_path: Path
+async def test_a_real_copilot_run_gets_our_memory_from_our_hooks_and_searches_it(
+    guarded_url: str,
+    service: MemoryService,
+    agent_clis: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="server.ingest.session_imports")
     env = {**copilot_env(agent_clis, tmp_path), "CLAUDE_MEMORY_TOKEN": TOKEN}
+    # The server imports a session the Stop hook names only under Copilot's folder as its own
+    # environment names it (docs/SECURITY.md, "Transcript paths sent by hooks").
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "home" / ".copilot"))
     project = tmp_path / "acme-api"
     project.mkdir()
     await service.save(PNPM, project="acme-api", project_path=str(project), kind="preference")
@@ -97,7 +115,11 @@ async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
             "COPILOT_PROVIDER_BASE_URL": model.base_url,
             "COPILOT_MODEL": "gpt-4o",
         }
-        command = ["copilot", "-p", "Which package manager does acme-api use?"]
+        command = [
+            "copilot",
+            "-p",
+            "Which package manager does acme-api use for adding dependencies?",
+        ]
         completed([*command, "--allow-all-tools", "--no-auto-update"], offline, cwd=project)
 
     with ScriptedChat([search], reply="pnpm.") as model:
@@ -116,7 +138,67 @@ async def test_a_real_copilot_run_searches_our_memory_with_our_instructions(
     ours = {name for name in tools(with_token) if name.startswith("claude-memory-")}
     assert {"claude-memory-search_memories", "claude-memory-save_memory"} <= ours
     assert not {name for name in tools(without_token) if name.startswith("claude-memory-")}
-    system = [m for r in with_token for m in r["messages"] if m["role"] == "system"]
-    assert "claude-memory" in json.dumps(system), "the instructions block connect wrote"
+    # SessionStart's context reaches the model as a user message before the prompt (prompt
+    # recall then leaves out what the session was already given).
+    said = [m["content"] for m in with_token[0]["messages"] if m["role"] == "user"]
+    assert said[0].startswith("# Memory context: acme-api") and PNPM in said[0]
+    assert said[-1].endswith(QUESTION)
+    assert PNPM not in json.dumps(without_token), "without the token the hooks get nothing"
     results = [m for r in with_token for m in r["messages"] if m["role"] == "tool"]
     assert results and PNPM[:40] in json.dumps(results[-1])
+    # The Stop hook names the session's events.jsonl, which the server accepts and imports at
+    # once. What that import finds varies: Copilot may not have written the turn's events to the
+    # file yet when Stop runs (the next import reads them; the last test imports a whole file).
+    imported = "hook import of copilot session events.jsonl"
+    for _ in range(100):
+        if any(imported in record.getMessage() for record in caplog.records):
+            break
+        await asyncio.sleep(0.2)
+    assert any(imported in record.getMessage() for record in caplog.records)
+
+
+DECISION = "Decision for acme-api: invoices are numbered per tenant, INV-<tenant>-<seq>."
+
+
+async def test_a_real_copilot_session_is_imported_and_its_prompt_found(
+    service: MemoryService, pg_url: str, agent_clis: Path, tmp_path: Path
+) -> None:
+    env = copilot_env(agent_clis, tmp_path)
+    project = tmp_path / "acme-api"
+    project.mkdir()
+    (project / "invoices.ts").write_text("export const prefix = 'INV-';\n")
+
+    def copilot_run(model: ScriptedChat) -> None:
+        offline = {
+            **env,
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_PROVIDER_BASE_URL": model.base_url,
+            "COPILOT_MODEL": "gpt-4o",
+        }
+        command = ["copilot", "-p", DECISION, "--allow-all-tools", "--no-auto-update"]
+        completed(command, offline, cwd=project)
+
+    with ScriptedChat([("bash", {"command": "ls"})], reply="Noted: INV-<tenant>-<seq>.") as model:
+        await asyncio.to_thread(copilot_run, model)
+    # Beside the session's folder Copilot keeps `.session-operation-locks/`.
+    [events] = (tmp_path / "home" / ".copilot" / "session-state").glob("*/events.jsonl")
+    ours = {
+        **env,
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "claude-memory"),
+        "CLAUDE_MEMORY_PORT": "1",  # no server to tell
+    }
+    imports = ["import", "--copilot", "--json", "--min-length", "0"]
+
+    [first] = json.loads(await asyncio.to_thread(completed, cli_command(*imports), ours))
+    [again] = json.loads(await asyncio.to_thread(completed, cli_command(*imports), ours))
+    found = await service.search_hybrid(DECISION, limit=3)
+    sessions = await service.list_memories(MemoryFilter(source="copilot"), limit=10)
+
+    assert (first["source"], first["files_read"], first["malformed_lines"]) == ("copilot", 1, 0)
+    assert (first["turns_imported"], first["prompts"], first["events"]) == (2, 1, 1)
+    assert (again["turns_imported"], again["files_unchanged"]) == (0, 1)
+    top = found.hits[0]
+    assert (top.content, top.source, top.project) == (DECISION, "copilot", "acme-api")
+    assert top.session_id == events.parent.name
+    assert {m.content for m in sessions.memories} == {DECISION, "Noted: INV-<tenant>-<seq>."}

@@ -1,5 +1,5 @@
 """connect / disconnect for GitHub Copilot CLI: our `mcpServers` entry in its mcp-config.json and
-only ours, the instructions block (we install no hooks in it yet), `$COPILOT_HOME`, refusals.
+only ours, our hooks file, `$COPILOT_HOME`, refusals.
 Copilot's own CLI reading the result: tests/integration/test_copilot.py."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from server.agents.registry import connect, disconnect
-from server.jobs.connect import BLOCK_START, ConnectError
+from server.jobs.connect import ConnectError
 
 URL = "http://127.0.0.1:3333"
 NOW = datetime(2026, 11, 26, 9, 0, tzinfo=UTC)
@@ -38,14 +38,33 @@ def test_copilot_gets_an_http_entry_without_a_header_when_there_is_no_token(
     change = copilot(tmp_path)
 
     data = json.loads(path.read_text())
-    assert change.changed and change.agent == "copilot" and change.hooks == []
+    assert change.changed and change.agent == "copilot"
+    assert change.hooks == ["SessionStart", "UserPromptSubmit", "Stop"]
     assert data["mcpServers"] == {
         **USER_CONFIG["mcpServers"],
         "claude-memory": {"type": "http", "url": f"{URL}/mcp", "tools": ["*"]},
     }
-    instructions = tmp_path / ".copilot" / "copilot-instructions.md"
-    assert instructions.read_text().startswith(BLOCK_START)
-    assert any("no hooks for Copilot CLI yet" in note for note in change.notes)
+    hooks = json.loads((tmp_path / ".copilot" / "hooks" / "claude-memory.json").read_text())
+    assert hooks["version"] == 1 and list(hooks["hooks"]) == change.hooks
+    [stop] = hooks["hooks"]["Stop"]
+    assert stop["type"] == "command" and "hooks.py stop --url" in stop["bash"]
+    assert "--agent copilot" in stop["bash"] and stop["timeoutSec"] == 5
+    assert not (tmp_path / ".copilot" / "copilot-instructions.md").exists()
+
+
+def test_without_hooks_copilot_gets_none_and_a_hooks_file_not_ours_is_refused(
+    tmp_path: Path,
+) -> None:
+    copilot(tmp_path)
+    hooks = tmp_path / ".copilot" / "hooks" / "claude-memory.json"
+
+    change = copilot(tmp_path, hooks=False)
+    mine = write(hooks, '{"version": 1, "hooks": {"Stop": [{"type": "command", "bash": "x"}]}}')
+
+    assert change.hooks == [] and not (tmp_path / ".copilot" / "copilot-instructions.md").exists()
+    with pytest.raises(ConnectError, match="not ours"):
+        copilot(tmp_path)
+    assert mine.read_text().startswith('{"version": 1')
 
 
 def test_copilot_home_moves_both_files(tmp_path: Path) -> None:
@@ -54,7 +73,7 @@ def test_copilot_home_moves_both_files(tmp_path: Path) -> None:
     copilot(tmp_path, environ={"COPILOT_HOME": str(home)})
 
     assert "claude-memory" in json.loads((home / "mcp-config.json").read_text())["mcpServers"]
-    assert (home / "copilot-instructions.md").is_file()
+    assert (home / "hooks" / "claude-memory.json").is_file()
     assert not (tmp_path / ".copilot").exists()
 
 
@@ -74,4 +93,4 @@ def test_disconnect_removes_only_ours(tmp_path: Path) -> None:
     change = disconnect("copilot", environ={}, home=tmp_path, now=NOW)
 
     assert change.changed and json.loads(path.read_text()) == USER_CONFIG
-    assert not (tmp_path / ".copilot" / "copilot-instructions.md").exists()
+    assert not (tmp_path / ".copilot" / "hooks" / "claude-memory.json").exists()

@@ -126,8 +126,8 @@ def test_an_argument_only_the_tool_takes_is_reported() -> None:
 
 
 def test_every_operation_in_the_route_table_is_served() -> None:
-    from server.adapters import hook_routes
     from server.adapters import rest as api
+    from server.adapters.rest import hooks as hook_routes
     from server.adapters.route_table import OPERATIONS
 
     served = {

@@ -1,5 +1,6 @@
 """REST routes: one module per resource, mirroring server/schemas/ (memories, search, sessions,
-learning, system, promote); the hooks' routes are server/adapters/hook_routes.py.
+learning, system, promote); the hooks' routes are hooks.py here, served apart (they need
+recall and the session imports, not only the service).
 
 Each handler is a top-level function whose first parameter is the service (`MemoryApi`, the
 service's face) and whose other parameters are what server/adapters/http_edge.py parsed for its

@@ -1,10 +1,19 @@
-"""GitHub Copilot CLI, as lessons see it (standard library only; see __init__.py).
+"""GitHub Copilot CLI, as the hook client and lessons see it (standard library only; see
+__init__.py).
 
-Copilot CLI (@github/copilot, read from 1.0.102) has command hooks (`~/.copilot/hooks/*.json`,
-or `hooks` in its settings), but `connect copilot` does not install ours yet: what it prints
-back to them is not established from the installed package (docs/ notes in server/agents/
-copilot.py). Its built-in tools, as its bundle names them: `bash` runs a command; `edit`,
-`create` and `apply_patch` change files.
+Hooks in `$COPILOT_HOME/hooks/claude-memory.json`, written by `connect copilot`
+(server/agents/copilot.py): `{"version": 1, "hooks": {<event>: [{"type": "command", "bash",
+"timeoutSec"}]}}`. Under Claude Code's event names Copilot (1.0.102) sends Claude Code's
+snake_case payloads (`hook_event_name`, `session_id`, `cwd`, `prompt`, `source`; Stop also
+`transcript_path`, its events.jsonl; SessionEnd has none, so the session is imported at Stop;
+Copilot may not have written the turn's events yet when Stop runs, so that import can find
+less than the turn, and the next import reads the rest).
+It reads back a flat `{"additionalContext": ...}`, not the nested `hookSpecificOutput`: seen in
+a real offline run, SessionStart's reaching the model as a user message and UserPromptSubmit's
+inside a `<system_reminder>` after the prompt (tests/integration/test_copilot.py). Tool hooks
+are not installed: their payloads carry no call id (the import would journal a call twice), and
+what a PreToolUse answer may do was not checked. Its built-in tools, as its bundle names them:
+`bash` runs a command; `edit`, `create` and `apply_patch` change files.
 """
 
 from __future__ import annotations
@@ -15,11 +24,16 @@ if TYPE_CHECKING:
 
 NAME = "copilot"
 LABEL = "GitHub Copilot CLI"
-HOOKS: tuple[tuple[str, str, int, str], ...] = ()
+# (its event name, the hook client's argument, timeout in seconds, what the client asks)
+HOOKS = (
+    ("SessionStart", "session-start", 5, "start"),
+    ("UserPromptSubmit", "user-prompt-submit", 5, "prompt"),
+    ("Stop", "stop", 5, "import"),
+)
 SHELL_TOOLS = ("bash",)
 EDIT_TOOLS = ("edit", "create", "apply_patch")
 
 
 def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
-    """Nothing: `connect copilot` installs no hooks yet."""
-    return None
+    """The flat `{"additionalContext": context}` Copilot reads, if there is any context."""
+    return {"additionalContext": context} if context else None
