@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from server.agents.about import copilot as about
-from server.agents.unit import configured_by_files
+from server.agents.unit import Found, Route, configured_by_files
 from server.jobs.agent_files import (
     json_entry_edit,
     render_json,
 )
 from server.jobs.connect import BEARER_HEADER, SERVER_NAME, Connection, Edit, FileAgent
+from server.jobs.detect import entry, entry_url, read_json
 
 NAME = about.NAME
 
@@ -50,6 +51,17 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
     return [(path, old, old if updated == data else render_json(updated, old))]
 
 
+def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
+    """Our `mcpServers` entry in mcp-config.json (doctor)."""
+    found = Found()
+    path = copilot_home(environ, home) / "mcp-config.json"
+    ours = entry(read_json(path, found), "mcpServers", SERVER_NAME)
+    if ours is not None:
+        fix = f"claude-memory connect {NAME} --url {{url}}"
+        found.routes.append(Route("MCP entry", "mcp", path, entry_url(ours.get("url")), fix))
+    return found
+
+
 FILES = FileAgent(
     name=NAME,
     label="Copilot CLI",
@@ -68,4 +80,5 @@ AGENT = configured_by_files(
     "add claude-memory to ~/.copilot/mcp-config.json and the memory instructions to "
     "~/.copilot/copilot-instructions.md",
     instructions_file="copilot-instructions.md",
+    detect=detect,
 )
