@@ -133,8 +133,8 @@ def _check_json(check: ServerCheck) -> dict[str, Any]:
 def as_text(report: Report) -> str:
     """`doctor`'s plain text: a paragraph per agent, problems with their fix, a verdict."""
     server = report.server
-    answer = "answers" if server.ours else "does not answer"
-    lines = [f"server {server.url} (from the settings): {answer}, {server.detail}", ""]
+    answer = "" if server.ours else "no claude-memory server: "
+    lines = [f"the settings' address {server.url}: {answer}{server.detail}", ""]
     for agent in report.agents:
         if not agent.found.routes:
             lines.append(f"{agent.label} ({agent.name}): not connected")
