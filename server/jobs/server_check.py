@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 TIMEOUT_SECONDS = 2.0
+# Straight to the server, as the hook client goes (a plain socket): an HTTP_PROXY in the
+# environment would otherwise answer for 127.0.0.1.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 # Fields of our /health answer that together tell it from anyone else's.
 OUR_FIELDS = ("status", "database_kind", "embedding_model", "version")
 
@@ -46,7 +49,7 @@ def check_server(url: str, token: str | None = None) -> ServerCheck:
         headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(f"{base}/health", headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+        with _DIRECT.open(request, timeout=TIMEOUT_SECONDS) as response:
             status, body = response.status, response.read(65536)
     except urllib.error.HTTPError as exc:
         # 503 is ours with its database down: still ours, and it says so.

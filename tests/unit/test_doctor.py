@@ -258,6 +258,25 @@ def test_connect_claude_code_with_the_plugin_removes_install_hooks_hooks(tmp_pat
     assert not attach("claude-code", home, url).changed
 
 
+def test_connect_claude_code_with_the_plugin_dry_run_writes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    url = closed_url()
+    settings = home / ".claude" / "settings.json"
+    hook_install.install(settings, url, now=NOW)
+    install_plugin(home, url)
+    before = settings.read_text()
+
+    change = connect(
+        "claude-code", url, use_token=False, environ={}, home=home, now=NOW, dry_run=True
+    )
+
+    assert change.changed and change.dry_run
+    assert change.files[0].diff.startswith(f"--- {settings}")
+    assert "would remove the hooks install-hooks wrote" in change.notes[0]
+    assert settings.read_text() == before
+    assert not list(settings.parent.glob("settings.json.bak-*"))
+
+
 # --- the check before a URL is written --------------------------------------------------------
 
 
