@@ -130,6 +130,12 @@ def _leave_it_to_the_plugin(request: Connection, url: str) -> AgentChange:
     notes = [f"{said}: {verb} {' and '.join(removed)} instead of adding a second connection"]
     if not removed:
         notes = [f"{said}; nothing else to do"]
+    asked = entry_url(request.url)
+    if asked is not None and asked != url:
+        notes.append(
+            f"the plugin calls {url}, not {asked}: change its url option (/plugin configure "
+            f"{PLUGIN} in Claude Code) or set {URL_VARIABLE}"
+        )
     files = [*entry_removed.files]
     if hooks.changed:
         files.append(FileChange(hooks.settings, True, hooks.backup, hooks.diff))

@@ -255,7 +255,13 @@ def test_connect_claude_code_with_the_plugin_removes_install_hooks_hooks(tmp_pat
     assert agent(report(home, tmp_path), "claude-code")["problems"][0]["message"].startswith(
         f"no claude-memory server answers at {url}"
     )
-    assert not attach("claude-code", home, url).changed
+    again = attach("claude-code", home, "http://127.0.0.1:3377")
+    assert not again.changed
+    assert again.notes == [
+        f"Claude Code is connected by the plugin {PLUGIN} ({url}); nothing else to do",
+        f"the plugin calls {url}, not http://127.0.0.1:3377: change its url option (/plugin "
+        f"configure {PLUGIN} in Claude Code) or set CLAUDE_MEMORY_URL",
+    ]
 
 
 def test_connect_claude_code_with_the_plugin_dry_run_writes_nothing(tmp_path: Path) -> None:
