@@ -110,7 +110,7 @@ else
 fi
 
 if confirm "install the Claude Code hooks (memory at session start and with each prompt)" "$HOOKS"; then
-    "$CLI" install-hooks
+    "$CLI" install-hooks --no-check  # the server may start only below
 fi
 
 if confirm "run import and learning every hour" "$SCHEDULE"; then

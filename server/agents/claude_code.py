@@ -1,9 +1,23 @@
 """Claude Code: its sessions (server/ingest/claude_code.py), `connect` through its own
-`claude mcp` commands, and its hooks (`install-hooks`, server/jobs/hook_install.py).
+`claude mcp` commands, its hooks (`install-hooks`, server/jobs/hook_install.py), and what
+`doctor` finds connected.
 
 `connect claude-code` runs `claude mcp add --scope user --transport http` with, when the server
 needs a token, an `Authorization: Bearer ${CLAUDE_MEMORY_TOKEN}` header that Claude Code
 expands when it loads; without `claude` on the PATH it prints the commands to run instead.
+
+With our plugin (plugins/memories/, `memories@claude-memory`) installed and enabled, the plugin
+is the connection, its MCP server and its hooks together: connect then removes our user-scope
+entry and the hooks `install-hooks` wrote (both backed up) instead of adding a second
+connection. Where Claude Code keeps it all (checked against the real CLI, 2.1.331), under
+`$CLAUDE_CONFIG_DIR` if set:
+- `~/.claude/settings.json`: `enabledPlugins["memories@claude-memory"]` (true when enabled),
+  the plugin's options in `pluginConfigs["memories@claude-memory"].options` (`url`), and the
+  hooks `install-hooks` wrote;
+- `~/.claude/plugins/installed_plugins.json`: `plugins["memories@claude-memory"]`, a list of
+  installs with their `installPath` (whose `.claude-plugin/plugin.json` has the URL's default);
+- `~/.claude.json`: user-scope MCP entries in `mcpServers`, local-scope ones (one project) in
+  `projects[<folder>].mcpServers`; project-scope ones are in the project's `.mcp.json`.
 """
 
 from __future__ import annotations
@@ -13,12 +27,14 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from server.agents.about import claude_code as about
-from server.agents.unit import Agent
+from server.agents.unit import Agent, Found, Problem, Route
 from server.ingest.claude_code import CLAUDE_CODE
+from server.jobs import hook_install
 from server.jobs.agent_files import AgentFileError, back_up, read_json_object, unified_diff
 from server.jobs.connect import (
     BEARER_HEADER,
@@ -27,11 +43,15 @@ from server.jobs.connect import (
     ConnectError,
     Connection,
     FileChange,
+    check_before_writing,
     result,
     token_note,
 )
+from server.jobs.detect import entry, entry_url, hook_routes, read_json
 
 NAME = about.NAME
+PLUGIN = "memories@claude-memory"  # our plugin, as Claude Code names it (plugin@marketplace)
+URL_VARIABLE = "CLAUDE_MEMORY_URL"  # overrides the plugin's `url` option (plugins/memories/)
 
 
 def claude_config_file(environ: Mapping[str, str], home: Path) -> Path:
@@ -40,11 +60,96 @@ def claude_config_file(environ: Mapping[str, str], home: Path) -> Path:
     return (Path(configured).expanduser() if configured else home) / ".claude.json"
 
 
+def claude_dir(environ: Mapping[str, str], home: Path) -> Path:
+    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`: settings.json and plugins/."""
+    configured = environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else home / ".claude"
+
+
+def plugin_url(environ: Mapping[str, str], home: Path) -> str | None:
+    """The server's URL our plugin calls, if it is installed and enabled; else None.
+
+    CLAUDE_MEMORY_URL, else the plugin's `url` option, else that option's default.
+    """
+    folder = claude_dir(environ, home)
+    ignored = Found()
+    settings = read_json(folder / "settings.json", ignored)
+    enabled = settings.get("enabledPlugins")
+    if not isinstance(enabled, dict) or enabled.get(PLUGIN) is not True:
+        return None
+    listed = read_json(folder / "plugins" / "installed_plugins.json", ignored).get("plugins")
+    installs = listed.get(PLUGIN) if isinstance(listed, dict) else None
+    if not isinstance(installs, list) or not installs:
+        return None
+    options = (entry(settings, "pluginConfigs", PLUGIN) or {}).get("options")
+    configured = options.get("url") if isinstance(options, dict) else None
+    url = environ.get(URL_VARIABLE) or configured or _default_url(installs, ignored)
+    return entry_url(url) if isinstance(url, str) else None
+
+
+def _default_url(installs: list[Any], found: Found) -> str | None:
+    """The `url` option's default, from the installed plugin's own plugin.json."""
+    for install in installs:
+        path = install.get("installPath") if isinstance(install, dict) else None
+        if isinstance(path, str):
+            manifest = read_json(Path(path) / ".claude-plugin" / "plugin.json", found)
+            option = entry(manifest, "userConfig", "url") or {}
+            if isinstance(option.get("default"), str):
+                return str(option["default"])
+    return None
+
+
 def connect(request: Connection) -> AgentChange:
     notes = [token_note("claude")] if request.use_token else []
     if request.instructions:
         notes.append("--instructions is for agents without hooks; Claude Code has hooks")
+    through_plugin = plugin_url(request.environ, request.home)
+    if through_plugin is not None:
+        return _leave_it_to_the_plugin(request, through_plugin)
     return _through_claude(request, "connect", notes)
+
+
+def _leave_it_to_the_plugin(request: Connection, url: str) -> AgentChange:
+    """The plugin connects Claude Code: remove our user-scope entry and install-hooks hooks."""
+    entry_removed = _through_claude(replace(request, url=None), "disconnect", [])
+    settings = hook_install.settings_path(request.environ, request.home)
+    try:
+        hooks = hook_install.uninstall(settings, now=request.now, dry_run=request.dry_run)
+    except hook_install.HookSettingsError as exc:
+        raise ConnectError(str(exc)) from None
+    removed = [
+        what
+        for what, changed in (
+            ("our user-scope MCP entry", entry_removed.changed),
+            ("the hooks install-hooks wrote", hooks.changed),
+        )
+        if changed
+    ]
+    verb = "would remove" if request.dry_run else "removed"
+    said = f"Claude Code is connected by the plugin {PLUGIN} ({url})"
+    notes = [f"{said}: {verb} {' and '.join(removed)} instead of adding a second connection"]
+    if not removed:
+        notes = [f"{said}; nothing else to do"]
+    asked = entry_url(request.url)
+    if asked is not None and asked != url:
+        notes.append(
+            f"the plugin calls {url}, not {asked}: change its url option (/plugin configure "
+            f"{PLUGIN} in Claude Code) or set {URL_VARIABLE}"
+        )
+    files = [*entry_removed.files]
+    if hooks.changed:
+        files.append(FileChange(hooks.settings, True, hooks.backup, hooks.diff))
+    return AgentChange(
+        agent=NAME,
+        action="connect",
+        changed=bool(removed),
+        dry_run=request.dry_run,
+        url=None,
+        transport=None,
+        files=files,
+        commands=entry_removed.commands,
+        notes=notes,
+    )
 
 
 def disconnect(request: Connection) -> AgentChange:
@@ -70,6 +175,7 @@ def _through_claude(
             wanted["headers"] = {"Authorization": BEARER_HEADER}
     if current == wanted:
         return result(NAME, action, request, [], [], notes)
+    check_before_writing(replace(request, url=url))
     commands = []
     if current is not None:
         commands.append(["claude", "mcp", "remove", SERVER_NAME, "--scope", "user"])
@@ -114,6 +220,76 @@ def _through_claude(
     return result(NAME, action, request, [file], commands, notes)
 
 
+def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
+    """The plugin, our MCP entries at each scope, and install-hooks' hooks; what clashes."""
+    found = Found()
+    settings_file = hook_install.settings_path(environ, home)
+    settings = read_json(settings_file, found)
+    through_plugin = plugin_url(environ, home)
+    if through_plugin is not None:
+        found.routes.extend(
+            Route(f"plugin {PLUGIN}", role, settings_file, through_plugin, _PLUGIN_FIX)
+            for role in ("mcp", "hooks")
+        )
+    elif PLUGIN in (settings.get("enabledPlugins") or {}):
+        found.notes.append(f"the plugin {PLUGIN} is disabled: claude plugin enable {PLUGIN}")
+    config = claude_config_file(environ, home)
+    data = read_json(config, found)
+    project = entry(data, "projects", str(cwd)) or {}
+    shared = cwd / ".mcp.json"
+    entries = (
+        ("user-scope MCP entry", config, entry(data, "mcpServers", SERVER_NAME), "user"),
+        ("local-scope MCP entry", config, entry(project, "mcpServers", SERVER_NAME), "local"),
+        (
+            "project MCP entry",
+            shared,
+            entry(read_json(shared, found), "mcpServers", SERVER_NAME),
+            "project",
+        ),
+    )
+    for path, source, value, scope in entries:
+        if value is None:
+            continue
+        add = f"claude mcp add --scope {scope} --transport http {SERVER_NAME} {{url}}/mcp"
+        fix = (
+            f"claude-memory connect {NAME} --url {{url}}"
+            if scope == "user"
+            else f"claude mcp remove {SERVER_NAME} --scope {scope} && {add}"
+        )
+        found.routes.append(Route(path, "mcp", source, entry_url(value.get("url")), fix))
+        if through_plugin is not None:
+            found.problems.append(_second_connection(path, source, scope))
+    hooks = hook_routes(
+        "install-hooks hooks", settings_file, settings, "claude-memory install-hooks --url {url}"
+    )
+    found.routes.extend(hooks)
+    if through_plugin is not None and hooks:
+        found.problems.append(
+            Problem(
+                f"our hooks are in {settings_file} (install-hooks) and in the plugin: Claude "
+                "Code runs each of them twice",
+                f"claude-memory connect {NAME}",
+            )
+        )
+    return found
+
+
+_PLUGIN_FIX = (
+    f"/plugin configure {PLUGIN} in Claude Code (url: {{url}}), or export {URL_VARIABLE}={{url}}"
+)
+
+
+def _second_connection(path: str, source: Path, scope: str) -> Problem:
+    """A `claude-memory` entry of ours next to the plugin's server of the same name."""
+    message = (
+        f"a {path} ({source}) next to the plugin: two connections to one server, or the "
+        "entry hides the plugin's"
+    )
+    if scope == "user":
+        return Problem(message, f"claude-memory connect {NAME}")
+    return Problem(message, f"claude mcp remove {SERVER_NAME} --scope {scope}")
+
+
 def _entry_text(entry: dict[str, Any] | None) -> str:
     return "" if entry is None else json.dumps(entry, indent=2) + "\n"
 
@@ -123,5 +299,7 @@ AGENT = Agent(
     format=CLAUDE_CODE,
     connect=connect,
     disconnect=disconnect,
-    connect_example="run `claude mcp add --scope user --transport http`",
+    connect_example="run `claude mcp add --scope user --transport http`; with our plugin "
+    "installed, remove that entry and install-hooks' hooks instead",
+    detect=detect,
 )

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from server.agents.about import codex as about
-from server.agents.unit import configured_by_files
+from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.codex import CODEX
 from server.jobs.agent_files import (
     read_json_object,
@@ -40,6 +40,7 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
+from server.jobs.detect import entry, entry_url, hook_routes, read_json, read_toml
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
 NAME = about.NAME
@@ -110,6 +111,20 @@ def _notes(version: Version | None) -> list[str]:
     return said
 
 
+def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
+    """Our table in config.toml and our hooks in hooks.json (doctor)."""
+    found = Found()
+    folder = codex_home(environ, home)
+    fix = f"claude-memory connect {NAME} --url {{url}}"
+    table = entry(read_toml(folder / "config.toml", found), "mcp_servers", SERVER_NAME)
+    if table is not None:
+        url = entry_url(table.get("url"))
+        found.routes.append(Route("MCP entry", "mcp", folder / "config.toml", url, fix))
+    hooks = folder / "hooks.json"
+    found.routes.extend(hook_routes("hooks", hooks, read_json(hooks, found), fix))
+    return found
+
+
 FILES = FileAgent(
     name=NAME,
     label="Codex",
@@ -127,4 +142,5 @@ AGENT = configured_by_files(
     "add claude-memory to ~/.codex/config.toml and our hooks to "
     "~/.codex/hooks.json (trust them in /hooks)",
     instructions_file="AGENTS.md",
+    detect=detect,
 )

@@ -19,11 +19,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from server.agents.about import copilot as about
-from server.agents.unit import configured_by_files
+from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.copilot import COPILOT, copilot_home
 from server.jobs.agent_files import (
     AgentFileError,
@@ -40,6 +41,7 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
+from server.jobs.detect import entry, entry_url, read_json, url_argument
 from server.jobs.hook_install import MARKERS, hook_command
 
 NAME = about.NAME
@@ -87,6 +89,33 @@ def _hooks_edit(path: Path, hook_url: str | None, python: str | None) -> Edit:
     return path, old, json.dumps({"version": 1, "hooks": hooks}, indent=2) + "\n"
 
 
+def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
+    """Our `mcpServers` entry in mcp-config.json and our hooks file (doctor)."""
+    found = Found()
+    path = copilot_home(environ, home) / "mcp-config.json"
+    ours = entry(read_json(path, found), "mcpServers", SERVER_NAME)
+    if ours is not None:
+        fix = f"claude-memory connect {NAME} --url {{url}}"
+        found.routes.append(Route("MCP entry", "mcp", path, entry_url(ours.get("url")), fix))
+    hooks_file = copilot_home(environ, home) / HOOKS_FILE
+    for url in _hook_urls(read_json(hooks_file, found)):
+        found.routes.append(Route("hooks", "hooks", hooks_file, url, fix))
+    return found
+
+
+def _hook_urls(hooks_file: dict[str, Any]) -> list[str]:
+    """The `--url` our hooks file's commands call, distinct (one, unless it was edited)."""
+    urls: list[str] = []
+    events = hooks_file.get("hooks")
+    for handlers in events.values() if isinstance(events, dict) else ():
+        for handler in handlers if isinstance(handlers, list) else ():
+            command = handler.get("bash") if isinstance(handler, dict) else None
+            url = url_argument(command) if isinstance(command, str) else None
+            if url is not None and url not in urls:
+                urls.append(url)
+    return urls
+
+
 FILES = FileAgent(
     name=NAME,
     label="Copilot CLI",
@@ -106,4 +135,5 @@ AGENT = configured_by_files(
     "add claude-memory to ~/.copilot/mcp-config.json and our hooks to "
     "~/.copilot/hooks/claude-memory.json",
     instructions_file="copilot-instructions.md",
+    detect=detect,
 )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from server.agents.about import gemini as about
-from server.agents.unit import configured_by_files
+from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.gemini import GEMINI
 from server.jobs.agent_files import (
     json_entry_edit,
@@ -34,6 +34,7 @@ from server.jobs.connect import (
     FileAgent,
     HookSupport,
 )
+from server.jobs.detect import entry, entry_url, hook_routes, read_json
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
 NAME = about.NAME
@@ -79,6 +80,20 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
     return [(path, old, old if updated == data else render_json(updated, old))]
 
 
+def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
+    """Our `mcpServers` entry and our hooks in settings.json (doctor)."""
+    found = Found()
+    path = gemini_dir(environ, home) / "settings.json"
+    fix = f"claude-memory connect {NAME} --url {{url}}"
+    settings = read_json(path, found)
+    ours = entry(settings, "mcpServers", SERVER_NAME)
+    if ours is not None:
+        url = entry_url(ours.get("httpUrl") or ours.get("url"))
+        found.routes.append(Route("MCP entry", "mcp", path, url, fix))
+    found.routes.extend(hook_routes("hooks", path, settings, fix))
+    return found
+
+
 FILES = FileAgent(
     name=NAME,
     label="Gemini CLI",
@@ -95,4 +110,5 @@ AGENT = configured_by_files(
     FILES,
     "add claude-memory and our hooks to ~/.gemini/settings.json",
     instructions_file="GEMINI.md",
+    detect=detect,
 )

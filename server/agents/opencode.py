@@ -24,12 +24,13 @@ global configuration, as read from what opencode-ai 1.18.33 loads.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from server.agents.about import opencode as about
-from server.agents.unit import configured_by_files
+from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.opencode import OPENCODE
 from server.jobs.agent_files import (
     AgentFileError,
@@ -45,6 +46,7 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
+from server.jobs.detect import entry, entry_url, read_json
 
 NAME = about.NAME
 CONFIG_FILES = ("opencode.jsonc", "opencode.json", "config.json")  # OpenCode's own order
@@ -103,6 +105,27 @@ def _plugin_edit(path: Path, hook_url: str | None) -> Edit:
     return path, old, PLUGIN.read_text(encoding="utf-8").replace(URL_SLOT, json.dumps(hook_url))
 
 
+def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
+    """Our `mcp` entry in the global config and our plugin's URL (doctor)."""
+    found = Found()
+    path = config_file(environ, home)
+    fix = f"claude-memory connect {NAME} --url {{url}}"
+    ours = entry(read_json(path, found), "mcp", SERVER_NAME)
+    if ours is not None:
+        found.routes.append(Route("MCP entry", "mcp", path, entry_url(ours.get("url")), fix))
+    plugin = config_dir(environ, home) / PLUGIN_FILE
+    text = plugin.read_text(encoding="utf-8") if plugin.is_file() else ""
+    written = _SERVER_LINE.search(text) if text.startswith(PLUGIN_MARKER) else None
+    if written is not None:
+        url = entry_url(json.loads(written.group(1)))
+        found.routes.append(Route("plugin (hooks)", "hooks", plugin, url, fix))
+    return found
+
+
+# The line of opencode_plugin.js that connect fills with the server's URL.
+_SERVER_LINE = re.compile(r'^const SERVER = ("(?:[^"\\]|\\.)*");$', re.M)
+
+
 FILES = FileAgent(
     name=NAME,
     label="OpenCode",
@@ -120,4 +143,5 @@ AGENT = configured_by_files(
     "add claude-memory to ~/.config/opencode/opencode.json and our plugin to "
     "~/.config/opencode/plugins/",
     instructions_file="AGENTS.md",
+    detect=detect,
 )

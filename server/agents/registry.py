@@ -10,7 +10,7 @@ about/every.py.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from importlib import import_module
 from pathlib import Path
@@ -61,11 +61,13 @@ def connect(
     instructions: bool = False,
     hooks: bool = True,
     python: str | None = None,
+    check: Callable[[str], None] | None = None,
 ) -> AgentChange:
     """Register the server at `base_url` with `agent`; `use_token` when the server needs one.
 
     Agents with hooks also get ours (unless `hooks` is False), run by `python` (this
-    interpreter by default); one without them gets the instructions block instead.
+    interpreter by default); one without them gets the instructions block instead. `check`
+    is asked before a URL is written, and raises ConnectError to refuse it.
     """
     request = Connection(
         url=mcp_url(base_url),
@@ -77,6 +79,7 @@ def connect(
         instructions=instructions,
         hooks=hooks,
         python=python,
+        check=check,
     )
     return agent_named(agent).connect(request)
 

@@ -13,6 +13,7 @@ import os
 import shlex
 import textwrap
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ def examples() -> str:
     lines += [
         "  claude-memory connect <agent> --dry-run   show the change, write nothing",
         "  claude-memory connect <agent> --no-hooks  the MCP server only, no hooks",
+        "  claude-memory connect <agent> --no-check  write the URL without asking the server",
         "  claude-memory disconnect <agent>          remove our entry and hooks, and only ours",
     ]
     return "\n".join(lines) + "\n"
@@ -70,6 +72,13 @@ def add_connect_commands(commands: Any) -> None:
         help="register the MCP server only, without our hooks or, for an agent without hooks, "
         "the instructions block (and remove ours if an earlier connect added them)",
     )
+    attach.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="write the URL without first checking that a claude-memory server answers there "
+        "(connect refuses otherwise; a dry run never checks)",
+    )
     detach = commands.add_parser(
         "disconnect",
         help="remove our MCP entry, hooks and instructions block, and only ours, from the agent",
@@ -103,11 +112,22 @@ def cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
             dry_run=args.dry_run,
             instructions=args.instructions,
             hooks=args.hooks,
+            check=partial(require_server, settings=settings) if args.check else None,
         )
     except ConnectError as exc:
         raise StartupError(str(exc)) from None
     _report(change, args.plain)
     return 0
+
+
+def require_server(url: str, settings: Settings) -> None:
+    """Refuse (ConnectError) unless a claude-memory server answers at `url`."""
+    from server.jobs.server_check import check_server, refusal
+
+    token = settings.claude_memory_token
+    check = check_server(url, token.reveal() if token is not None else None)
+    if not check.ours:
+        raise ConnectError(refusal(check))
 
 
 def cmd_disconnect(args: argparse.Namespace, settings: Settings) -> int:
@@ -173,7 +193,7 @@ def _report(change: AgentChange, plain: bool) -> None:
         lines.append(f"{change.agent}: connected to {change.url} (streamable HTTP)")
     if change.hooks:
         lines.append(f"{change.agent} hooks: {', '.join(change.hooks)}")
-    elif not change.dry_run:
+    elif change.action == "disconnect" and not change.dry_run:
         lines.append(f"{change.agent}: disconnected")
     lines += [f"note: {note}" for note in change.notes]
     print("\n".join(lines))  # noqa: T201

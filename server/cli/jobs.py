@@ -617,6 +617,13 @@ def add_hook_commands(commands: Any) -> None:
     install.add_argument(
         "--url", help="the server the hooks call (default: the settings' host and port)"
     )
+    install.add_argument(
+        "--no-check",
+        dest="check",
+        action="store_false",
+        help="write the URL without first checking that a claude-memory server answers there "
+        "(install-hooks refuses otherwise; a dry run never checks)",
+    )
     install.set_defaults(run=cmd_install_hooks)
     uninstall.set_defaults(run=cmd_uninstall_hooks)
 
@@ -649,6 +656,14 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings) -> int:
     url = (args.url or _hook_url(settings)).rstrip("/")
     if not url.startswith("http://"):
         raise StartupError(f"--url must be an http:// URL of the local server, got {url!r}")
+    if args.check and not args.dry_run:
+        from server.cli.connect import require_server
+        from server.jobs.connect import ConnectError
+
+        try:
+            require_server(url, settings)
+        except ConnectError as exc:
+            raise StartupError(str(exc)) from None
     try:
         change = install(
             _hook_settings_file(args), url, now=datetime.now(tz=UTC), dry_run=args.dry_run

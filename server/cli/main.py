@@ -21,6 +21,7 @@ from typing import Any
 from server import __version__
 from server.cli.adapt import add_adapt_command
 from server.cli.connect import add_connect_commands
+from server.cli.doctor import add_doctor_command
 from server.cli.jobs import add_hook_commands, add_job_commands
 from server.cli.learn import add_learn_command
 from server.cli.lessons import add_lesson_commands
@@ -43,6 +44,7 @@ examples:
   claude-memory reembed                    re-embed every memory after changing the model
   claude-memory adapt                      fit the search model to your sessions (--rollback)
   claude-memory config                     every setting, its value and where it came from
+  claude-memory doctor                     what each agent is connected to, and what to fix
   claude-memory lessons add 'staging' 'Run load tests against the local stack, never staging' \\
       --tool Bash --ask                    remind (and ask) before matching Bash commands
   claude-memory lessons list --plain       the lessons shown before matching tool calls
@@ -156,6 +158,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_promote_command(commands)
     add_hook_commands(commands)
     add_connect_commands(commands)
+    add_doctor_command(commands)
 
     migrate = commands.add_parser("migrate", help="apply pending database migrations")
     _add_plain(migrate)

@@ -69,6 +69,15 @@ class Connection:
     instructions: bool = False  # also write the instructions block
     hooks: bool = True  # install our hooks where the agent has them
     python: str | None = None  # the interpreter our hooks run with (this one by default)
+    # Asked before a URL is written (not on a dry run): raises ConnectError when no
+    # claude-memory server answers there (the CLI's check; see server/jobs/server_check.py).
+    check: Callable[[str], None] | None = None
+
+
+def check_before_writing(request: Connection) -> None:
+    """Run the request's check on its URL, unless it is a dry run or writes no URL."""
+    if request.check is not None and request.url is not None and not request.dry_run:
+        request.check(request.url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +141,7 @@ def mcp_url(base_url: str) -> str:
 
 def connect_by_files(agent: FileAgent, request: Connection) -> AgentChange:
     """Register the server with an agent configured through files, hooks and all."""
+    check_before_writing(request)
     notes = [token_note(agent.program)] if request.use_token else []
     version = agent_hooks.installed_version(agent.program, request.environ)
     hooks = agent.hooks

@@ -31,6 +31,7 @@ from server import __version__
 from server.core.models.journal import JournalFilter
 from server.service.memory import MemoryService
 from tests.db_fixtures import TOKEN, free_port
+from tests.integration.processes import run_cli
 from tests.messages_stub import ScriptedReply
 
 pytestmark = pytest.mark.integration
@@ -79,6 +80,15 @@ async def claude(
         with open(TRANSCRIPT, "a", encoding="utf-8") as out:
             shown = done.stdout + done.stderr
             out.write(f"$ claude {' '.join(args)}\n{shown}(exit {done.returncode})\n\n")
+    return done
+
+
+async def claude_memory(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = await asyncio.to_thread(run_cli, *args, env=env)
+    if TRANSCRIPT:
+        with open(TRANSCRIPT, "a", encoding="utf-8") as out:
+            shown = done.stdout + done.stderr
+            out.write(f"$ claude-memory {' '.join(args)}\n{shown}(exit {done.returncode})\n\n")
     return done
 
 
@@ -255,3 +265,66 @@ async def test_server_info_carries_our_name_and_version(guarded_url: str) -> Non
         "claude-memory",
         __version__,
     )
+
+
+async def test_doctor_flags_our_old_user_entry_next_to_the_plugin_and_connect_removes_it(
+    app_url: str, claude_env: dict[str, str], isolated_home: Path
+) -> None:
+    """The path of a user from before the plugin: `connect claude-code` (our user-scope entry,
+    checked against the running server), then the plugin; doctor sees two connections to one
+    server, connect removes ours (a backup kept), and doctor is then clean."""
+    before = await claude_memory("connect", "claude-code", "--url", app_url, env=claude_env)
+    await claude("plugin", "marketplace", "add", str(REPOSITORY), env=claude_env)
+    await claude("plugin", "install", PLUGIN, "--config", f"url={app_url}", env=claude_env)
+    listed_both = await claude("mcp", "list", env=claude_env)
+    doctor = await claude_memory("doctor", "--json", env=claude_env)
+    shown = await claude_memory("doctor", env=claude_env)
+    connected = await claude_memory("connect", "claude-code", "--plain", env=claude_env)
+    listed = await claude("mcp", "list", env=claude_env)
+    after = await claude_memory("doctor", "--json", env=claude_env)
+
+    assert before.returncode == 0, before.stderr
+    assert re.search(r"^claude-memory: .*/mcp \(HTTP\)", listed_both.stdout, re.M)
+    report = json.loads(doctor.stdout)
+    [claude_code] = [agent for agent in report["agents"] if agent["agent"] == "claude-code"]
+    plugin_route = claude_code["routes"][0]
+    assert doctor.returncode == 1, doctor.stderr
+    assert (plugin_route["path"], plugin_route["url"]) == (f"plugin {PLUGIN}", app_url)
+    assert plugin_route["answers"]["ours"] and plugin_route["answers"]["version"] == __version__
+    [problem] = claude_code["problems"]
+    assert (
+        "user-scope MCP entry" in problem["message"] and "next to the plugin" in problem["message"]
+    )
+    assert problem["fix"] == "claude-memory connect claude-code"
+    assert "PROBLEM: a user-scope MCP entry" in shown.stdout and shown.returncode == 1
+
+    assert connected.returncode == 0, connected.stderr
+    assert "ran: claude mcp remove claude-memory --scope user" in connected.stdout
+    assert f"connected by the plugin {PLUGIN} ({app_url}): removed our user-scope MCP entry" in (
+        connected.stdout
+    )
+    backups = list((isolated_home).glob(".claude.json.bak-*"))
+    assert backups and '"claude-memory"' in backups[0].read_text()
+    assert not re.search(r"^claude-memory: ", listed.stdout, re.M), listed.stdout
+    assert "Connected" in server_line(listed.stdout)
+    assert after.returncode == 0, after.stdout
+    assert json.loads(after.stdout)["ok"]
+
+
+async def test_install_hooks_and_connect_write_the_url_of_a_running_server_only(
+    app_url: str, claude_env: dict[str, str], isolated_home: Path
+) -> None:
+    settings = isolated_home / ".claude" / "settings.json"
+    closed = f"http://127.0.0.1:{free_port()}"
+
+    installed = await claude_memory("install-hooks", "--url", app_url, env=claude_env)
+    refused = await claude_memory("install-hooks", "--url", closed, env=claude_env)
+    not_connected = await claude_memory("connect", "codex", "--url", closed, env=claude_env)
+
+    assert installed.returncode == 0, installed.stderr
+    assert f"--url {app_url}" in settings.read_text()
+    assert refused.returncode == 1 and closed not in settings.read_text()
+    assert f"no claude-memory server answers at {closed} (connection refused)" in refused.stderr
+    assert not_connected.returncode == 1
+    assert "claude-memory serve --port" in not_connected.stderr
+    assert not (isolated_home / ".codex" / "config.toml").exists()

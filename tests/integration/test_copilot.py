@@ -52,10 +52,12 @@ async def test_connect_copilot_writes_what_copilot_reads_back(
     mine = {"mcpServers": {"notes": {"type": "http", "url": "https://notes.example/mcp"}}}
     config.write_text(json.dumps(mine, indent=2) + "\n")
 
-    connected = cli_json("connect", "copilot", "--url", guarded_url, env=env)
+    connected = await asyncio.to_thread(
+        cli_json, "connect", "copilot", "--url", guarded_url, env=env
+    )
     get = ["copilot", "mcp", "get", "claude-memory", "--json"]
     shown = await asyncio.to_thread(completed, get, env)
-    again = cli_json("connect", "copilot", "--url", guarded_url, env=env)
+    again = await asyncio.to_thread(cli_json, "connect", "copilot", "--url", guarded_url, env=env)
 
     assert connected["changed"] and connected["agent_version"] == "1.0.102"
     assert json.loads(shown)["claude-memory"] == {
@@ -104,7 +106,7 @@ async def test_a_real_copilot_run_gets_our_memory_from_our_hooks_and_searches_it
     project = tmp_path / "acme-api"
     project.mkdir()
     await service.save(PNPM, project="acme-api", project_path=str(project), kind="preference")
-    cli_json("connect", "copilot", "--url", guarded_url, env=env)
+    await asyncio.to_thread(cli_json, "connect", "copilot", "--url", guarded_url, env=env)
     search = ("claude-memory-search_memories", {"query": "which package manager"})
 
     def copilot_run(model: ScriptedChat, token: str) -> None:

@@ -116,12 +116,14 @@ async def test_connect_opencode_is_listed_connected_by_opencode_itself(
     mine = {"$schema": "https://opencode.ai/config.json", "share": "disabled"}
     config.write_text(json.dumps(mine, indent=2) + "\n")
 
-    connected = cli_json("connect", "opencode", "--url", guarded_url, env=env)
+    connected = await asyncio.to_thread(
+        cli_json, "connect", "opencode", "--url", guarded_url, env=env
+    )
     listed = await asyncio.to_thread(opencode, "mcp", "list", env=env)
     tokenless = await asyncio.to_thread(
         opencode, "mcp", "list", env={**env, "CLAUDE_MEMORY_TOKEN": ""}
     )
-    again = cli_json("connect", "opencode", "--url", guarded_url, env=env)
+    again = await asyncio.to_thread(cli_json, "connect", "opencode", "--url", guarded_url, env=env)
 
     assert connected["changed"] and connected["agent_version"] == "1.18.33"
     line = next(line for line in listed.splitlines() if "claude-memory" in line)
@@ -174,7 +176,9 @@ async def test_our_plugin_brings_memory_and_lessons_into_a_real_opencode_run(
             "models": {MODEL: {"name": MODEL, "tool_call": True}},
         }
         config.write_text(json.dumps({"provider": {"stub": provider}, "model": f"stub/{MODEL}"}))
-        connected = cli_json("connect", "opencode", "--url", guarded_url, env=env)
+        connected = await asyncio.to_thread(
+            cli_json, "connect", "opencode", "--url", guarded_url, env=env
+        )
         await asyncio.to_thread(opencode, "run", prompt, env=env, cwd=project)
         requests = list(model.requests)
 

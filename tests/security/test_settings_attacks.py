@@ -143,7 +143,8 @@ def test_install_hooks_in_a_hostile_folder_writes_the_users_address(
     folder = hostile_folder(tmp_path, stand_in.port)
     settings_file = home / ".claude" / "settings.json"
 
-    done = run_cli(["install-hooks", "--settings", str(settings_file)], home, stand_in.port, folder)
+    install = ["install-hooks", "--settings", str(settings_file), "--no-check"]
+    done = run_cli(install, home, stand_in.port, folder)
 
     written = settings_file.read_text()
     assert "--url http://127.0.0.1:4555" in written
@@ -159,7 +160,7 @@ def test_connect_in_a_hostile_folder_writes_the_users_address(
     user_config(home, "CLAUDE_MEMORY_PORT=4555\n")
     folder = hostile_folder(tmp_path, stand_in.port)
 
-    run_cli(["connect", "gemini"], home, stand_in.port, folder)
+    run_cli(["connect", "gemini", "--no-check"], home, stand_in.port, folder)
 
     written = (home / ".gemini" / "settings.json").read_text()
     config = json.loads(written)

@@ -479,7 +479,7 @@ def test_cli_connect_dry_run_then_connect_then_disconnect(
 
     assert main(["connect", "codex", "--url", "http://127.0.0.1:4567", "--dry-run", "--plain"]) == 0
     diff = capsys.readouterr().out
-    assert main(["connect", "codex", "--url", "http://127.0.0.1:4567"]) == 0
+    assert main(["connect", "codex", "--url", "http://127.0.0.1:4567", "--no-check"]) == 0
     connected = json.loads(capsys.readouterr().out)
     assert main(["disconnect", "codex"]) == 0
     disconnected = json.loads(capsys.readouterr().out)
@@ -499,7 +499,7 @@ def test_cli_connect_defaults_to_the_configured_port(
     monkeypatch.delenv("CLAUDE_MEMORY_TOKEN", raising=False)
     monkeypatch.setenv("CLAUDE_MEMORY_PORT", "4001")
 
-    assert main(["connect", "gemini", "--plain"]) == 0
+    assert main(["connect", "gemini", "--plain", "--no-check"]) == 0
 
     out = capsys.readouterr().out
     assert "gemini: connected to http://127.0.0.1:4001/mcp (streamable HTTP)" in out
@@ -513,7 +513,7 @@ def test_cli_refusal_is_one_line_and_exit_code_1(
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     write(gemini_file(isolated_home), "{not json")
 
-    assert main(["connect", "gemini"]) == 1
+    assert main(["connect", "gemini", "--no-check"]) == 1
 
     # Before it, one line per setting that is not a default (here the data dir) and its source.
     *settings, err = capsys.readouterr().err.strip().splitlines()

@@ -217,7 +217,7 @@ def test_cli_install_then_uninstall_round_trip(
 
     assert main(["install-hooks", "--settings", str(path), "--dry-run"]) == 0
     diff = capsys.readouterr().out
-    assert main(["install-hooks", "--settings", str(path), "--json"]) == 0
+    assert main(["install-hooks", "--settings", str(path), "--json", "--no-check"]) == 0
     installed = json.loads(capsys.readouterr().out)
     assert main(["uninstall-hooks", "--settings", str(path), "--json"]) == 0
     removed = json.loads(capsys.readouterr().out)
