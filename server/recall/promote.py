@@ -36,7 +36,7 @@ from datetime import datetime
 from pathlib import Path
 
 from server.core.access import current_viewer
-from server.core.errors import InvalidInput, NotFound
+from server.core.errors import InvalidInput
 from server.core.models.memories import Memory, MemoryFilter
 from server.core.models.output import preview
 from server.core.models.promotion import (
@@ -210,13 +210,7 @@ async def _project_and_folder(
 
 async def _memories(service: MemoryApi, ids: Collection[int]) -> dict[int, Memory]:
     """These memories by id, deleted ones included; ids of none (purged) left out."""
-    found = {}
-    for memory_id in sorted(ids):
-        try:
-            found[memory_id] = await service.get(memory_id)
-        except NotFound:
-            continue
-    return found
+    return await service.get_many(sorted(ids))
 
 
 async def _candidates(service: MemoryApi, project: str) -> list[Memory]:
