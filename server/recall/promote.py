@@ -76,6 +76,12 @@ CHECK_BUDGET_SECONDS = 10.0
 HAND_TAG = "instructions"
 SUCCESSOR_CHARS = 80  # of the successor's line, in a superseded line's reason
 REDACTED = "[REDACTED:"  # what redaction leaves where it took a secret out
+# A team's server never reads or writes its own disk for a user (as the working-tree check):
+# promote is for the server on the user's own machine, or the CLI.
+TEAM_SERVER = (
+    "promote reads and writes the repository's files on the server's own disk, which a team's"
+    " server never does for a user: run `claude-memory promote` on your own machine"
+)
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,8 @@ async def make_plan(
     service: MemoryApi, project: str | None, cwd: str | None, trees: WorkingTrees
 ) -> Plan:
     """Read the files, bring a person's edits back as memories, and decide every line."""
+    if current_viewer() is not None:
+        raise InvalidInput(TEAM_SERVER)
     resolved, folder = await _project_and_folder(service, project, cwd)
     root = repository_root(folder, cwd)
     files = read_files(root)

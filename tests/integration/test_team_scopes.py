@@ -489,6 +489,16 @@ async def rest_drifted_memories(v: Visit) -> None:
     assert (drifted.data["folders"], drifted.data["memories"]) == ([], [])
 
 
+async def rest_promote_proposal(v: Visit) -> None:
+    # Promote reads the repository on the server's disk: a team's server refuses it to users.
+    await v.refused("promoteProposal", 400, "invalid_input", params={"project": TEAM})
+
+
+async def rest_promote_write(v: Visit) -> None:
+    body = {"project": TEAM, "accept": [v.other.shared_id], "reject": []}
+    await v.refused("promoteWrite", 400, "invalid_input", body=body)
+
+
 async def rest_recall(v: Visit) -> None:
     recalled = await v.rest("recall", body={"query": PROBE, "limit": 50, "threshold": 0.0})
     assert v.me.secret_marker in recalled.text
@@ -684,6 +694,8 @@ async def rest_hook_session_end(v: Visit) -> None:
 
 REST_CASES: dict[str, Case] = {
     "health": rest_health,
+    "promoteProposal": rest_promote_proposal,
+    "promoteWrite": rest_promote_write,
     "invalidateCache": rest_invalidate_cache,
     "openapi": rest_openapi,
     "stats": rest_stats,
