@@ -3,13 +3,14 @@
 A hit counts on its similarity to the prompt at or above the cut-off
 (CLAUDE_MEMORY_RECALL_THRESHOLD, by default the one measured for the embedding model,
 server/service/cutoffs.py); a little below it, only with enough of the prompt's words
-(`words_needed`). What recall learned of a memory's use moves its similarity before that test
-(`learned_order`), and a fact is told in its current version only (`current_versions`).
+(`words_needed`), unless the prompt's words belong to another project (`asked_elsewhere`).
+What recall learned of a memory's use moves its similarity before that test (`learned_order`),
+and a fact is told in its current version only (`current_versions`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from server.core.models.search import SearchHit
@@ -24,6 +25,12 @@ UNKNOWN_NAME_THRESHOLD = 0.6
 # (server/service/cutoffs.py), it must also hold a share of the prompt's rarity-weighted words
 # that grows as its similarity falls, to this share at that floor.
 RECALL_WORDS_AT_FLOOR = 0.7
+# A prompt whose weighted words a memory of another project holds by this much more of their
+# weight than anything in the session's project (or general knowledge) is about that other
+# project: asked in one repository about another's firmware, the prompt's words lend no
+# support to this project's near misses, so only hits close on meaning alone count
+# (docs/benchmarks-history.md, "session 33: a prompt about another project").
+ELSEWHERE_MARGIN = 0.2
 
 
 def words_needed(
@@ -37,6 +44,20 @@ def words_needed(
     if similarity < floor:
         return None
     return at_floor * (threshold - similarity) / (threshold - floor)
+
+
+def asked_elsewhere(
+    here: Iterable[int],
+    elsewhere: Iterable[int],
+    shares: Mapping[int, float],
+    margin: float = ELSEWHERE_MARGIN,
+) -> bool:
+    """Whether the prompt is about another project: the best share of its weighted words
+    (`shares`, by memory id) held by a memory `elsewhere` exceeds the best held `here` by
+    more than `margin`."""
+    best_here = max((shares.get(i, 0.0) for i in here), default=0.0)
+    best_elsewhere = max((shares.get(i, 0.0) for i in elsewhere), default=0.0)
+    return best_elsewhere - best_here > margin
 
 
 def learned_order(hits: Sequence[SearchHit], factors: Mapping[int, float]) -> list[SearchHit]:

@@ -5,7 +5,8 @@
   folder is not a known project). Only hits whose cosine similarity reaches
   CLAUDE_MEMORY_RECALL_THRESHOLD (by default the cut-off measured for the embedding model,
   server/service/cutoffs.py) count, or a little less similar ones that hold enough of the
-  prompt's words (`words_needed`), at most CLAUDE_MEMORY_RECALL_MAX_HITS of them, cut to fit
+  prompt's words (`words_needed`; not when another project's memories hold those words far
+  better, `asked_elsewhere`), at most CLAUDE_MEMORY_RECALL_MAX_HITS of them, cut to fit
   CLAUDE_MEMORY_RECALL_MAX_CHARS; nothing relevant gives an empty
   answer, so the hook stays silent. Each fact is shown in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
@@ -32,6 +33,7 @@ contains it, so a session started in a sub-folder of a repository still finds it
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +55,7 @@ from server.ingest.gemini_messages import without_hook_context
 from server.ingest.tool_calls import call_from_hook
 from server.recall.cutoff import (
     UNKNOWN_NAME_THRESHOLD,
+    asked_elsewhere,
     current_versions,
     learned_order,
     words_needed,
@@ -67,6 +70,8 @@ logger = logging.getLogger(__name__)
 MIN_PROMPT_CHARS = 4  # "ok", "y": nothing to search for
 MAX_QUERY_CHARS = 1_000  # the model reads ~256 word pieces; a pasted log adds only noise
 CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can be passed over
+# Keyword matches read across every project to tell whether a prompt is about another one.
+ELSEWHERE_DEPTH = 20
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 # Less room than this (in characters) for a session-start context or a lesson is none: a title
@@ -194,18 +199,30 @@ class HookRecall:
         with_words = threshold if unknown else self.threshold_with_words
         # Down to the lowest similarity that can count: a hit below the cut-off may hold the
         # prompt's words where the word index does not see them (inside an identifier).
-        result = await self.service.search_hybrid(
-            query,
-            limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-            min_similarity=with_words,
-            where=MemoryFilter(project=project, with_general=True),
-            hook=True,
+        result, everywhere = await asyncio.gather(
+            self.service.search_hybrid(
+                query,
+                limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
+                min_similarity=with_words,
+                where=MemoryFilter(project=project, with_general=True),
+                hook=True,
+            ),
+            self._word_matches_everywhere(query, project),
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
-        evidence = await self.service.recall_evidence(query, _ids(result.hits))
+        evidence = await self.service.recall_evidence(query, _ids([*result.hits, *everywhere]))
         # Hits already injected too: one that counts still brings the version that replaced it.
         hits = learned_order(result.hits, evidence.use_factors)
         shares = evidence.term_shares
+        # A prompt whose words another project's memories hold far better is about that
+        # project: its words lend this project's near misses no support.
+        elsewhere = asked_elsewhere(
+            _ids([*result.hits, *(h for h in everywhere if _in_project(h, project))]),
+            _ids([h for h in everywhere if not _in_project(h, project)]),
+            shares,
+        )
+        if elsewhere:
+            with_words = threshold
 
         def counts(hit: SearchHit) -> bool:
             needed = words_needed(hit.similarity or 0.0, threshold, with_words)
@@ -233,11 +250,12 @@ class HookRecall:
         if session_id and shown:
             self.injected.add(session_id, shown)
         logger.info(
-            "prompt recall: %d of %d hits injected in %.0f ms%s",
+            "prompt recall: %d of %d hits injected in %.0f ms%s%s",
             len(shown),
             len(result.hits),
             result.took_ms,
             f" (unknown to memory: {', '.join(unknown)})" if unknown else "",
+            " (about another project: similarity alone counts)" if elsewhere else "",
         )
         similarity = {hit.id: hit.similarity or 0.0 for hit in checked}
         receipt = Injection(
@@ -253,6 +271,15 @@ class HookRecall:
         if shown:
             await self._keep(receipt)
         return PromptAnswer(text, shown, check)
+
+    async def _word_matches_everywhere(self, query: str, project: str | None) -> list[SearchHit]:
+        """The memories of every project holding the most of the prompt's words, to tell
+        whether it is about another project (`asked_elsewhere`); none when the session's
+        folder is no known project (every project is in scope then)."""
+        if project is None:
+            return []
+        found = await self.service.search_keyword(query, limit=ELSEWHERE_DEPTH)
+        return found.hits
 
     def _left_to_the_hook(self, cwd: str, shown: Sequence[Recalled]) -> list[Any]:
         """The check items of what is shown when this server could not check it against the
@@ -332,6 +359,11 @@ class HookRecall:
     async def project_for(self, cwd: str) -> str | None:
         """The known project whose path is `cwd` or a parent of it, longest path first."""
         return await self.service.project_at_folder(cwd)
+
+
+def _in_project(hit: SearchHit, project: str | None) -> bool:
+    """Whether a hit is in a prompt's scope: the session's project or general knowledge."""
+    return not hit.project or hit.project == project
 
 
 def _ids(hits: Sequence[SearchHit]) -> list[int]:

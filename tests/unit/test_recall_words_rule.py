@@ -1,10 +1,16 @@
-"""How many of the prompt's words prompt recall asks of a hit, by its similarity."""
+"""How many of the prompt's words prompt recall asks of a hit, by its similarity, and when a
+prompt's words belong to another project."""
 
 from __future__ import annotations
 
 import pytest
 
-from server.recall.cutoff import RECALL_WORDS_AT_FLOOR, words_needed
+from server.recall.cutoff import (
+    ELSEWHERE_MARGIN,
+    RECALL_WORDS_AT_FLOOR,
+    asked_elsewhere,
+    words_needed,
+)
 
 
 def test_at_or_above_the_cut_off_similarity_alone_counts() -> None:
@@ -37,3 +43,20 @@ def test_a_cut_off_at_the_floor_leaves_no_band() -> None:
     # RECALL_THRESHOLD set below the model's floor: the floor follows it (HookRecall).
     assert words_needed(0.3, 0.3, 0.3) == 0.0
     assert words_needed(0.29, 0.3, 0.3) is None
+
+
+def test_a_prompt_whose_words_another_project_holds_far_better_is_about_it() -> None:
+    shares = {1: 0.3, 2: 0.25, 7: 0.3 + ELSEWHERE_MARGIN + 0.05}
+    assert asked_elsewhere(here=[1, 2], elsewhere=[7], shares=shares)
+
+
+def test_words_held_about_as_well_here_keep_the_prompt_here() -> None:
+    shares = {1: 0.5, 7: 0.5 + ELSEWHERE_MARGIN - 0.05}
+    assert not asked_elsewhere(here=[1], elsewhere=[7], shares=shares)
+    # Nothing here holds the words and nothing elsewhere does either: not about elsewhere.
+    assert not asked_elsewhere(here=[1], elsewhere=[], shares={})
+
+
+def test_nothing_in_the_project_holding_the_words_counts_as_none() -> None:
+    assert asked_elsewhere(here=[], elsewhere=[7], shares={7: ELSEWHERE_MARGIN + 0.01})
+    assert not asked_elsewhere(here=[], elsewhere=[7], shares={7: ELSEWHERE_MARGIN})
