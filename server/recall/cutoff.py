@@ -10,7 +10,7 @@ and a fact is told in its current version only (`current_versions`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from server.core.models.search import SearchHit
@@ -47,17 +47,12 @@ def words_needed(
 
 
 def asked_elsewhere(
-    here: Iterable[int],
-    elsewhere: Iterable[int],
-    shares: Mapping[int, float],
-    margin: float = ELSEWHERE_MARGIN,
+    words_here: float, words_elsewhere: float, margin: float = ELSEWHERE_MARGIN
 ) -> bool:
-    """Whether the prompt is about another project: the best share of its weighted words
-    (`shares`, by memory id) held by a memory `elsewhere` exceeds the best held `here` by
-    more than `margin`."""
-    best_here = max((shares.get(i, 0.0) for i in here), default=0.0)
-    best_elsewhere = max((shares.get(i, 0.0) for i in elsewhere), default=0.0)
-    return best_elsewhere - best_here > margin
+    """Whether the prompt is about another project: the largest share of its weighted words
+    one memory of another project holds (`words_elsewhere`) exceeds the largest one of the
+    session's project or general knowledge holds (`words_here`) by more than `margin`."""
+    return words_elsewhere - words_here > margin
 
 
 def learned_order(hits: Sequence[SearchHit], factors: Mapping[int, float]) -> list[SearchHit]:

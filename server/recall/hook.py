@@ -33,7 +33,6 @@ contains it, so a session started in a sub-folder of a repository still finds it
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -70,8 +69,6 @@ logger = logging.getLogger(__name__)
 MIN_PROMPT_CHARS = 4  # "ok", "y": nothing to search for
 MAX_QUERY_CHARS = 1_000  # the model reads ~256 word pieces; a pasted log adds only noise
 CANDIDATES_PER_HIT = 4  # fetched per wanted hit, so already-injected ones can be passed over
-# Keyword matches read across every project to tell whether a prompt is about another one.
-ELSEWHERE_DEPTH = 20
 SESSION_TTL_SECONDS = 24 * 3600.0
 MAX_SESSIONS = 10_000
 # Less room than this (in characters) for a session-start context or a lesson is none: a title
@@ -199,28 +196,21 @@ class HookRecall:
         with_words = threshold if unknown else self.threshold_with_words
         # Down to the lowest similarity that can count: a hit below the cut-off may hold the
         # prompt's words where the word index does not see them (inside an identifier).
-        result, everywhere = await asyncio.gather(
-            self.service.search_hybrid(
-                query,
-                limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-                min_similarity=with_words,
-                where=MemoryFilter(project=project, with_general=True),
-                hook=True,
-            ),
-            self._word_matches_everywhere(query, project),
+        result = await self.service.search_hybrid(
+            query,
+            limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
+            min_similarity=with_words,
+            where=MemoryFilter(project=project, with_general=True),
+            hook=True,
         )
         seen = self.injected.of(session_id) if session_id else frozenset()
-        evidence = await self.service.recall_evidence(query, _ids([*result.hits, *everywhere]))
+        evidence = await self.service.recall_evidence(query, _ids(result.hits), project)
         # Hits already injected too: one that counts still brings the version that replaced it.
         hits = learned_order(result.hits, evidence.use_factors)
         shares = evidence.term_shares
         # A prompt whose words another project's memories hold far better is about that
         # project: its words lend this project's near misses no support.
-        elsewhere = asked_elsewhere(
-            _ids([*result.hits, *(h for h in everywhere if _in_project(h, project))]),
-            _ids([h for h in everywhere if not _in_project(h, project)]),
-            shares,
-        )
+        elsewhere = asked_elsewhere(evidence.words_here, evidence.words_elsewhere)
         if elsewhere:
             with_words = threshold
 
@@ -271,15 +261,6 @@ class HookRecall:
         if shown:
             await self._keep(receipt)
         return PromptAnswer(text, shown, check)
-
-    async def _word_matches_everywhere(self, query: str, project: str | None) -> list[SearchHit]:
-        """The memories of every project holding the most of the prompt's words, to tell
-        whether it is about another project (`asked_elsewhere`); none when the session's
-        folder is no known project (every project is in scope then)."""
-        if project is None:
-            return []
-        found = await self.service.search_keyword(query, limit=ELSEWHERE_DEPTH)
-        return found.hits
 
     def _left_to_the_hook(self, cwd: str, shown: Sequence[Recalled]) -> list[Any]:
         """The check items of what is shown when this server could not check it against the
@@ -359,11 +340,6 @@ class HookRecall:
     async def project_for(self, cwd: str) -> str | None:
         """The known project whose path is `cwd` or a parent of it, longest path first."""
         return await self.service.project_at_folder(cwd)
-
-
-def _in_project(hit: SearchHit, project: str | None) -> bool:
-    """Whether a hit is in a prompt's scope: the session's project or general knowledge."""
-    return not hit.project or hit.project == project
 
 
 def _ids(hits: Sequence[SearchHit]) -> list[int]:

@@ -161,15 +161,22 @@ class MemoryService(
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
         )
 
-    async def recall_evidence(self, query: str, memory_ids: Sequence[int]) -> RecallEvidence:
-        """Prompt recall's evidence on its candidates (use factors and word shares), read in
-        one transaction."""
+    async def recall_evidence(
+        self, query: str, memory_ids: Sequence[int], project: str | None = None
+    ) -> RecallEvidence:
+        """Prompt recall's evidence on its candidates (use factors and word shares) and, with
+        the prompt's `project`, where its words are held best, read in one transaction."""
         if not memory_ids:
             return RecallEvidence({}, {})
         async with transaction(self.pool) as conn:
             factors = await self._use_factors(conn, memory_ids)
             shares = await self.searcher.term_shares_in(conn, query, memory_ids)
-        return RecallEvidence(factors, shares)
+            here, elsewhere = (
+                await self.searcher.shares_here_and_elsewhere(conn, query, project)
+                if project
+                else (0.0, 0.0)
+            )
+        return RecallEvidence(factors, shares, here, elsewhere)
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names (tools, services, identifiers) `text` mentions that no memory holds."""

@@ -404,6 +404,36 @@ async def keyword_scores(conn: Conn, query: KeywordQuery, ids: Sequence[int]) ->
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
 
 
+async def weight_held_here_and_elsewhere(
+    conn: Conn, weights: Mapping[str, float], seeds: Sequence[str], project: str
+) -> tuple[float, float]:
+    """The most of the lexemes' weight (lexeme -> weight) one memory holds in its word index,
+    among the memories of `project` and of no project (here), and among every other
+    project's (elsewhere); 0 where none holds any. Only memories holding a seed term are read
+    (the rarest terms, as keyword candidates are), so a common word cannot make it read
+    most of the store."""
+    if not weights or not seeds:
+        return 0.0, 0.0
+    terms = list(weights)
+    held = " + ".join(
+        f"CASE WHEN m.tsv @@ %(term_{i})s::tsquery THEN %(weight_{i})s ELSE 0 END"
+        for i in range(len(terms))
+    )
+    params: dict[str, object] = {"seeds": any_term_query(seeds), "project": project}
+    for i, term in enumerate(terms):
+        params[f"term_{i}"] = any_term_query([term])
+        params[f"weight_{i}"] = weights[term]
+    cur = await conn.execute(
+        "SELECT coalesce(m.project, '') IN ('', %(project)s) AS here,"
+        f" max({held}) FROM memories m"
+        " WHERE m.tsv @@ %(seeds)s::tsquery AND m.deleted_at IS NULL AND m.archived_at IS NULL"
+        f" AND {visible('m')} GROUP BY 1",
+        params,
+    )
+    best = {bool(row[0]): float(row[1] or 0.0) for row in await cur.fetchall()}
+    return best.get(True, 0.0), best.get(False, 0.0)
+
+
 IDENTIFIER_WORDS_CHARS = 20_000  # term_weight_held reads identifiers' words this far
 
 

@@ -61,8 +61,9 @@ async def test_a_prompt_about_another_project_gets_no_near_miss_of_this_one(
     # but holds enough of the prompt's words to count by them, were they acme-api's.
     assert await service.unknown_names(ASKED) == []
     assert await near_miss_counts_by_its_words(service, near_miss)
-    shares = (await service.recall_evidence(ASKED, [near_miss, fact])).term_shares
-    assert shares[fact] - shares[near_miss] > ELSEWHERE_MARGIN
+    evidence = await service.recall_evidence(ASKED, [near_miss, fact], "acme-api")
+    assert evidence.words_elsewhere - evidence.words_here > ELSEWHERE_MARGIN
+    assert evidence.words_here <= evidence.term_shares[near_miss] + 1e-9
 
     assert await prompt(app_url, ASKED, PROJECT_PATH) == ""
     assert FIRMWARE_FACT in await prompt(app_url, ASKED, FIRMWARE_PATH)
@@ -74,7 +75,8 @@ async def test_a_prompt_whose_words_this_project_holds_as_well_still_counts_them
     near_miss = await remember(service, ACME_NEAR_MISS, "acme-api", PROJECT_PATH)
     await remember(service, FIRMWARE_FACT, "wren-fw", FIRMWARE_PATH)
     asked = "how many times does the mobile app retry an update download before it gives up?"
-    shares = (await service.recall_evidence(asked, [near_miss])).term_shares
-    assert shares[near_miss] > 0.5
+    evidence = await service.recall_evidence(asked, [near_miss], "acme-api")
+    assert evidence.term_shares[near_miss] > 0.5
+    assert evidence.words_here >= evidence.words_elsewhere
 
     assert ACME_NEAR_MISS in await prompt(app_url, asked, PROJECT_PATH)

@@ -46,17 +46,15 @@ def test_a_cut_off_at_the_floor_leaves_no_band() -> None:
 
 
 def test_a_prompt_whose_words_another_project_holds_far_better_is_about_it() -> None:
-    shares = {1: 0.3, 2: 0.25, 7: 0.3 + ELSEWHERE_MARGIN + 0.05}
-    assert asked_elsewhere(here=[1, 2], elsewhere=[7], shares=shares)
+    assert asked_elsewhere(words_here=0.3, words_elsewhere=0.3 + ELSEWHERE_MARGIN + 0.05)
 
 
 def test_words_held_about_as_well_here_keep_the_prompt_here() -> None:
-    shares = {1: 0.5, 7: 0.5 + ELSEWHERE_MARGIN - 0.05}
-    assert not asked_elsewhere(here=[1], elsewhere=[7], shares=shares)
-    # Nothing here holds the words and nothing elsewhere does either: not about elsewhere.
-    assert not asked_elsewhere(here=[1], elsewhere=[], shares={})
+    assert not asked_elsewhere(words_here=0.5, words_elsewhere=0.5 + ELSEWHERE_MARGIN - 0.05)
+    assert not asked_elsewhere(words_here=0.0, words_elsewhere=0.0)
+    assert not asked_elsewhere(words_here=0.9, words_elsewhere=0.2)
 
 
-def test_nothing_in_the_project_holding_the_words_counts_as_none() -> None:
-    assert asked_elsewhere(here=[], elsewhere=[7], shares={7: ELSEWHERE_MARGIN + 0.01})
-    assert not asked_elsewhere(here=[], elsewhere=[7], shares={7: ELSEWHERE_MARGIN})
+def test_nothing_here_holding_the_words_counts_as_none() -> None:
+    assert asked_elsewhere(words_here=0.0, words_elsewhere=ELSEWHERE_MARGIN + 0.01)
+    assert not asked_elsewhere(words_here=0.0, words_elsewhere=ELSEWHERE_MARGIN)

@@ -75,7 +75,11 @@ class SearchResult:
 class RecallEvidence:
     """What prompt recall weighs beside a hit's similarity, read in one transaction: the
     factor recall learned of each memory's use (server/service/uses.py; absent: none
-    learned) and the share of the prompt's weighted words each holds (0 to 1)."""
+    learned), the share of the prompt's weighted words each holds (0 to 1), and, for a
+    prompt in a project, the largest share one memory holds there (or in general knowledge)
+    and in any other project (server/recall/cutoff.asked_elsewhere)."""
 
     use_factors: dict[int, float]
     term_shares: dict[int, float]
+    words_here: float = 0.0
+    words_elsewhere: float = 0.0
