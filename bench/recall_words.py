@@ -12,8 +12,9 @@ words it holds (`MemoryService.term_shares`) and whether it answers. Then, for e
 grid, a hit passes at the rule's `threshold` or more on similarity alone, or at `floor` or more
 when it holds the share of the words the rule asks at its similarity (`at_floor` at the floor,
 falling in a straight line to none at the threshold, as `server/recall/cutoff.words_needed`;
-a `step` rule asks `at_floor` all the way up, as the session 26 rule did); the first three hits
-that pass are what the hook would inject:
+a `step` rule asks `at_floor` all the way up, as the session 26 rule did; a question whose words
+another project holds far better, `server/recall/cutoff.asked_elsewhere`, passes on similarity
+alone, as in the hook); the first three hits that pass are what the hook would inject:
 
 - `answered`: the share of questions whose injected hits hold an answer;
 - `unrelated_injected`: the share of questions that, asked in an unrelated project, get any
@@ -58,6 +59,7 @@ from server.core.models.memories import MemoryFilter  # noqa: E402
 from server.recall.cutoff import (  # noqa: E402
     RECALL_WORDS_AT_FLOOR,
     UNKNOWN_NAME_THRESHOLD,
+    asked_elsewhere,
     words_needed,
 )
 from server.service.cutoffs import cutoffs_for  # noqa: E402
@@ -106,19 +108,28 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class Candidates:
+    """The hook's candidates for a question in one project, and whether the question's words
+    belong to another project there (server/recall/cutoff.asked_elsewhere)."""
+
+    hits: list[Hit]
+    elsewhere: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Asked:
-    """One question's hits in its own project and in an unrelated one."""
+    """One question's candidates in its own project and in an unrelated one."""
 
     negative: bool
     category: str
     unknown: bool  # the question names something no memory holds: the hook asks for more
-    own: list[Hit]
-    unrelated: list[Hit]
+    own: Candidates
+    unrelated: Candidates
 
 
 async def hits_for(
     service: MemoryService, text: str, project: str | None, answers: Any
-) -> list[Hit]:
+) -> Candidates:
     """The hook's candidates for `text` in `project`, each with its words' share."""
     # As the hook searches: the semantic list cut at the similarity threshold, so a hit below
     # it is one the keyword list found.
@@ -128,18 +139,24 @@ async def hits_for(
         min_similarity=SEARCH_CUT,
         where=MemoryFilter(project=project, with_general=True),
     )
-    shares = (await service.recall_evidence(text, [hit.id for hit in result.hits])).term_shares
-    return [
-        Hit(hit.similarity or 0.0, shares.get(hit.id, 0.0), answers(hit)) for hit in result.hits
-    ]
+    evidence = await service.recall_evidence(text, [hit.id for hit in result.hits], project)
+    shares = evidence.term_shares
+    return Candidates(
+        [Hit(hit.similarity or 0.0, shares.get(hit.id, 0.0), answers(hit)) for hit in result.hits],
+        asked_elsewhere(evidence.words_here, evidence.words_elsewhere),
+    )
 
 
-def injected(hits: list[Hit], rule: Rule, unknown: bool) -> list[Hit]:
+def injected(candidates: Candidates, rule: Rule, unknown: bool) -> list[Hit]:
     """What the hook would inject under the rule (for a question naming something unknown,
-    only what reaches UNKNOWN_NAME_THRESHOLD, as the hook does)."""
+    only what reaches UNKNOWN_NAME_THRESHOLD; for one whose words belong to another project,
+    only what reaches the threshold; as the hook does)."""
+    hits = candidates.hits
     if unknown:
         strict = max(rule.threshold, UNKNOWN_NAME_THRESHOLD)
         return [hit for hit in hits if hit.similarity >= strict][:INJECTED]
+    if candidates.elsewhere:
+        return [hit for hit in hits if hit.similarity >= rule.threshold][:INJECTED]
     passing = []
     for hit in hits:
         needed = rule.needed(hit.similarity)
@@ -204,7 +221,9 @@ async def changes_corpus(corpus: Path, home: Path) -> list[Asked]:
                 return bool(question.answered_by([hit.content.lower()]))
 
             own = await hits_for(service, question.text, question.project or None, answers)
-            away = await hits_for(service, question.text, other, answers) if other else []
+            away = (
+                await hits_for(service, question.text, other, answers) if other else Candidates([])
+            )
             unknown = bool(await service.unknown_names(question.text))
             negative = question.category == "negative"
             asked.append(Asked(negative, question.category, unknown, own, away))
