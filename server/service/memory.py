@@ -170,9 +170,10 @@ class MemoryService(
             return RecallEvidence({}, {})
         async with transaction(self.pool) as conn:
             factors = await self._use_factors(conn, memory_ids)
-            shares = await self.searcher.term_shares_in(conn, query, memory_ids)
+            words = await self.searcher.share_weights(conn, query)
+            shares = await self.searcher.term_shares_in(conn, words, memory_ids)
             here, elsewhere = (
-                await self.searcher.shares_here_and_elsewhere(conn, query, project)
+                await self.searcher.shares_here_and_elsewhere(conn, words, project)
                 if project
                 else (0.0, 0.0)
             )

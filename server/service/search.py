@@ -164,6 +164,14 @@ class CorpusStatistics:
 
 
 @dataclass(frozen=True, slots=True)
+class ShareWeights:
+    """A query's lexemes with their weight in a word share, and how many memories hold each."""
+
+    weights: dict[str, float]
+    frequencies: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class CountedTerms:
     """A query's lexemes with how many memories hold each (0: none does)."""
 
@@ -679,43 +687,12 @@ class Searcher:
         ]
         return newer_first(hits, stale) if stale else hits
 
-    async def term_shares_in(self, conn: Conn, query: str, ids: Sequence[int]) -> dict[int, float]:
-        """The share of the query's term weight (IDF, vocabulary forms at their reduced
-        weight) each memory holds, from 0 to 1: how much of what was asked it names. A word
-        no memory holds counts too, as the rarest of all, so a prompt about something the
-        store never heard of is not read as fully named by its one common word. Read within
-        the caller's transaction (MemoryService.recall_evidence)."""
-        weights, _ = await self._share_weights(conn, query)
-        held = await search_store.term_weight_held(conn, weights, ids)
-        asked = sum(weights.values())
-        if asked <= 0:
-            return {}
-        return {memory_id: held.get(memory_id, 0.0) / asked for memory_id in ids}
-
-    async def shares_here_and_elsewhere(
-        self, conn: Conn, query: str, project: str
-    ) -> tuple[float, float]:
-        """The largest share of the query's term weight (as `term_shares_in` weighs it) one
-        memory holds in its word index among `project`'s and general ones, and among every
-        other project's: whether the words asked belong to this project or another
-        (server/recall/cutoff.asked_elsewhere). Words inside identifiers are not read here, so
-        both sides count the same way."""
-        weights, frequencies = await self._share_weights(conn, query)
-        asked = sum(weights.values())
-        if asked <= 0:
-            return 0.0, 0.0
-        seeds = seed_terms(frequencies, KEYWORD_SEED_ROWS)
-        here, elsewhere = await search_store.weight_held_here_and_elsewhere(
-            conn, weights, seeds, project
-        )
-        return here / asked, elsewhere / asked
-
-    async def _share_weights(
-        self, conn: Conn, query: str
-    ) -> tuple[dict[str, float], dict[str, int]]:
-        """Each of the query's lexemes' weight in a word share (IDF over a store counted as at
-        least SHARE_MIN_STORE memories, vocabulary forms at EXPANSION_WEIGHT), and how many
-        memories hold each."""
+    async def share_weights(self, conn: Conn, query: str) -> ShareWeights:
+        """The weight of each of the query's lexemes in a word share (IDF over a store counted
+        as at least SHARE_MIN_STORE memories, vocabulary forms at EXPANSION_WEIGHT): a word no
+        memory holds counts too, as the rarest of all, so a prompt about something the store
+        never heard of is not read as fully named by its one common word. Read once within
+        the caller's transaction (MemoryService.recall_evidence) for both uses below."""
         text = check_query(query)
         counted = await self._counted_terms(conn, text)
         total = max(counted.statistics.live, SHARE_MIN_STORE)
@@ -723,7 +700,34 @@ class Searcher:
             term: idf(total, df) * (EXPANSION_WEIGHT if term in counted.added else 1.0)
             for term, df in counted.frequencies.items()
         }
-        return weights, dict(counted.frequencies)
+        return ShareWeights(weights, dict(counted.frequencies))
+
+    async def term_shares_in(
+        self, conn: Conn, words: ShareWeights, ids: Sequence[int]
+    ) -> dict[int, float]:
+        """The share of the query's term weight each memory holds, from 0 to 1: how much of
+        what was asked it names."""
+        asked = sum(words.weights.values())
+        if asked <= 0:
+            return {}
+        held = await search_store.term_weight_held(conn, words.weights, ids)
+        return {memory_id: held.get(memory_id, 0.0) / asked for memory_id in ids}
+
+    async def shares_here_and_elsewhere(
+        self, conn: Conn, words: ShareWeights, project: str
+    ) -> tuple[float, float]:
+        """The largest share of the query's term weight one memory holds in its word index
+        among `project`'s and general ones, and among every other project's: whether the
+        words asked belong to this project or another (server/recall/cutoff.asked_elsewhere).
+        Words inside identifiers are not read here, so both sides count the same way."""
+        asked = sum(words.weights.values())
+        if asked <= 0:
+            return 0.0, 0.0
+        seeds = seed_terms(words.frequencies, KEYWORD_SEED_ROWS)
+        here, elsewhere = await search_store.weight_held_here_and_elsewhere(
+            conn, words.weights, seeds, project
+        )
+        return here / asked, elsewhere / asked
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names `text` mentions (server/domain/prompt_names.py) that no memory holds, in
