@@ -346,12 +346,25 @@ def _bm25_params(query: KeywordQuery) -> dict[str, object]:
     }
 
 
-def _candidates_sql(term_count: int) -> str:
-    """Seed-term matches, preselected by the weight of the query terms they hold, then BM25."""
-    presence = " + ".join(
-        f"CASE WHEN tsv @@ %(term_{i})s::tsquery THEN %(weight_{i})s ELSE 0 END"
-        for i in range(term_count)
+def _weight_held_sql(
+    lexemes: Sequence[str], weights: Sequence[float], column: str = "tsv"
+) -> tuple[str, dict[str, object]]:
+    """An expression summing the weight of each lexeme a row's word index (`column`) holds,
+    presence only (one `@@` test per lexeme, no unnesting), and its parameters."""
+    sql = " + ".join(
+        f"CASE WHEN {column} @@ %(term_{i})s::tsquery THEN %(weight_{i})s ELSE 0 END"
+        for i in range(len(lexemes))
     )
+    params: dict[str, object] = {}
+    for i, (lexeme, weight) in enumerate(zip(lexemes, weights, strict=True)):
+        params[f"term_{i}"] = any_term_query([lexeme])
+        params[f"weight_{i}"] = weight
+    return sql, params
+
+
+def _candidates_sql(presence: str) -> str:
+    """Seed-term matches, preselected by the weight of the query terms they hold (`presence`,
+    from `_weight_held_sql`), then BM25."""
     return (
         f"{_TERMS_SQL}, matches AS MATERIALIZED ("
         "  SELECT id, tsv, context_tsv, created_at FROM memories"
@@ -373,17 +386,16 @@ async def keyword_candidates(
     """
     if not query.lexemes:
         return []
+    presence, presence_params = _weight_held_sql(query.lexemes, query.weights)
     params = {
         **filter_params(where),
         **_bm25_params(query),
+        **presence_params,
         "seed_term": any_term_query(query.seeds or query.lexemes),
         "max_rows": max(BM25_MAX_ROWS, limit),
         "k": limit,
     }
-    for i, (lexeme, weight) in enumerate(zip(query.lexemes, query.weights, strict=True)):
-        params[f"term_{i}"] = any_term_query([lexeme])
-        params[f"weight_{i}"] = weight
-    sql = _candidates_sql(len(query.lexemes))
+    sql = _candidates_sql(presence)
     cur = await conn.execute(sql, params)
     rows = await cur.fetchall()
     if len(rows) < limit and set(query.seeds or query.lexemes) != set(query.lexemes):
@@ -414,15 +426,8 @@ async def weight_held_here_and_elsewhere(
     most of the store."""
     if not weights or not seeds:
         return 0.0, 0.0
-    terms = list(weights)
-    held = " + ".join(
-        f"CASE WHEN m.tsv @@ %(term_{i})s::tsquery THEN %(weight_{i})s ELSE 0 END"
-        for i in range(len(terms))
-    )
-    params: dict[str, object] = {"seeds": any_term_query(seeds), "project": project}
-    for i, term in enumerate(terms):
-        params[f"term_{i}"] = any_term_query([term])
-        params[f"weight_{i}"] = weights[term]
+    held, params = _weight_held_sql(list(weights), list(weights.values()), column="m.tsv")
+    params |= {"seeds": any_term_query(seeds), "project": project}
     cur = await conn.execute(
         "SELECT coalesce(m.project, '') IN ('', %(project)s) AS here,"
         f" max({held}) FROM memories m"
