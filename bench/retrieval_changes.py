@@ -34,12 +34,13 @@ for reading why (not for tuning to one corpus's sentences).
 (server/service/rerank.py), with `--rerank-model PATH|NAME` (the cross-encoder's folder, or
 the model an endpoint or the LLM is asked for) and `--rerank-url URL` (an http endpoint; the
 llm provider uses CLAUDE_MEMORY_OLLAMA_URL's default unless `--llm-url` is given);
-`--rerank-hooks` reranks the prompt hook's candidates too. The report then says how many
+`--rerank-hooks` reranks the prompt hook's candidates too, and `--rerank-hook-min-score S`
+lets the reranker's score decide what the hook injects. The report then says how many
 hybrid searches the reranker ordered and how many it left in the fused order.
 
 Usage: .venv/bin/python bench/retrieval_changes.py [--corpus DIR] [--without-links]
            [--project-only] [--misses FILE] [--rerank PROVIDER [--rerank-model M]
-           [--rerank-url URL] [--llm-url URL] [--rerank-hooks]]
+           [--rerank-url URL] [--llm-url URL] [--rerank-hooks [--rerank-hook-min-score S]]]
 """
 
 from __future__ import annotations
@@ -233,8 +234,10 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
     """What the prompt-recall hook injects for each question, from its project's folder, and
     from the folder of an unrelated project (where nothing answers: what is injected there is
     noise)."""
-    # The hook as the environment's CLAUDE_MEMORY_* variables set it (e.g. RECALL_STATEMENTS).
-    recall = HookRecall(service, load_settings(config_file=None))
+    # The hook as the environment's CLAUDE_MEMORY_* variables set it (e.g. RECALL_STATEMENTS),
+    # with the reranker's settings the bench was given.
+    rerank = {n: getattr(service.settings, n) for n in ("rerank_hooks", "rerank_hook_min_score")}
+    recall = HookRecall(service, replace(load_settings(config_file=None), **rerank))
     # A project's folder: notes and chats of a project carry none, so they are skipped.
     folders = {p.project: p.project_path for p in await service.projects() if p.project_path}
     injected_negatives: list[str] = []
@@ -334,6 +337,7 @@ async def run(
                 "url": rerank.rerank_url or None,
                 "depth": rerank.rerank_depth,
                 "hooks": rerank.rerank_hooks,
+                "hook_min_score": rerank.rerank_hook_min_score,
             }
         missed: list[dict[str, Any]] = []
         report["with_links"] = await ask_all(service, questions, project_only, missed)
@@ -368,6 +372,7 @@ def main() -> None:
     parser.add_argument("--llm-url", default="")
     parser.add_argument("--rerank-depth", type=int, default=Settings().rerank_depth)
     parser.add_argument("--rerank-hooks", action="store_true")
+    parser.add_argument("--rerank-hook-min-score", type=float, default=None)
     args = parser.parse_args()
     rerank = None
     if args.rerank:
@@ -377,12 +382,15 @@ def main() -> None:
             rerank_url=args.rerank_url,
             rerank_depth=args.rerank_depth,
             rerank_hooks=args.rerank_hooks,
+            rerank_hook_min_score=args.rerank_hook_min_score,
             **({"ollama_url": args.llm_url} if args.llm_url else {}),
         )
         if args.rerank == "cross-encoder" and not args.rerank_model:
             parser.error("--rerank cross-encoder needs --rerank-model PATH")
         if args.rerank == "http" and not args.rerank_url:
             parser.error("--rerank http needs --rerank-url URL")
+        if args.rerank_hook_min_score is not None and not args.rerank_hooks:
+            parser.error("--rerank-hook-min-score needs --rerank-hooks")
     with tempfile.TemporaryDirectory(prefix="changes-bench-", ignore_cleanup_errors=True) as home:
         report = asyncio.run(
             run(

@@ -149,7 +149,9 @@ class Settings:
     # A reranker reorders the fused top candidates of hybrid search (server/service/rerank.py):
     # none, cross-encoder (a sentence-transformers CrossEncoder on disk: RERANK_MODEL), http (a
     # /rerank endpoint: RERANK_URL) or llm (the configured LLM, OLLAMA_URL; RERANK_MODEL or
-    # DISTILL_MODEL). On the hooks only when RERANK_HOOKS is on, within its own time limit.
+    # DISTILL_MODEL). On the hooks only when RERANK_HOOKS is on, within its own time limit;
+    # with RERANK_HOOK_MIN_SCORE set, the reranker's score, not the bundled model's
+    # similarity, decides which of the hook's candidates count (server/recall/cutoff.py).
     rerank_provider: str = "none"
     rerank_model: str = ""
     rerank_url: str = ""
@@ -158,6 +160,7 @@ class Settings:
     rerank_timeout_seconds: float = 10.0
     rerank_hooks: bool = False
     rerank_hook_timeout_seconds: float = 0.5
+    rerank_hook_min_score: float | None = None
     ollama_url: str = "http://localhost:11434/v1"
     llm_api_key: Secret | None = None
     distill_model: str = "qwen2.5:7b"
@@ -369,6 +372,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RERANK_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 0.1, 600.0),
     "RERANK_HOOKS": lambda n, r: _parse_bool(n, r),
     "RERANK_HOOK_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 0.05, 10.0),
+    "RERANK_HOOK_MIN_SCORE": lambda n, r: _parse_float(n, r, -1_000.0, 1_000.0),
     "OLLAMA_URL": lambda n, r: _parse_url(n, r),
     "LLM_API_KEY": lambda n, r: Secret(_parse_nonempty(n, r)),
     "DISTILL_MODEL": _parse_nonempty,
@@ -511,6 +515,18 @@ def _check_consistency(settings: Settings) -> None:
         raise ConfigError(
             "CLAUDE_MEMORY_RERANK_PROVIDER=http needs CLAUDE_MEMORY_RERANK_URL: the endpoint's"
             " full URL, such as http://localhost:8080/v1/rerank"
+        )
+    if settings.rerank_hook_min_score is not None and (
+        not settings.rerank_hooks or settings.rerank_provider == "none"
+    ):
+        raise ConfigError(
+            "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE gates the prompt hook on the reranker's"
+            " score: it needs a CLAUDE_MEMORY_RERANK_PROVIDER and CLAUDE_MEMORY_RERANK_HOOKS=true"
+        )
+    if settings.rerank_hook_min_score is not None and settings.rerank_provider == "llm":
+        raise ConfigError(
+            "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE cannot gate on the llm reranker: it answers"
+            " an order, not a score per memory; use cross-encoder or http, or unset it"
         )
     if settings.db_pool_min_size > settings.db_pool_max_size:
         raise ConfigError(

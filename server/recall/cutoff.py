@@ -6,6 +6,12 @@ server/service/cutoffs.py); a little below it, only with enough of the prompt's 
 (`words_needed`), unless the prompt's words belong to another project (`asked_elsewhere`).
 What recall learned of a memory's use moves its similarity before that test (`learned_order`),
 and a fact is told in its current version only (`current_versions`).
+
+Where the user gives the hook a reranker and a score to trust
+(CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE), the reranker's score replaces these rules whenever it
+answers in time (`judged_relevant`): it reads the prompt and each candidate together, which the
+bundled model's similarity cannot, and a hit it judges relevant counts however differently
+the two are worded.
 """
 
 from __future__ import annotations
@@ -53,6 +59,12 @@ def asked_elsewhere(
     one memory of another project holds (`words_elsewhere`) exceeds the largest one of the
     session's project or general knowledge holds (`words_here`) by more than `margin`."""
     return words_elsewhere - words_here > margin
+
+
+def judged_relevant(hit: SearchHit, min_score: float) -> bool:
+    """Whether the reranker scored `hit` at `min_score` or above; a hit it did not score
+    (past its depth) does not count, as one below every cut-off would not."""
+    return hit.rerank_score is not None and hit.rerank_score >= min_score
 
 
 def learned_order(hits: Sequence[SearchHit], factors: Mapping[int, float]) -> list[SearchHit]:

@@ -8,7 +8,9 @@
   prompt's words (`words_needed`; not when another project's memories hold those words far
   better, `asked_elsewhere`), at most CLAUDE_MEMORY_RECALL_MAX_HITS of them, cut to fit
   CLAUDE_MEMORY_RECALL_MAX_CHARS; nothing relevant gives an empty
-  answer, so the hook stays silent. Each fact is shown in its current version only
+  answer, so the hook stays silent. A reranker the user trusts with the hook
+  (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE) decides by its score instead, whenever it answers in
+  time. Each fact is shown in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
   when the change is recent. When the server shares the machine (single-user mode), the
   memories picked are checked against the session's working tree first
@@ -56,6 +58,7 @@ from server.recall.cutoff import (
     UNKNOWN_NAME_THRESHOLD,
     asked_elsewhere,
     current_versions,
+    judged_relevant,
     learned_order,
     words_needed,
 )
@@ -136,6 +139,10 @@ class HookRecall:
             else service.cutoffs.recall
         )
         self.threshold_with_words = min(self.threshold, service.cutoffs.recall_with_words)
+        # A reranker the user trusts with the hook decides which candidates count; it is shown
+        # every candidate down to semantic search's own cut-off (server/recall/cutoff.py).
+        self.rerank_min_score = settings.rerank_hook_min_score if settings.rerank_hooks else None
+        self.rerank_floor = service.cutoffs.semantic
         self.max_hits = settings.recall_max_hits
         self.max_chars = settings.recall_max_chars
         self.statements = settings.recall_statements
@@ -194,12 +201,14 @@ class HookRecall:
         unknown = await self.service.unknown_names(query)
         threshold = max(self.threshold, UNKNOWN_NAME_THRESHOLD) if unknown else self.threshold
         with_words = threshold if unknown else self.threshold_with_words
+        gate = self.rerank_min_score
         # Down to the lowest similarity that can count: a hit below the cut-off may hold the
-        # prompt's words where the word index does not see them (inside an identifier).
+        # prompt's words where the word index does not see them (inside an identifier). A
+        # reranker gating the hook judges hits the bundled model scores lower still.
         result = await self.service.search_hybrid(
             query,
             limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-            min_similarity=with_words,
+            min_similarity=with_words if gate is None else min(with_words, self.rerank_floor),
             where=MemoryFilter(project=project, with_general=True),
             hook=True,
         )
@@ -213,8 +222,13 @@ class HookRecall:
         elsewhere = asked_elsewhere(evidence.words_here, evidence.words_elsewhere)
         if elsewhere:
             with_words = threshold
+        # When the reranker scored the candidates in time, its score alone decides; when it
+        # was late or down, the similarity rules do.
+        judge = gate if result.reranked_by is not None else None
 
         def counts(hit: SearchHit) -> bool:
+            if judge is not None:
+                return judged_relevant(hit, judge)
             needed = words_needed(hit.similarity or 0.0, threshold, with_words)
             return needed is not None and shares.get(hit.id, 0.0) >= needed
 
@@ -245,7 +259,11 @@ class HookRecall:
             len(result.hits),
             result.took_ms,
             f" (unknown to memory: {', '.join(unknown)})" if unknown else "",
-            " (about another project: similarity alone counts)" if elsewhere else "",
+            f" (the reranker's score decided, at {judge})"
+            if judge is not None
+            else " (about another project: similarity alone counts)"
+            if elsewhere
+            else "",
         )
         similarity = {hit.id: hit.similarity or 0.0 for hit in checked}
         receipt = Injection(
@@ -255,7 +273,7 @@ class HookRecall:
             len(text),
             memory_ids=shown,
             scores=[round(similarity[i], 4) for i in shown],
-            cutoff=threshold,
+            cutoff=None if judge is not None else threshold,
             prompt_id=prompt_id,
         )
         if shown:

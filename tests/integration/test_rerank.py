@@ -24,6 +24,7 @@ from server.app import create_app
 from server.core.config import Secret, Settings
 from server.core.errors import StartupError
 from server.core.models.memories import MemoryFilter
+from server.core.models.receipts import ReceiptFilter
 from server.core.models.search import SearchResult
 from server.recall.hook import HookRecall
 from server.service.memory import MemoryService
@@ -415,6 +416,92 @@ async def test_prompt_hook_with_reranking_on_follows_an_endpoint_in_time(
     assert shown == [text for text in reversed(sent) if text in shown]
 
 
+MONDAY_PROMPT = "why does checkout crawl every Monday morning?"
+# The answer shares none of the prompt's words and the bundled model scores it below the hook's
+# cut-off; the dashboard note shares its words and scores about as close.
+SETTLEMENT = (
+    "The weekly settlement batch locks the orders table from 08:00 until it finishes, so order"
+    " writes queue behind it at the start of each week."
+)
+DASHBOARD = "Checkout morning traffic dashboard lives in Grafana under Sales."
+MONDAY_MEMORIES = (
+    SETTLEMENT,
+    DASHBOARD,
+    "Checkout page layout: the coupon field sits under the basket, the pay button is green.",
+    "Monday stand-up moved to 10:00 for the whole team.",
+)
+
+
+def judges_settlement(query: str, text: str, index: int) -> float:
+    """A reranker's verdict, as a probability: only the settlement batch answers."""
+    return 0.93 if "settlement batch" in text else 0.04
+
+
+async def test_reranker_score_decides_what_the_prompt_hook_injects_when_asked_to(
+    service: MemoryService, settings: Settings
+) -> None:
+    ids = {text: (await service.save(text, project="acme")).id for text in MONDAY_MEMORIES}
+    plain = await HookRecall(service, settings).prompt("s-plain", "", MONDAY_PROMPT)
+    with RerankServer(score=judges_settlement) as endpoint:
+        ordering = replace(
+            settings,
+            rerank_provider="http",
+            rerank_url=endpoint.url,
+            rerank_hooks=True,
+            rerank_hook_timeout_seconds=5.0,
+        )
+        gating = replace(ordering, rerank_hook_min_score=0.5)
+        async with reranking(service, ordering) as reranked:
+            ordered = await HookRecall(reranked, ordering).prompt("s-order", "", MONDAY_PROMPT)
+        async with (
+            reranking(service, gating) as reranked,
+            serving(create_app(gating, reranked)) as url,
+        ):
+            run = await run_hook(
+                "user-prompt-submit",
+                {"session_id": "s-gate", "cwd": "", "prompt": MONDAY_PROMPT, "prompt_id": "p-1"},
+                url,
+            )
+            page = await reranked.receipts(ReceiptFilter(session_id="s-gate", hook="prompt"))
+
+    # The similarity rules refuse the answer, whether or not the reranker orders the hits.
+    assert ids[SETTLEMENT] not in plain.memory_ids
+    assert ids[SETTLEMENT] not in ordered.memory_ids
+    # Trusted with the hook, the reranker's verdict decides, through the real hook client.
+    context = context_of(run, "UserPromptSubmit")
+    assert f"#{ids[SETTLEMENT]}" in context
+    assert "settlement batch" in context
+    assert all(f"#{ids[text]}" not in context for text in MONDAY_MEMORIES if text != SETTLEMENT)
+    [receipt] = page.receipts
+    assert receipt.memory_ids == [ids[SETTLEMENT]]
+    assert receipt.cutoff is None  # no similarity cut-off decided
+
+
+async def test_reranker_gate_falls_back_to_the_similarity_rules_when_the_reranker_is_late(
+    service: MemoryService, settings: Settings
+) -> None:
+    for text in MONDAY_MEMORIES:
+        await service.save(text, project="acme")
+    plain = await HookRecall(service, settings).prompt("s-plain", "", MONDAY_PROMPT)
+    with RerankServer(score=judges_settlement) as endpoint:
+        endpoint.delay = 5.0
+        gating = replace(
+            settings,
+            rerank_provider="http",
+            rerank_url=endpoint.url,
+            rerank_hooks=True,
+            rerank_hook_timeout_seconds=0.2,
+            rerank_hook_min_score=0.5,
+        )
+        async with reranking(service, gating) as reranked:
+            late = await HookRecall(reranked, gating).prompt("s-late", "", MONDAY_PROMPT)
+        asked = len(endpoint.requests)
+
+    assert asked == 1
+    assert late.memory_ids == plain.memory_ids
+    assert late.markdown == plain.markdown
+
+
 def test_settings_name_what_each_provider_needs() -> None:
     from server.core.config import load_settings
     from server.core.errors import ConfigError
@@ -435,3 +522,31 @@ def test_settings_name_what_each_provider_needs() -> None:
         False,
     )
     assert loaded.rerank_url == "http://x/rerank"
+    with pytest.raises(ConfigError, match="RERANK_HOOKS=true"):
+        load_settings(
+            {
+                "CLAUDE_MEMORY_RERANK_PROVIDER": "http",
+                "CLAUDE_MEMORY_RERANK_URL": "http://x/rerank",
+                "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0.5",
+            },
+            config_file=None,
+        )
+    with pytest.raises(ConfigError, match="not a score per memory"):
+        load_settings(
+            {
+                "CLAUDE_MEMORY_RERANK_PROVIDER": "llm",
+                "CLAUDE_MEMORY_RERANK_HOOKS": "true",
+                "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0.5",
+            },
+            config_file=None,
+        )
+    gated = load_settings(
+        {
+            "CLAUDE_MEMORY_RERANK_PROVIDER": "http",
+            "CLAUDE_MEMORY_RERANK_URL": "http://x/rerank",
+            "CLAUDE_MEMORY_RERANK_HOOKS": "true",
+            "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0",  # llama.cpp's logits: 0 is even odds
+        },
+        config_file=None,
+    )
+    assert gated.rerank_hook_min_score == 0.0

@@ -1,14 +1,18 @@
-"""How many of the prompt's words prompt recall asks of a hit, by its similarity, and when a
-prompt's words belong to another project."""
+"""How many of the prompt's words prompt recall asks of a hit, by its similarity, when a
+prompt's words belong to another project, and when a reranker's score decides instead."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from server.core.models.search import SearchHit
 from server.recall.cutoff import (
     ELSEWHERE_MARGIN,
     RECALL_WORDS_AT_FLOOR,
     asked_elsewhere,
+    judged_relevant,
     words_needed,
 )
 
@@ -58,3 +62,35 @@ def test_words_held_about_as_well_here_keep_the_prompt_here() -> None:
 def test_nothing_here_holding_the_words_counts_as_none() -> None:
     assert asked_elsewhere(words_here=0.0, words_elsewhere=ELSEWHERE_MARGIN + 0.01)
     assert not asked_elsewhere(words_here=0.0, words_elsewhere=ELSEWHERE_MARGIN)
+
+
+def _hit(similarity: float, rerank_score: float | None) -> SearchHit:
+    return SearchHit(
+        id=1,
+        content="the weekly settlement batch locks the orders table",
+        kind="note",
+        tags=[],
+        source="",
+        project="acme",
+        project_path="",
+        session_id=None,
+        created_at=datetime(2026, 5, 1, tzinfo=UTC),
+        similarity=similarity,
+        keyword_score=None,
+        fused_score=None,
+        score=similarity,
+        rerank_score=rerank_score,
+    )
+
+
+def test_a_reranker_score_decides_whatever_the_similarity() -> None:
+    assert judged_relevant(_hit(0.2, 0.9), 0.5)
+    assert judged_relevant(_hit(0.2, 0.5), 0.5)
+    assert not judged_relevant(_hit(0.9, 0.1), 0.5)
+    # Logits (llama.cpp's endpoint) gate at 0, even odds.
+    assert judged_relevant(_hit(0.3, 1.7), 0.0)
+    assert not judged_relevant(_hit(0.8, -2.3), 0.0)
+
+
+def test_a_hit_the_reranker_did_not_score_does_not_count() -> None:
+    assert not judged_relevant(_hit(0.95, None), 0.5)

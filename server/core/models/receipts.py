@@ -30,7 +30,8 @@ class Injection:
 
     `memory_ids` in the order the text shows them; `scores` (prompt recall) their similarity to
     the prompt, in the same order, and `cutoff` the similarity at which a memory counts on
-    similarity alone (one below it was let in by the prompt's words it holds)."""
+    similarity alone (one below it was let in by the prompt's words it holds); None when a
+    reranker's score decided (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE)."""
 
     hook: InjectionHook
     session_id: str
