@@ -122,7 +122,8 @@ class Settings:
     # rather than one run of its text cut at the share (#55). Off until measured.
     recall_statements: bool = False
     # With recall_statements, up to this many hits in all: those past RECALL_MAX_HITS (each
-    # passing the same cut-off) share the room the first ones leave in the same budget (#55).
+    # passing the same cut-off) share the room the first ones' statements saved, so the text is
+    # never longer than the first hits alone would have made it (#55).
     # 0: RECALL_MAX_HITS only.
     recall_room_hits: int = 0
     # Prompt recall learns from whether the agent used what it was given (#38): a memory

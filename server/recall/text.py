@@ -46,8 +46,10 @@ def recall_markdown(
     ("drifted: go is now 1.23 (was 1.22)") before its text.
 
     Only the `first` hits (default: all) share the budget; the ones after them come in rank
-    order in the room those left, each its equal share of what is left, while that holds at
-    least twice MIN_FOCUS_CHARS.
+    order in the room the first ones' statements saved (against each shown as one cut run of
+    its text, as without `statements`), each its equal share of what is left, while that holds
+    at least twice MIN_FOCUS_CHARS. So the text is never longer than the first hits alone
+    would have made it: statements make room for more memories, not for more tokens.
     """
     asked = topic_words(prompt)
     drift = drift or {}
@@ -58,9 +60,10 @@ def recall_markdown(
     budget = max_chars - len(head)
     share = budget // first
     lines: list[str] = []
+    saved = 0  # characters the first hits' statements left unused against their cut runs
     for at, hit in enumerate(hits):
-        if at >= first:  # past the first: an equal share of the room left
-            share = (budget - sum(len(line) + 1 for line in lines)) // (len(hits) - at)
+        if at >= first:  # past the first: an equal share of the room the statements saved
+            share = saved // (len(hits) - at)
         project = f", {flat(hit.project).replace(']', ')')}" if hit.project else ""
         by = author(hit.owner, viewer, hit.source, hit.session_id)
         label = (
@@ -73,11 +76,17 @@ def recall_markdown(
         checked = f"({drift[hit.id]}) " if hit.id in drift else ""
         notes = checked + changed_note(hit.supersedes, hit.created_at)
         if room - len(notes) < MIN_FOCUS_CHARS:  # the notes fill the room: cut them and all
-            text = notes + flat(hit.content)
-            lines.append(label + text[: room - 1].rstrip() + "…")
-            continue
-        fit = answering if statements else focused
-        lines.append(label + notes + fit(hit.content, room - len(notes), asked))
+            line = label + (notes + flat(hit.content))[: room - 1].rstrip() + "…"
+        elif statements:
+            line = label + notes + answering(hit.content, room - len(notes), asked)
+            if at < first:
+                run = label + notes + focused(hit.content, room - len(notes), asked)
+                saved += len(run) - len(line)
+        else:
+            line = label + notes + focused(hit.content, room - len(notes), asked)
+        if at >= first:
+            saved -= len(line) + 1
+        lines.append(line)
     if not lines:
         return "", []
     return head + "\n" + "\n".join(lines), [hit.id for hit in hits[: len(lines)]]

@@ -58,3 +58,54 @@ def test_prompt_recall_shows_each_long_hit_around_the_prompts_words() -> None:
     assert shown == [7]
     assert "ledger export runs nightly at 02:15 UTC" in text
     assert len(text) <= 600
+
+
+def _note(memory_id: int, content: str) -> SearchHit:
+    return SearchHit(
+        id=memory_id,
+        content=content,
+        kind="note",
+        tags=[],
+        source="notes",
+        project="billing",
+        project_path=None,
+        session_id=None,
+        created_at=datetime(2026, 3, 1, tzinfo=UTC),
+        similarity=0.6,
+        keyword_score=None,
+        fused_score=None,
+        score=1.0,
+    )
+
+
+def test_hits_past_the_first_fill_only_the_room_statements_saved() -> None:
+    prompt = "when does the ledger export run?"
+    first = [_note(1, HANDBOOK * 4), _note(2, HANDBOOK * 4)]
+    more = [
+        _note(3, "The ledger export moved to 03:00 UTC after the archive bucket filled up."),
+        _note(4, "Ledger export failures page the billing on-call."),
+    ]
+
+    plain, plain_ids = recall_markdown(first, 2_000, prompt=prompt, first=2)
+    text, shown = recall_markdown(first + more, 2_000, prompt=prompt, statements=True, first=2)
+
+    assert plain_ids == [1, 2]
+    # The handbooks come as their answering statements, and what that saved holds two more.
+    assert shown == [1, 2, 3, 4]
+    assert "03:00 UTC" in text
+    # Never longer than the first hits shown as runs of their text.
+    assert len(text) <= len(plain)
+
+
+def test_short_first_hits_save_nothing_so_no_more_hits_come() -> None:
+    prompt = "when does the ledger export run?"
+    short = [
+        _note(1, "The ledger export runs nightly at 02:15 UTC."),
+        _note(2, "The ledger export writes Parquet files."),
+        _note(3, "The ledger export moved to 03:00 UTC."),
+    ]
+
+    text, shown = recall_markdown(short, 2_000, prompt=prompt, statements=True, first=2)
+
+    assert shown == [1, 2]
+    assert "03:00" not in text
