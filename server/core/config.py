@@ -119,13 +119,14 @@ class Settings:
     recall_max_chars: int = 3_000
     # A long memory that does not fit its share of the prompt budget is shown as the statements
     # that name the prompt's words (with its id and date, so the agent can fetch the rest),
-    # rather than one run of its text cut at the share (#55). Off until measured.
-    recall_statements: bool = False
+    # rather than one run of its text cut at the share (#55; docs/benchmarks-history.md,
+    # session 34: as many answers for fewer tokens on every corpus measured).
+    recall_statements: bool = True
     # With recall_statements, up to this many hits in all: those past RECALL_MAX_HITS (each
     # passing the same cut-off) share the room the first ones' statements saved, so the text is
     # never longer than the first hits alone would have made it (#55).
     # 0: RECALL_MAX_HITS only.
-    recall_room_hits: int = 0
+    recall_room_hits: int = 5
     # Prompt recall learns from whether the agent used what it was given (#38): a memory
     # injected and never used sinks, one used often rises; verdicts count half after this many
     # days. Off: recall ranks as search does.

@@ -6,8 +6,10 @@
   CLAUDE_MEMORY_RECALL_THRESHOLD (by default the cut-off measured for the embedding model,
   server/service/cutoffs.py) count, or a little less similar ones that hold enough of the
   prompt's words (`words_needed`; not when another project's memories hold those words far
-  better, `asked_elsewhere`), at most CLAUDE_MEMORY_RECALL_MAX_HITS of them, cut to fit
-  CLAUDE_MEMORY_RECALL_MAX_CHARS; nothing relevant gives an empty
+  better, `asked_elsewhere`), CLAUDE_MEMORY_RECALL_MAX_HITS of them within
+  CLAUDE_MEMORY_RECALL_MAX_CHARS (a long one as its statements that name the prompt's words,
+  the room that saves going to hits after them, up to CLAUDE_MEMORY_RECALL_ROOM_HITS:
+  server/recall/text.py); nothing relevant gives an empty
   answer, so the hook stays silent. A reranker the user trusts with the hook
   (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE) decides by its score instead, whenever it answers in
   time. Each fact is shown in its current version only
