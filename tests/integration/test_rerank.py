@@ -100,6 +100,21 @@ async def reranking(service: MemoryService, settings: Settings) -> AsyncIterator
             await reranker.close()
 
 
+def on_the_hook(
+    settings: Settings, url: str, timeout: float, min_score: float | None = None
+) -> Settings:
+    """`settings` with the `/rerank` endpoint at `url` on the prompt hook too, within `timeout`
+    seconds, its score gating what the hook injects when `min_score` is given."""
+    return replace(
+        settings,
+        rerank_provider="http",
+        rerank_url=url,
+        rerank_hooks=True,
+        rerank_hook_timeout_seconds=timeout,
+        rerank_hook_min_score=min_score,
+    )
+
+
 async def fused_ids(service: MemoryService, limit: int = 5) -> list[int]:
     result = await service.search_hybrid(QUERY, limit=limit, where=MemoryFilter(project="acme"))
     assert result.reranked_by is None and result.rerank_skipped is None
@@ -343,29 +358,6 @@ async def test_prompt_hook_is_not_reranked_unless_switched_on(
     assert len(endpoint.requests) == 1  # an explicit search asks the reranker
 
 
-async def test_prompt_hook_with_reranking_on_keeps_fused_order_past_its_time_limit(
-    service: MemoryService, settings: Settings
-) -> None:
-    await seeded(service)
-    plain = await HookRecall(service, settings).prompt("s-1", "", QUERY)
-    with RerankServer() as endpoint:
-        endpoint.delay = 5.0
-        own = replace(
-            settings,
-            rerank_provider="http",
-            rerank_url=endpoint.url,
-            rerank_hooks=True,
-            rerank_hook_timeout_seconds=0.2,
-        )
-        async with reranking(service, own) as reranked:
-            answer = await HookRecall(reranked, own).prompt("s-2", "", QUERY)
-        asked = len(endpoint.requests)
-
-    assert asked == 1
-    assert answer.markdown == plain.markdown
-    assert answer.memory_ids == plain.memory_ids
-
-
 async def test_real_hook_client_gets_the_fused_recall_when_the_reranker_is_late(
     service: MemoryService, settings: Settings
 ) -> None:
@@ -373,13 +365,7 @@ async def test_real_hook_client_gets_the_fused_recall_when_the_reranker_is_late(
     plain = await HookRecall(service, settings).prompt("s-plain", "", QUERY)
     with RerankServer() as endpoint:
         endpoint.delay = 10.0  # far past the hook client's own 2 s
-        own = replace(
-            settings,
-            rerank_provider="http",
-            rerank_url=endpoint.url,
-            rerank_hooks=True,
-            rerank_hook_timeout_seconds=0.3,
-        )
+        own = on_the_hook(settings, endpoint.url, 0.3)
         async with reranking(service, own) as reranked, serving(create_app(own, reranked)) as url:
             run = await run_hook(
                 "user-prompt-submit",
@@ -399,13 +385,7 @@ async def test_prompt_hook_with_reranking_on_follows_an_endpoint_in_time(
 ) -> None:
     await seeded(service)
     with RerankServer() as endpoint:
-        own = replace(
-            settings,
-            rerank_provider="http",
-            rerank_url=endpoint.url,
-            rerank_hooks=True,
-            rerank_hook_timeout_seconds=5.0,
-        )
+        own = on_the_hook(settings, endpoint.url, 5.0)
         async with reranking(service, own) as reranked:
             answer = await HookRecall(reranked, own).prompt("s-1", "", QUERY)
         sent = endpoint.requests[-1]["documents"]
@@ -443,13 +423,7 @@ async def test_reranker_score_decides_what_the_prompt_hook_injects_when_asked_to
     ids = {text: (await service.save(text, project="acme")).id for text in MONDAY_MEMORIES}
     plain = await HookRecall(service, settings).prompt("s-plain", "", MONDAY_PROMPT)
     with RerankServer(score=judges_settlement) as endpoint:
-        ordering = replace(
-            settings,
-            rerank_provider="http",
-            rerank_url=endpoint.url,
-            rerank_hooks=True,
-            rerank_hook_timeout_seconds=5.0,
-        )
+        ordering = on_the_hook(settings, endpoint.url, 5.0)
         gating = replace(ordering, rerank_hook_min_score=0.5)
         async with reranking(service, ordering) as reranked:
             ordered = await HookRecall(reranked, ordering).prompt("s-order", "", MONDAY_PROMPT)
@@ -477,24 +451,18 @@ async def test_reranker_score_decides_what_the_prompt_hook_injects_when_asked_to
     assert receipt.cutoff is None  # no similarity cut-off decided
 
 
-async def test_reranker_gate_falls_back_to_the_similarity_rules_when_the_reranker_is_late(
-    service: MemoryService, settings: Settings
+@pytest.mark.parametrize("min_score", [None, 0.5], ids=["ordering", "gating"])
+async def test_prompt_hook_keeps_the_similarity_rules_when_the_reranker_is_late(
+    service: MemoryService, settings: Settings, min_score: float | None
 ) -> None:
     for text in MONDAY_MEMORIES:
         await service.save(text, project="acme")
     plain = await HookRecall(service, settings).prompt("s-plain", "", MONDAY_PROMPT)
     with RerankServer(score=judges_settlement) as endpoint:
         endpoint.delay = 5.0
-        gating = replace(
-            settings,
-            rerank_provider="http",
-            rerank_url=endpoint.url,
-            rerank_hooks=True,
-            rerank_hook_timeout_seconds=0.2,
-            rerank_hook_min_score=0.5,
-        )
-        async with reranking(service, gating) as reranked:
-            late = await HookRecall(reranked, gating).prompt("s-late", "", MONDAY_PROMPT)
+        own = on_the_hook(settings, endpoint.url, 0.2, min_score=min_score)
+        async with reranking(service, own) as reranked:
+            late = await HookRecall(reranked, own).prompt("s-late", "", MONDAY_PROMPT)
         asked = len(endpoint.requests)
 
     assert asked == 1
@@ -522,31 +490,14 @@ def test_settings_name_what_each_provider_needs() -> None:
         False,
     )
     assert loaded.rerank_url == "http://x/rerank"
+    http = {"CLAUDE_MEMORY_RERANK_PROVIDER": "http", "CLAUDE_MEMORY_RERANK_URL": "http://x/rerank"}
+    gate = {"CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0.5"}
+    hooks = {"CLAUDE_MEMORY_RERANK_HOOKS": "true"}
     with pytest.raises(ConfigError, match="RERANK_HOOKS=true"):
-        load_settings(
-            {
-                "CLAUDE_MEMORY_RERANK_PROVIDER": "http",
-                "CLAUDE_MEMORY_RERANK_URL": "http://x/rerank",
-                "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0.5",
-            },
-            config_file=None,
-        )
+        load_settings(http | gate, config_file=None)
     with pytest.raises(ConfigError, match="not a score per memory"):
-        load_settings(
-            {
-                "CLAUDE_MEMORY_RERANK_PROVIDER": "llm",
-                "CLAUDE_MEMORY_RERANK_HOOKS": "true",
-                "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0.5",
-            },
-            config_file=None,
-        )
-    gated = load_settings(
-        {
-            "CLAUDE_MEMORY_RERANK_PROVIDER": "http",
-            "CLAUDE_MEMORY_RERANK_URL": "http://x/rerank",
-            "CLAUDE_MEMORY_RERANK_HOOKS": "true",
-            "CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0",  # llama.cpp's logits: 0 is even odds
-        },
-        config_file=None,
-    )
+        load_settings({"CLAUDE_MEMORY_RERANK_PROVIDER": "llm"} | hooks | gate, config_file=None)
+    # llama.cpp's endpoint answers logits: 0 is even odds.
+    logits = {"CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE": "0"}
+    gated = load_settings(http | hooks | logits, config_file=None)
     assert gated.rerank_hook_min_score == 0.0

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from server.core.models.search import SearchHit
 from server.domain.statement_versions import topic_words
 from server.recall.text import focused, recall_markdown
+from tests.search_hits import note_hit
 
 HANDBOOK = (
     "# Billing service handbook\n"
@@ -37,21 +36,7 @@ def test_a_cut_text_keeps_its_start_when_no_later_part_names_more() -> None:
 
 
 def test_prompt_recall_shows_each_long_hit_around_the_prompts_words() -> None:
-    hit = SearchHit(
-        id=7,
-        content=HANDBOOK * 3,
-        kind="note",
-        tags=[],
-        source="notes",
-        project="billing",
-        project_path=None,
-        session_id=None,
-        created_at=datetime(2026, 3, 1, tzinfo=UTC),
-        similarity=0.5,
-        keyword_score=None,
-        fused_score=None,
-        score=1.0,
-    )
+    hit = note_hit(7, HANDBOOK * 3, project="billing", similarity=0.5)
 
     text, shown = recall_markdown([hit], 600, prompt="when does the ledger export run?")
 
@@ -61,21 +46,7 @@ def test_prompt_recall_shows_each_long_hit_around_the_prompts_words() -> None:
 
 
 def _note(memory_id: int, content: str) -> SearchHit:
-    return SearchHit(
-        id=memory_id,
-        content=content,
-        kind="note",
-        tags=[],
-        source="notes",
-        project="billing",
-        project_path=None,
-        session_id=None,
-        created_at=datetime(2026, 3, 1, tzinfo=UTC),
-        similarity=0.6,
-        keyword_score=None,
-        fused_score=None,
-        score=1.0,
-    )
+    return note_hit(memory_id, content, project="billing", similarity=0.6)
 
 
 def test_hits_past_the_first_fill_only_the_room_statements_saved() -> None:

@@ -3,8 +3,6 @@ prompt's words belong to another project, and when a reranker's score decides in
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from server.core.models.search import SearchHit
@@ -15,6 +13,7 @@ from server.recall.cutoff import (
     judged_relevant,
     words_needed,
 )
+from tests.search_hits import note_hit
 
 
 def test_at_or_above_the_cut_off_similarity_alone_counts() -> None:
@@ -65,19 +64,10 @@ def test_nothing_here_holding_the_words_counts_as_none() -> None:
 
 
 def _hit(similarity: float, rerank_score: float | None) -> SearchHit:
-    return SearchHit(
-        id=1,
-        content="the weekly settlement batch locks the orders table",
-        kind="note",
-        tags=[],
-        source="",
-        project="acme",
-        project_path="",
-        session_id=None,
-        created_at=datetime(2026, 5, 1, tzinfo=UTC),
+    return note_hit(
+        1,
+        "the weekly settlement batch locks the orders table",
         similarity=similarity,
-        keyword_score=None,
-        fused_score=None,
         score=similarity,
         rerank_score=rerank_score,
     )

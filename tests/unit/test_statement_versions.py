@@ -13,6 +13,7 @@ from server.domain.statement_versions import (
     statements,
     topic_words,
 )
+from tests.search_hits import note_hit
 
 HANDBOOK = """# payrail handbook
 
@@ -25,19 +26,11 @@ HANDBOOK = """# payrail handbook
 def _hit(
     memory_id: int, content: str, day: int, score: float, project: str = "payrail"
 ) -> SearchHit:
-    return SearchHit(
-        id=memory_id,
-        content=content,
-        kind="note",
-        tags=[],
-        source="",
+    return note_hit(
+        memory_id,
+        content,
         project=project,
-        project_path="",
-        session_id=None,
         created_at=datetime(2026, 3, day, tzinfo=UTC),
-        similarity=None,
-        keyword_score=None,
-        fused_score=None,
         score=score,
     )
 

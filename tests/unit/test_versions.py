@@ -18,24 +18,16 @@ from server.domain.versions import (
     same_subject_candidates,
     wanted_ids,
 )
+from tests.search_hits import note_hit
 
 
 def _hit(
     memory_id: int, score: float, *, supersedes: int | None = None, by: int | None = None
 ) -> SearchHit:
-    return SearchHit(
-        id=memory_id,
-        content=f"memory {memory_id}",
-        kind="note",
-        tags=[],
-        source="",
-        project="acme",
-        project_path="",
-        session_id=None,
+    return note_hit(
+        memory_id,
+        f"memory {memory_id}",
         created_at=datetime(2026, 5, memory_id, tzinfo=UTC),
-        similarity=None,
-        keyword_score=None,
-        fused_score=None,
         score=score,
         supersedes=supersedes,
         superseded_by=by,
