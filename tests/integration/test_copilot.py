@@ -151,10 +151,8 @@ async def test_a_real_copilot_run_gets_our_memory_from_our_hooks_and_searches_it
     # The Stop hook names the session's events.jsonl, which the server accepts and imports at
     # once. What that import finds varies: Copilot may not have written the turn's events to the
     # file yet when Stop runs (the next import reads them; the last test imports a whole file).
-    # The import embeds what it finds: on a loaded machine (a full test run beside other work)
-    # that has taken longer than 20 s, so the wait is for the log line, up to two minutes.
     imported = "hook import of copilot session events.jsonl"
-    for _ in range(600):
+    for _ in range(100):
         if any(imported in record.getMessage() for record in caplog.records):
             break
         await asyncio.sleep(0.2)
