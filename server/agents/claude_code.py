@@ -35,7 +35,13 @@ from server.agents.about import claude_code as about
 from server.agents.unit import Agent, Found, Problem, Route
 from server.ingest.claude_code import CLAUDE_CODE
 from server.jobs import hook_install
-from server.jobs.agent_files import AgentFileError, back_up, read_json_object, unified_diff
+from server.jobs.agent_files import (
+    AgentFileError,
+    back_up,
+    read_json_object,
+    replace_file,
+    unified_diff,
+)
 from server.jobs.connect import (
     BEARER_HEADER,
     SERVER_NAME,
@@ -48,9 +54,11 @@ from server.jobs.connect import (
     token_note,
 )
 from server.jobs.detect import entry, entry_url, hook_routes, read_json
+from server.jobs.server_check import base_url
 
 NAME = about.NAME
 PLUGIN = "memories@claude-memory"  # our plugin, as Claude Code names it (plugin@marketplace)
+MARKETPLACE = "claude-memory"  # this repository's marketplace (.claude-plugin/marketplace.json)
 URL_VARIABLE = "CLAUDE_MEMORY_URL"  # overrides the plugin's `url` option (plugins/memories/)
 
 
@@ -106,7 +114,14 @@ def connect(request: Connection) -> AgentChange:
     through_plugin = plugin_url(request.environ, request.home)
     if through_plugin is not None:
         return _leave_it_to_the_plugin(request, through_plugin)
-    return _through_claude(request, "connect", notes)
+    change = _through_claude(request, "connect", notes)
+    if request.hooks and request.url is not None:
+        change = _with_hooks(change, _install_hooks(request, base_url(request.url)))
+    change.notes.append(
+        "the plugin adds the skill and the /memories: commands too, as one connection: "
+        f"claude plugin marketplace add {_checkout()} && claude plugin install {PLUGIN}"
+    )
+    return change
 
 
 def _leave_it_to_the_plugin(request: Connection, url: str) -> AgentChange:
@@ -153,13 +168,85 @@ def _leave_it_to_the_plugin(request: Connection, url: str) -> AgentChange:
 
 
 def disconnect(request: Connection) -> AgentChange:
-    return _through_claude(request, "disconnect", [])
+    """Remove every way we connected Claude Code: the plugin, our MCP entry, install-hooks'."""
+    plugin_commands = _plugin_removal(request)
+    change = _through_claude(request, "disconnect", [], first=plugin_commands)
+    if plugin_commands and not request.dry_run:
+        _drop_emptied_plugin_keys(hook_install.settings_path(request.environ, request.home))
+    return _with_hooks(change, _uninstall_hooks(request))
+
+
+def _plugin_removal(request: Connection) -> list[list[str]]:
+    """`claude plugin` commands removing our plugin and its marketplace, where installed."""
+    folder = claude_dir(request.environ, request.home)
+    ignored = Found()
+    listed = read_json(folder / "plugins" / "installed_plugins.json", ignored).get("plugins")
+    known = read_json(folder / "plugins" / "known_marketplaces.json", ignored)
+    commands = []
+    if isinstance(listed, dict) and PLUGIN in listed:
+        commands.append(["claude", "plugin", "uninstall", PLUGIN])
+    if MARKETPLACE in known:
+        commands.append(["claude", "plugin", "marketplace", "remove", MARKETPLACE])
+    return commands
+
+
+# What `claude plugin uninstall` and `marketplace remove` leave behind as empty objects.
+_PLUGIN_KEYS = ("enabledPlugins", "extraKnownMarketplaces", "pluginConfigs")
+
+
+def _drop_emptied_plugin_keys(settings: Path) -> None:
+    """Take out the empty plugin objects Claude Code leaves in settings.json once our plugin
+    and marketplace are removed, so the user's settings read as they did before the install."""
+    try:
+        _, data = hook_install.read_settings(settings)
+    except hook_install.HookSettingsError:
+        return
+    kept = {key: value for key, value in data.items() if key not in _PLUGIN_KEYS or value}
+    if kept != data:
+        replace_file(settings, hook_install.render(kept))
+
+
+def _install_hooks(request: Connection, url: str) -> hook_install.HookChange:
+    settings = hook_install.settings_path(request.environ, request.home)
+    try:
+        return hook_install.install(
+            settings, url, now=request.now, dry_run=request.dry_run, python=request.python
+        )
+    except hook_install.HookSettingsError as exc:
+        raise ConnectError(str(exc)) from None
+
+
+def _uninstall_hooks(request: Connection) -> hook_install.HookChange:
+    settings = hook_install.settings_path(request.environ, request.home)
+    try:
+        return hook_install.uninstall(settings, now=request.now, dry_run=request.dry_run)
+    except hook_install.HookSettingsError as exc:
+        raise ConnectError(str(exc)) from None
+
+
+def _with_hooks(change: AgentChange, hooks: hook_install.HookChange) -> AgentChange:
+    """`change` with what was done to the hooks install-hooks writes in settings.json."""
+    if not hooks.changed:
+        return change
+    file = FileChange(hooks.settings, True, hooks.backup, hooks.diff)
+    return replace(change, changed=True, files=[*change.files, file], hooks=hooks.events)
+
+
+def _checkout() -> str:
+    """This checkout's folder when the server runs from one (it holds our marketplace)."""
+    root = Path(__file__).resolve().parents[2]
+    marketplace = root / ".claude-plugin" / "marketplace.json"
+    return str(root) if marketplace.is_file() else "/path/to/claude-memory"
 
 
 def _through_claude(
-    request: Connection, action: Literal["connect", "disconnect"], notes: list[str]
+    request: Connection,
+    action: Literal["connect", "disconnect"],
+    notes: list[str],
+    first: list[list[str]] | None = None,
 ) -> AgentChange:
-    """Claude Code's user scope, through its own `claude mcp` commands."""
+    """Claude Code's user scope, through its own `claude mcp` commands (after `first`, other
+    `claude` commands to run in the same way)."""
     config = claude_config_file(request.environ, request.home)
     try:
         _, data = read_json_object(config, "Claude Code could not read it either.")
@@ -173,13 +260,13 @@ def _through_claude(
         wanted = {"type": "http", "url": url}
         if request.use_token:
             wanted["headers"] = {"Authorization": BEARER_HEADER}
-    if current == wanted:
+    commands = list(first or [])
+    if current == wanted and not commands:
         return result(NAME, action, request, [], [], notes)
     check_before_writing(replace(request, url=url))
-    commands = []
-    if current is not None:
+    if current is not None and current != wanted:
         commands.append(["claude", "mcp", "remove", SERVER_NAME, "--scope", "user"])
-    if url is not None:
+    if url is not None and current != wanted:
         add = ["claude", "mcp", "add", "--scope", "user", "--transport", "http", SERVER_NAME, url]
         # After the URL: --header takes several values and would swallow the name and URL.
         commands.append(
@@ -192,14 +279,14 @@ def _through_claude(
     if request.dry_run:
         if claude is None:
             notes.append("the `claude` command is not on PATH: run these commands yourself")
-        file = FileChange(config, True, None, entry_diff)
+        file = FileChange(config, current != wanted, None, entry_diff)
         return result(NAME, action, request, [file], commands, notes)
     if claude is None:
         raise ConnectError(
             "the `claude` command is not on PATH; run: "
             + " && ".join(shlex.join(command) for command in commands)
         )
-    backup = back_up(config, request.now)
+    backup = back_up(config, request.now) if current != wanted else None
     for command in commands:
         completed = subprocess.run(
             [claude, *command[1:]],
@@ -216,7 +303,7 @@ def _through_claude(
                 f"`{shlex.join(command)}` failed: {output[-1] if output else 'no output'}"
                 + (f" (backup of {config}: {backup})" if backup else "")
             )
-    file = FileChange(config, True, backup, entry_diff)
+    file = FileChange(config, current != wanted, backup, entry_diff)
     return result(NAME, action, request, [file], commands, notes)
 
 

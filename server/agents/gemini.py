@@ -101,6 +101,10 @@ FILES = FileAgent(
     edits=_edits,
     instructions_file=lambda request: gemini_dir(request.environ, request.home) / "GEMINI.md",
     hooks=HookSupport([name for name, _, _ in HOOK_EVENTS], HOOKS_SINCE),
+    connect_notes=(
+        "Gemini CLI loads MCP servers and hooks only in a folder you trusted: answer its trust "
+        "question when it starts there, or run /permissions",
+    ),
 )
 
 

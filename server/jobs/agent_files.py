@@ -329,9 +329,16 @@ def back_up(path: Path, now: datetime) -> Path | None:
 def write_with_backup(path: Path, text: str, now: datetime) -> Path | None:
     """Back the old file up, then replace it atomically; a symlink's target is what changes."""
     target = path.resolve() if path.is_symlink() else path
+    backup = back_up(target, now)
+    replace_file(target, text)
+    return backup
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Replace the file atomically, keeping its mode; a symlink's target is what changes."""
+    target = path.resolve() if path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
     mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
-    backup = back_up(target, now)
     handle, temporary = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
@@ -345,7 +352,6 @@ def write_with_backup(path: Path, text: str, now: datetime) -> Path | None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return backup
 
 
 def remove_with_backup(path: Path, now: datetime) -> Path | None:

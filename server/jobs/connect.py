@@ -129,6 +129,8 @@ class FileAgent:
     edits: Callable[[Connection, str | None], list[Edit]]
     instructions_file: Callable[[Connection], Path]  # AGENTS.md and the like
     hooks: HookSupport | None = None
+    # What the user must know on every connect (say, where the agent shows MCP servers at all).
+    connect_notes: tuple[str, ...] = ()
 
 
 def mcp_url(base_url: str) -> str:
@@ -143,6 +145,7 @@ def connect_by_files(agent: FileAgent, request: Connection) -> AgentChange:
     """Register the server with an agent configured through files, hooks and all."""
     check_before_writing(request)
     notes = [token_note(agent.program)] if request.use_token else []
+    notes += agent.connect_notes
     version = agent_hooks.installed_version(agent.program, request.environ)
     hooks = agent.hooks
     supported = hooks is not None and (version is None or version >= hooks.since)

@@ -17,6 +17,7 @@ import pytest
 from server.agents.codex import MARKER as CODEX_MARKER
 from server.agents.registry import connect, disconnect
 from server.cli.main import main
+from server.jobs import hook_install
 from server.jobs.connect import (
     BLOCK_START,
     ConnectError,
@@ -453,11 +454,41 @@ def test_claude_code_already_connected_needs_no_command(tmp_path: Path) -> None:
     entry = {"type": "http", "url": "http://127.0.0.1:3333/mcp"}
     write(tmp_path / ".claude.json", json.dumps({"mcpServers": {"claude-memory": entry}}))
 
-    change = connect("claude-code", URL, use_token=False, environ={}, home=tmp_path, now=NOW)
+    first = connect("claude-code", URL, use_token=False, environ={}, home=tmp_path, now=NOW)
+    again = connect("claude-code", URL, use_token=False, environ={}, home=tmp_path, now=NOW)
     gone = disconnect("claude-code", environ={}, home=tmp_path / "nobody", now=NOW)
 
-    assert not change.changed and change.commands == []
+    settings = tmp_path / ".claude" / "settings.json"
+    assert first.commands == [] and [f.path for f in first.files if f.changed] == [settings]
+    assert not again.changed and again.commands == []
     assert not gone.changed and gone.commands == []
+
+
+def test_claude_code_without_the_plugin_gets_our_hooks_and_the_plugins_command(
+    tmp_path: Path,
+) -> None:
+    entry = {"type": "http", "url": "http://127.0.0.1:3333/mcp"}
+    write(tmp_path / ".claude.json", json.dumps({"mcpServers": {"claude-memory": entry}}))
+    settings = write(tmp_path / ".claude" / "settings.json", json.dumps({"model": "opus"}))
+
+    change = connect("claude-code", URL, use_token=False, environ={}, home=tmp_path, now=NOW)
+
+    written = json.loads(settings.read_text())
+    assert written["model"] == "opus"
+    assert "--url http://127.0.0.1:3333" in json.dumps(written["hooks"]["UserPromptSubmit"])
+    assert "UserPromptSubmit" in change.hooks
+    assert any("claude plugin install memories@claude-memory" in note for note in change.notes)
+
+
+def test_claude_code_disconnect_takes_out_the_hooks_install_hooks_wrote(tmp_path: Path) -> None:
+    settings = write(tmp_path / ".claude" / "settings.json", json.dumps({"model": "opus"}))
+    hook_install.install(settings, URL, now=NOW)
+    assert len(json.loads(settings.read_text())["hooks"]) == 7
+
+    gone = disconnect("claude-code", environ={}, home=tmp_path, now=NOW)
+
+    assert gone.changed and gone.commands == []
+    assert json.loads(settings.read_text()) == {"model": "opus"}
 
 
 def test_mcp_url_accepts_a_base_or_an_endpoint() -> None:

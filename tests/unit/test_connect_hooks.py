@@ -238,10 +238,11 @@ def test_gemini_without_hooks_gets_the_instructions_block_instead(tmp_path: Path
 
     assert "hooks" not in json.loads(gemini_settings(tmp_path).read_text())
     assert (tmp_path / ".gemini" / "GEMINI.md").read_text().startswith(BLOCK_START)
-    assert change.notes == [
+    assert change.notes[-1] == (
         "Gemini CLI 0.20.0 has no hooks (0.26.0 and later do): the memory instructions went to "
         "GEMINI.md instead"
-    ]
+    )
+    assert "only in a folder you trusted" in change.notes[0]
 
 
 def test_a_cli_whose_version_cannot_be_read_counts_as_current(tmp_path: Path) -> None:
