@@ -43,9 +43,24 @@ else
     fi
 fi
 
+# pip takes tens of seconds even when nothing changed: a stamp names the pyproject.toml and
+# extras of the last install, and the install is skipped while it holds and `server` is this
+# checkout's.
+pyproject_sum="$(sha256sum pyproject.toml | cut -c1-16)"
+stamp_for() { printf '%s/.venv/.installed-%s-%s' "$ROOT" "$pyproject_sum" "${1:-base}"; }
+installed_here() {
+    "$VENV_PY" -c "import server, sys; sys.exit(0 if server.__file__.startswith('$ROOT/') else 1)" \
+        2>/dev/null
+}
+if { [ -f "$(stamp_for "$EXTRAS")" ] || [ -f "$(stamp_for dev)" ]; } && installed_here; then
+    say "claude-memory${EXTRAS:+ [$EXTRAS]} already installed from this pyproject.toml"
+    exit 0
+fi
 say "installing claude-memory${EXTRAS:+ [$EXTRAS]}"
 if [ -n "$EXTRAS" ]; then
     "$VENV_PY" -m pip install -q -e ".[$EXTRAS]"
 else
     "$VENV_PY" -m pip install -q -e .
 fi
+rm -f "$ROOT"/.venv/.installed-*
+touch "$(stamp_for "$EXTRAS")"
