@@ -139,6 +139,7 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=cmd_serve)
 
     stop = commands.add_parser("stop", help="stop a server started with serve --detach")
+    _add_plain(stop)
     stop.set_defaults(run=cmd_stop)
 
     stdio = commands.add_parser("mcp-stdio", help="serve the MCP tools over stdin/stdout")
@@ -287,7 +288,7 @@ def cmd_stop(args: argparse.Namespace, settings: Settings) -> int:
     from server.jobs.daemon import stop
 
     pid = stop(settings.claude_memory_home)
-    _emit({"status": "stopped" if pid else "not running", "pid": pid}, False)
+    _emit({"status": "stopped" if pid else "not running", "pid": pid}, args.plain)
     return 0
 
 

@@ -39,6 +39,7 @@ def test_detach_returns_when_healthy_and_stop_stops_it(pg_url: str, tmp_path: Pa
         still_up = False
     assert not still_up
     assert json.loads(run_cli("stop", env=env).stdout)["status"] == "not running"
+    assert run_cli("stop", "--plain", env=env).stdout.startswith("status: not running\n")
 
 
 def test_binding_beyond_loopback_needs_a_flag_and_warns_without_a_token(
