@@ -47,7 +47,7 @@ from server.jobs.connect import (
     result,
     token_note,
 )
-from server.jobs.detect import entry, entry_url, hook_routes, read_json
+from server.jobs.detect import entry, entry_url, hook_routes, read_json, sends_token
 
 NAME = about.NAME
 PLUGIN = "memories@claude-memory"  # our plugin, as Claude Code names it (plugin@marketplace)
@@ -256,7 +256,10 @@ def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
             if scope == "user"
             else f"claude mcp remove {SERVER_NAME} --scope {scope} && {add}"
         )
-        found.routes.append(Route(path, "mcp", source, entry_url(value.get("url")), fix))
+        url = entry_url(value.get("url"))
+        found.routes.append(
+            Route(path, "mcp", source, url, fix, sends_token(value), scope == "project")
+        )
         if through_plugin is not None:
             found.problems.append(_second_connection(path, source, scope))
     hooks = hook_routes(
