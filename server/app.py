@@ -15,7 +15,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -97,6 +97,7 @@ def create_app(
         exception_handlers={
             ServiceError: _service_error,
             HTTPException: _http_error,
+            ClientDisconnect: _client_gone,
             Exception: _internal_error,
         },
         lifespan=lifespan,
@@ -162,6 +163,15 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         exc.status_code, "http_error"
     )
     return JSONResponse(error_body(code, str(exc.detail)), status_code=exc.status_code)
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """The client left before its body was in (or the body deadline closed it): nobody to
+    answer, and no fault of ours to log with a traceback."""
+    logger.info(
+        "client left before its request body was in: %s %s", request.method, request.url.path
+    )
+    return Response(status_code=400)
 
 
 async def _internal_error(request: Request, exc: Exception) -> Response:

@@ -8,7 +8,8 @@ provider (DESIGN.md, "Tests"), in the two shapes the common servers speak:
 
 Each candidate's score is `score(query, text)`; by default the later a candidate comes in the
 request, the higher it scores, so the answer reverses the order it was sent in. `garbage`
-answers a body no reranker would send, and `delay` answers late.
+answers a body no reranker would send, `delay` answers late, and `padding` adds that many
+bytes to a good answer (an endpoint that answers without end).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class RerankServer(StubServer):
         self.api_key = api_key
         self.garbage = False
         self.delay = 0.0
+        self.padding = 0
         self.requests: list[dict[str, Any]] = []
         super().__init__()
 
@@ -58,7 +60,10 @@ class RerankServer(StubServer):
         )
         if self.shape == "texts":
             return 200, [{"index": i, "score": s} for i, s in scored]
-        return 200, {"results": [{"index": i, "relevance_score": s} for i, s in scored]}
+        results = [{"index": i, "relevance_score": s} for i, s in scored]
+        if self.padding:
+            return 200, {"results": results, "padding": "x" * self.padding}
+        return 200, {"results": results}
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

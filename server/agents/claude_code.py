@@ -53,7 +53,7 @@ from server.jobs.connect import (
     result,
     token_note,
 )
-from server.jobs.detect import entry, entry_url, hook_routes, read_json
+from server.jobs.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.jobs.server_check import base_url
 
 NAME = about.NAME
@@ -343,7 +343,10 @@ def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
             if scope == "user"
             else f"claude mcp remove {SERVER_NAME} --scope {scope} && {add}"
         )
-        found.routes.append(Route(path, "mcp", source, entry_url(value.get("url")), fix))
+        url = entry_url(value.get("url"))
+        found.routes.append(
+            Route(path, "mcp", source, url, fix, sends_token(value), scope == "project")
+        )
         if through_plugin is not None:
             found.problems.append(_second_connection(path, source, scope))
     hooks = hook_routes(

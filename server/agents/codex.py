@@ -40,7 +40,14 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
-from server.jobs.detect import entry, entry_url, hook_routes, read_json, read_toml
+from server.jobs.detect import (
+    entry,
+    entry_url,
+    hook_routes,
+    read_json,
+    read_toml,
+    sends_token,
+)
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
 NAME = about.NAME
@@ -119,9 +126,16 @@ def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
     table = entry(read_toml(folder / "config.toml", found), "mcp_servers", SERVER_NAME)
     if table is not None:
         url = entry_url(table.get("url"))
-        found.routes.append(Route("MCP entry", "mcp", folder / "config.toml", url, fix))
+        found.routes.append(
+            Route("MCP entry", "mcp", folder / "config.toml", url, fix, sends_token(table))
+        )
     hooks = folder / "hooks.json"
     found.routes.extend(hook_routes("hooks", hooks, read_json(hooks, found), fix))
+    if found.routes:
+        found.notes.append(
+            "doctor cannot see whether Codex trusts our hooks: a new or changed hook runs only "
+            "once trusted in Codex's /hooks"
+        )
     return found
 
 

@@ -41,7 +41,7 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
-from server.jobs.detect import entry, entry_url, read_json, url_argument
+from server.jobs.detect import entry, entry_url, read_json, sends_token, url_argument
 from server.jobs.hook_install import MARKERS, hook_command
 
 NAME = about.NAME
@@ -94,9 +94,10 @@ def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
     found = Found()
     path = copilot_home(environ, home) / "mcp-config.json"
     ours = entry(read_json(path, found), "mcpServers", SERVER_NAME)
+    fix = f"claude-memory connect {NAME} --url {{url}}"
     if ours is not None:
-        fix = f"claude-memory connect {NAME} --url {{url}}"
-        found.routes.append(Route("MCP entry", "mcp", path, entry_url(ours.get("url")), fix))
+        url = entry_url(ours.get("url"))
+        found.routes.append(Route("MCP entry", "mcp", path, url, fix, sends_token(ours)))
     hooks_file = copilot_home(environ, home) / HOOKS_FILE
     for url in _hook_urls(read_json(hooks_file, found)):
         found.routes.append(Route("hooks", "hooks", hooks_file, url, fix))

@@ -34,7 +34,7 @@ from server.jobs.connect import (
     FileAgent,
     HookSupport,
 )
-from server.jobs.detect import entry, entry_url, hook_routes, read_json
+from server.jobs.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
 NAME = about.NAME
@@ -89,8 +89,13 @@ def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
     ours = entry(settings, "mcpServers", SERVER_NAME)
     if ours is not None:
         url = entry_url(ours.get("httpUrl") or ours.get("url"))
-        found.routes.append(Route("MCP entry", "mcp", path, url, fix))
+        found.routes.append(Route("MCP entry", "mcp", path, url, fix, sends_token(ours)))
     found.routes.extend(hook_routes("hooks", path, settings, fix))
+    if found.routes:
+        found.notes.append(
+            "doctor cannot see whether Gemini CLI trusts the folder you start it in: in an "
+            "untrusted folder it starts no MCP server (trust it with /permissions)"
+        )
     return found
 
 

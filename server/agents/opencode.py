@@ -46,7 +46,7 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
-from server.jobs.detect import entry, entry_url, read_json
+from server.jobs.detect import entry, entry_url, read_json, sends_token
 
 NAME = about.NAME
 CONFIG_FILES = ("opencode.jsonc", "opencode.json", "config.json")  # OpenCode's own order
@@ -112,7 +112,8 @@ def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
     fix = f"claude-memory connect {NAME} --url {{url}}"
     ours = entry(read_json(path, found), "mcp", SERVER_NAME)
     if ours is not None:
-        found.routes.append(Route("MCP entry", "mcp", path, entry_url(ours.get("url")), fix))
+        url = entry_url(ours.get("url"))
+        found.routes.append(Route("MCP entry", "mcp", path, url, fix, sends_token(ours)))
     plugin = config_dir(environ, home) / PLUGIN_FILE
     text = plugin.read_text(encoding="utf-8") if plugin.is_file() else ""
     written = _SERVER_LINE.search(text) if text.startswith(PLUGIN_MARKER) else None

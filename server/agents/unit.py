@@ -30,6 +30,12 @@ class Route:
     # The command that points this route at another server, `{url}` in it (hooks and MCP
     # entry disagreeing, a URL that does not answer).
     fix: str = ""
+    # Whether it sends CLAUDE_MEMORY_TOKEN from the agent's environment: hooks always do, an
+    # MCP entry only when connect wrote the header (or Codex's bearer_token_env_var) in it.
+    sends_token: bool = True
+    # Read from the working folder's files (a project's .mcp.json): a cloned repository's
+    # word, so doctor sends no token to its URL.
+    from_repository: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,13 +121,17 @@ def cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def require_server(url: str, settings: Settings) -> None:
-    """Refuse (ConnectError) unless a claude-memory server answers at `url`."""
-    from server.jobs.server_check import check_server, refusal
+    """Refuse (ConnectError) unless a claude-memory server answers at `url` and answers an
+    authenticated read with the token the agent will send (CLAUDE_MEMORY_TOKEN, or none)."""
+    from server.jobs.server_check import check_access, check_server, refusal, token_refusal
 
-    token = settings.claude_memory_token
-    check = check_server(url, token.reveal() if token is not None else None)
+    check = check_server(url)
     if not check.ours:
         raise ConnectError(refusal(check))
+    token = settings.claude_memory_token
+    access = check_access(url, token.reveal() if token is not None else None)
+    if access.refused:
+        raise ConnectError(token_refusal(access))
 
 
 def cmd_disconnect(args: argparse.Namespace, settings: Settings) -> int:

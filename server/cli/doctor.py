@@ -17,8 +17,10 @@ from server.core.config import Settings
 
 DESCRIPTION = """\
 For every agent claude-memory knows: what is connected, by which path (an MCP entry, hooks, a
-plugin), to which URL, whether a claude-memory server answers there, and whether hooks and MCP
-entry agree. Each problem comes with the command that fixes it. Reads files, changes nothing.
+plugin), to which URL, whether a claude-memory server answers there, whether it takes the token
+the agent sends (CLAUDE_MEMORY_TOKEN in this environment; never sent to a URL from a
+repository's .mcp.json), and whether hooks and MCP entry agree. Each problem comes with the
+command that fixes it. Reads files, changes nothing.
 
 exit codes: 0 nothing wrong, 1 a problem was found (or the command could not run)."""
 
@@ -38,14 +40,9 @@ def add_doctor_command(commands: Any) -> None:
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     from server.jobs.doctor import as_json, as_text, diagnose
 
-    token = settings.claude_memory_token
-    report = diagnose(
-        os.environ,
-        Path.home(),
-        Path.cwd(),
-        default_url(settings),
-        token.reveal() if token is not None else None,
-    )
+    # The token checked is the one the agents will send: CLAUDE_MEMORY_TOKEN in this
+    # environment, which is where they are started from (not the data dir's config file).
+    report = diagnose(os.environ, Path.home(), Path.cwd(), default_url(settings))
     if args.json:
         print(json.dumps(as_json(report)))  # noqa: T201
     else:

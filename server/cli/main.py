@@ -231,7 +231,7 @@ class _ShutdownSignals:
 async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSignals) -> None:
     import uvicorn
 
-    from server.adapters.header_deadline import HeaderDeadlineProtocol
+    from server.adapters.header_deadline import with_body_deadline
     from server.app import create_app
     from server.service.runtime import open_service
     from server.service.supersessions import backfill_in_background
@@ -245,7 +245,7 @@ async def _serve(settings: Settings, host: str, port: int, signals: _ShutdownSig
             app,
             host=host,
             port=port,
-            http=HeaderDeadlineProtocol,
+            http=with_body_deadline(settings.request_body_deadline_seconds),
             log_config=None,
             access_log=False,
             lifespan="on",

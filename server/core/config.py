@@ -86,6 +86,9 @@ class Settings:
     # Names besides loopback and the bound address that requests may be addressed to (Host and
     # Origin), for a server reached as `mybox.lan` or as a compose service name.
     allowed_hosts: tuple[str, ...] = ()
+    # A request's body must be in this many seconds after its headers, or the connection is
+    # closed (server/adapters/header_deadline.py): a trickled body holds no connection for long.
+    request_body_deadline_seconds: float = 30.0
     claude_memory_token: Secret | None = None
     # What a user's save is when it does not say (only with users: `claude-memory users add`).
     default_visibility: str = "private"
@@ -329,6 +332,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "ALLOWED_HOSTS": _parse_host_names,
     "CLAUDE_MEMORY_TOKEN": lambda n, r: Secret(_parse_token(n, r)),
     "DEFAULT_VISIBILITY": _parse_visibility,
+    "REQUEST_BODY_DEADLINE_SECONDS": lambda n, r: _parse_float(n, r, 1.0, 3_600.0),
     "EMBEDDING_PROVIDER": _parse_provider,
     "EMBEDDING_MODEL": _parse_nonempty,
     "EMBEDDING_BASE_URL": lambda n, r: _parse_url(n, r),

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from server.agents.unit import Found, Route
+from server.jobs.connect import TOKEN_VARIABLE
 from server.jobs.hook_install import is_ours
 from server.jobs.server_check import base_url
 
@@ -54,6 +55,17 @@ def entry(data: dict[str, Any], key: str, name: str) -> dict[str, Any] | None:
 def entry_url(value: Any) -> str | None:
     """The server's base URL from an MCP entry's URL (`…/mcp` or `…/sse`)."""
     return base_url(value) if isinstance(value, str) and value else None
+
+
+def sends_token(value: dict[str, Any]) -> bool:
+    """Whether an MCP entry sends our token: a header or Codex's `bearer_token_env_var` naming
+    CLAUDE_MEMORY_TOKEN."""
+    if value.get("bearer_token_env_var") == TOKEN_VARIABLE:
+        return True
+    headers = value.get("headers")
+    return isinstance(headers, dict) and any(
+        isinstance(header, str) and TOKEN_VARIABLE in header for header in headers.values()
+    )
 
 
 def hook_urls(settings: dict[str, Any]) -> list[str]:

@@ -21,6 +21,11 @@ A reranker only reorders; it never fails a search. When it is down, slow (past i
 limit) or answers something unusable, the fused order stands, the result says why in
 `rerank_skipped`, and a warning is logged. Scores that worked are cached for the same query and
 the same candidates; failures are not, so the next search asks again.
+
+An endpoint's URL may carry its key (`?api_key=`, `user:password@`), and `rerank_skipped` goes
+to every user of a team server: a reason names the endpoint's host only, and the log names its
+URL without the query or credentials. An answer is read up to MAX_ANSWER_BYTES: a reranker that
+streams hundreds of megabytes costs a skipped rerank, not the server's memory.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ LLM_TEXT_CHARS = 600
 SCORE_CACHE_SIZE = 1_000
 SCORE_CACHE_SECONDS = 600.0
 MAX_REASON_CHARS = 200
+# Twenty candidates' scores, or a chat completion naming them, take a few kilobytes.
+MAX_ANSWER_BYTES = 1024 * 1024
 
 
 class RerankFailed(Exception):
@@ -65,6 +72,7 @@ class Reranker(Protocol):
     """Scores texts against a query, higher meaning more relevant; one score per text."""
 
     name: str
+    where: str  # for the log: the model's folder, or the endpoint's URL without its query
 
     async def scores(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
@@ -79,6 +87,7 @@ class CrossEncoderReranker:
     def __init__(self, model: Any, source: str) -> None:
         self._model = model
         self.source = source
+        self.where = source
 
     @classmethod
     def load(cls, name_or_path: str) -> CrossEncoderReranker:
@@ -126,6 +135,7 @@ class HttpReranker:
         self, url: str, *, api_key: str | None = None, model: str = "", timeout: float = 10.0
     ) -> None:
         self.url = url
+        self.where = logged_url(url)
         self.model = model
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(timeout=timeout, headers=headers)
@@ -133,19 +143,20 @@ class HttpReranker:
 
     async def scores(self, query: str, texts: Sequence[str]) -> list[float]:
         cut = [text[:MAX_TEXT_CHARS] for text in texts]
-        response = await self._post(self._body(query, cut))
-        if not self._texts_shape and 400 <= response.status_code < 500:
+        where = host_of(self.url)
+        status, answer = await post_json(self._client, self.url, self._body(query, cut), where)
+        if not self._texts_shape and 400 <= status < 500:
             # TEI names the candidates `texts`; try that shape once and keep it if it works.
-            retry = await self._post(self._body(query, cut, texts_shape=True))
-            if retry.status_code < 400:
+            retry = self._body(query, cut, texts_shape=True)
+            status, answer = await post_json(self._client, self.url, retry, where)
+            if status < 400:
                 self._texts_shape = True
-            response = retry
-        if response.status_code >= 400:
-            raise RerankFailed(f"{display_url(self.url)} answered HTTP {response.status_code}")
+        if status >= 400:
+            raise RerankFailed(f"{where} answered HTTP {status}")
         try:
-            body = response.json()
+            body = json.loads(answer)
         except ValueError:
-            raise RerankFailed(f"{display_url(self.url)} answered something not JSON") from None
+            raise RerankFailed(f"{where} answered something not JSON") from None
         return endpoint_scores(body, len(texts))
 
     def _body(self, query: str, texts: list[str], *, texts_shape: bool = False) -> dict[str, Any]:
@@ -158,18 +169,27 @@ class HttpReranker:
             body["model"] = self.model
         return body
 
-    async def _post(self, body: dict[str, Any]) -> httpx.Response:
-        try:
-            return await self._client.post(self.url, json=body)
-        except httpx.TimeoutException:
-            raise RerankFailed(f"{display_url(self.url)} did not answer in time") from None
-        except httpx.HTTPError as exc:
-            raise RerankFailed(
-                f"cannot reach {display_url(self.url)} ({type(exc).__name__})"
-            ) from None
-
     async def close(self) -> None:
         await self._client.aclose()
+
+
+async def post_json(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], where: str
+) -> tuple[int, bytes]:
+    """POST `body` as JSON: the status and the answer, refused past MAX_ANSWER_BYTES."""
+    try:
+        async with client.stream("POST", url, json=body) as response:
+            answer = bytearray()
+            # Decoded chunk by chunk, so a compressed answer is capped as it inflates too.
+            async for chunk in response.aiter_bytes():
+                answer += chunk
+                if len(answer) > MAX_ANSWER_BYTES:
+                    raise RerankFailed(f"{where} answered more than {MAX_ANSWER_BYTES:,} bytes")
+            return response.status_code, bytes(answer)
+    except httpx.TimeoutException:
+        raise RerankFailed(f"{where} did not answer in time") from None
+    except httpx.HTTPError as exc:
+        raise RerankFailed(f"cannot reach {where} ({type(exc).__name__})") from None
 
 
 def endpoint_scores(body: Any, count: int) -> list[float]:
@@ -219,6 +239,7 @@ class LlmReranker:
         self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 10.0
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.where = logged_url(self.url)
         self.model = model
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.AsyncClient(timeout=timeout, headers=headers)
@@ -237,17 +258,12 @@ class LlmReranker:
             "response_format": {"type": "json_object"},
             "temperature": 0,
         }
-        where = f"the LLM at {display_url(self.url)} (model {self.model!r})"
+        where = f"the LLM at {host_of(self.url)} (model {self.model!r})"
+        status, answer = await post_json(self._client, self.url, body, where)
+        if status >= 400:
+            raise RerankFailed(f"{where} answered HTTP {status}")
         try:
-            response = await self._client.post(self.url, json=body)
-        except httpx.TimeoutException:
-            raise RerankFailed(f"{where} did not answer in time") from None
-        except httpx.HTTPError as exc:
-            raise RerankFailed(f"cannot reach {where} ({type(exc).__name__})") from None
-        if response.status_code >= 400:
-            raise RerankFailed(f"{where} answered HTTP {response.status_code}")
-        try:
-            content = response.json()["choices"][0]["message"]["content"]
+            content = json.loads(answer)["choices"][0]["message"]["content"]
         except (ValueError, LookupError, TypeError):
             raise RerankFailed(f"{where} answered something not a chat completion") from None
         return ranking_scores(content if isinstance(content, str) else "", len(texts))
@@ -375,7 +391,12 @@ class Reranking:
             scores = await self._scores_for(reranker, result.query, head, timeout)
         except RerankFailed as exc:
             reason = str(exc)[:MAX_REASON_CHARS]
-            logger.warning("rerank by %s skipped, fused order kept: %s", reranker.name, reason)
+            logger.warning(
+                "rerank by %s (%s) skipped, fused order kept: %s",
+                reranker.name,
+                reranker.where,
+                reason,
+            )
             return replace(result, hits=result.hits[:limit], rerank_skipped=reason)
         # A stable sort: candidates the reranker ties keep their fused order.
         order = sorted(range(len(head)), key=lambda i: -scores[i])
@@ -448,11 +469,21 @@ def _fingerprint(hits: Sequence[SearchHit]) -> str:
     return digest.hexdigest()
 
 
-def display_url(url: str) -> str:
-    """`url` without any user:password part, fit for messages and logs."""
+def host_of(url: str) -> str:
+    """`url`'s host and port, all of it a user is told: its path, query and credentials may
+    hold a key."""
     parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
+    host = parts.hostname or "?"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{parts.port}" if parts.port else host
+
+
+def logged_url(url: str) -> str:
+    """`url` without credentials, query or fragment, fit for the log."""
+    parts = urlsplit(url)
     host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

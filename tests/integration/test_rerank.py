@@ -249,7 +249,44 @@ async def test_http_endpoint_that_fails_leaves_the_fused_order_and_says_why(
     assert result.reranked_by is None
     assert result.rerank_skipped
     assert all(hit.rerank_score is None for hit in result.hits)
-    assert "rerank by http skipped, fused order kept" in caplog.text
+    assert "skipped, fused order kept" in caplog.text
+
+
+async def test_a_skipped_rerank_names_the_endpoint_host_and_never_its_key(
+    service: MemoryService, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`rerank_skipped` goes to every user of a team server: a key in the endpoint's URL
+    (`?api_key=`, `user:password@`) stays out of it, and out of the log."""
+    await seeded(service)
+    port = free_port()
+    url = f"http://reranker:s3cret-pass@127.0.0.1:{port}/v1/rerank?api_key=s3cret-key"
+    own = replace(settings, rerank_provider="http", rerank_url=url)
+    with caplog.at_level(logging.WARNING, logger="server.service.rerank"):
+        async with reranking(service, own) as reranked:
+            result = await search(reranked)
+
+    assert result.rerank_skipped == f"cannot reach 127.0.0.1:{port} (ConnectError)"
+    assert f"(http://127.0.0.1:{port}/v1/rerank) skipped" in caplog.text
+    assert "s3cret" not in caplog.text
+
+
+async def test_an_endpoint_answering_without_end_is_read_to_a_limit_and_skipped(
+    service: MemoryService, settings: Settings
+) -> None:
+    await seeded(service)
+    fused = await fused_ids(service)
+    with RerankServer() as endpoint:
+        endpoint.padding = 8 * 1024 * 1024  # a good answer, then eight megabytes more
+        own = replace(settings, rerank_provider="http", rerank_url=endpoint.url)
+        async with reranking(service, own) as reranked:
+            result = await search(reranked)
+
+    assert [hit.id for hit in result.hits] == fused
+    assert result.reranked_by is None
+    assert (
+        result.rerank_skipped
+        == f"{endpoint.url[7:].split('/')[0]} answered more than 1,048,576 bytes"
+    )
 
 
 def reversed_ranking(messages: list[dict[str, Any]]) -> ScriptedReply:

@@ -1,7 +1,8 @@
 """The low findings of #54, each written as the attack over the real app and database: a
 page framing the UI, a teammate's private link steering supersession, MCP exports piling up
 files on the server, one user's MCP sessions crowding out another's, and connections held open
-by requests that never finish their headers.
+by requests that never finish their headers; and one of #65's: bodies trickled a byte at a time
+with a valid token.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from server.adapters.mcp_sessions import MAX_SESSIONS_PER_USER
 from server.core.config import Settings
 from server.core.models.memories import MemoryDraft
 from server.service.memory import MemoryService
-from tests.db_fixtures import free_port
+from tests.db_fixtures import TOKEN, free_port
 from tests.integration.processes import run_cli
 from tests.security.raw_http import PROTOCOL_VERSION
 from tests.security.team import Team, team
@@ -118,6 +119,58 @@ def test_the_server_closes_connections_that_never_finish_their_headers(
             held[-1].sendall(b"GET /api/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         # Far longer than the server's deadline, so a loaded machine cannot fail the test.
         answers = [connection.recv(1024) for connection in held]
+        healthy = httpx.get(f"http://127.0.0.1:{port}/health", timeout=30)
+    finally:
+        for connection in held:
+            connection.close()
+        run_cli("stop", env=env)
+
+    assert answers == [b""] * len(held)
+    assert healthy.status_code == 200
+
+
+def trickle_until_closed(connection: socket.socket, body_bytes: int) -> bytes:
+    """Send a body one byte each half second until the server closes the connection (b"") or
+    answers (what it answered), or the whole body has gone (then its answer)."""
+    connection.settimeout(0.5)
+    for _ in range(body_bytes):
+        try:
+            return connection.recv(1024)
+        except TimeoutError:
+            pass
+        try:
+            connection.sendall(b" ")
+        except (BrokenPipeError, ConnectionResetError):
+            return b""
+    connection.settimeout(60)
+    return connection.recv(1024)
+
+
+def test_the_server_closes_connections_whose_body_trickles_in_with_a_valid_token(
+    pg_url: str, tmp_path: Path
+) -> None:
+    env = {
+        "DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(tmp_path),
+        "LOG_LEVEL": "WARNING",
+        "CLAUDE_MEMORY_TOKEN": TOKEN,
+        "CLAUDE_MEMORY_REQUEST_BODY_DEADLINE_SECONDS": "2",
+    }
+    port = free_port()
+    started = run_cli("serve", "--port", str(port), "--detach", env=env)
+    assert started.returncode == 0, started.stderr
+    body_bytes = 200  # a hundred seconds at the trickle's pace
+    held: list[socket.socket] = []
+    try:
+        for _ in range(5):
+            held.append(socket.create_connection(("127.0.0.1", port), timeout=120))
+            held[-1].sendall(
+                b"POST /api/memories HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                + f"Authorization: Bearer {TOKEN}\r\n".encode()
+                + b"Content-Type: application/json\r\n"
+                + f"Content-Length: {body_bytes}\r\n\r\n".encode()
+            )
+        answers = [trickle_until_closed(connection, body_bytes) for connection in held]
         healthy = httpx.get(f"http://127.0.0.1:{port}/health", timeout=30)
     finally:
         for connection in held:

@@ -51,7 +51,7 @@ def attach(agent: str, home: Path, url: str) -> Any:
 
 
 def report(home: Path, cwd: Path, environ: dict[str, str] | None = None) -> dict[str, Any]:
-    found = diagnose(environ or {}, home, cwd, closed_url(), None)
+    found = diagnose(environ or {}, home, cwd, closed_url())
     return as_json(found)
 
 
