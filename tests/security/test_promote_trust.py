@@ -111,11 +111,11 @@ async def test_the_proposal_leaves_a_line_naming_another_project_s_memory_as_it_
         answer = await http.get("/api/promote", params={"project": CLONED})
 
     assert answer.status_code == 200, answer.text
+    await unchanged(service, target, before)
     [file] = answer.json()["files"]
     [line] = [c for c in file["changes"] if c["text"] == CURL or c["old_text"] == CURL]
     assert (line["action"], line["memory_id"], line["source"]) == ("keep", None, "the file")
     assert PNPM not in json.dumps(answer.json()), "another project's memory is not read"
-    await unchanged(service, target, before)
 
 
 async def test_promote_without_write_changes_nothing_and_a_write_supersedes_nothing(
@@ -214,6 +214,7 @@ async def test_tags_metadata_and_imported_notes_do_not_pass_for_the_user_s_rules
     repo = tmp_path / "acme"
     repo.mkdir()
     await session_in(service, repo, tmp_path / "projects")
+    await service.save("acme builds with make.", project="acme", project_path=str(repo))
     notes = tmp_path / "vault"
     notes.mkdir()
     (notes / "build.md").write_text(
@@ -231,9 +232,7 @@ async def test_tags_metadata_and_imported_notes_do_not_pass_for_the_user_s_rules
         ]
         ids = []
         for save in saves:
-            saved = await http.post(
-                "/api/memories", json={**save, "project": "acme", "project_path": str(repo)}
-            )
+            saved = await http.post("/api/memories", json={**save, "project": "acme"})
             assert saved.status_code in (200, 201), saved.text
             ids.append(saved.json()["id"])
         proposal = await http.get("/api/promote", params={"project": "acme"})
