@@ -339,11 +339,13 @@ class Writes(ProjectRule):
                 )
                 if changed is None:
                     raise Conflict(f"memory {memory_id} changed while it was being updated")
-            if supersedes is not None:
-                await set_link(conn, memory_id, supersedes or None)
             updated = await memory_store.update_fields(
                 conn, memory_id, tags=new_tags, project=new_project, kind=new_kind
             )
+            if supersedes is not None and updated is not None:
+                # After the move to a new project, so the link is checked against it.
+                await set_link(conn, memory_id, supersedes or None)
+                updated = await memory_store.get(conn, memory_id)
         if updated is None:
             raise Conflict(f"memory {memory_id} changed while it was being updated")
         logger.info("updated memory %d", memory_id)
