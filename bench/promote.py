@@ -71,7 +71,7 @@ MEMORIES: dict[str, tuple[str, str, dict[str, Any], tuple[str, int] | None]] = {
     "json_logs": (
         "We decided to log JSON lines, at the level LOG_LEVEL sets in `.env.example`.",
         "distilled",
-        {"metadata": {"distill_kind": "decision"}},
+        {"server_metadata": {"distill_kind": "decision"}, "source": "distill"},
         None,
     ),
     "timeout": (
@@ -179,13 +179,13 @@ async def run(home: Path) -> dict[str, Any]:
     async with open_service(settings) as service:
         ids = await scripted_history(service, repo)
         labels = {memory_id: label for label, memory_id in ids.items()}
-        proposal = await propose(service, PROJECT, None)
+        proposal = await propose(service, PROJECT, str(repo))
         added = proposed_ids(proposal)
         quality = [await line_quality(service, memory_id, repo) for memory_id in added]
         good = sum(all(q.values()) for q in quality)
         wanted = {ids[label] for label in WANTED}
-        await apply(service, PROJECT, None)
-        second = await apply(service, PROJECT, None)
+        await apply(service, PROJECT, str(repo))
+        second = await apply(service, PROJECT, str(repo))
         # The memory and the code move on: the pnpm rule is superseded, HTTP_TIMEOUT changes.
         await service.save(
             PNPM_NEXT,
@@ -197,7 +197,7 @@ async def run(home: Path) -> dict[str, Any]:
         )
         write(repo, ".env.example", "HTTP_TIMEOUT=60s\nLOG_LEVEL=info\n")
         git(repo, "commit", "-q", "-am", "longer timeout", when=datetime.now(UTC))
-        later = await propose(service, PROJECT, None)
+        later = await propose(service, PROJECT, str(repo))
     demotions = {
         labels.get(c.old_memory_id or 0, str(c.old_memory_id)): f"{c.action}: {c.reason}"
         for f in later.files

@@ -3,8 +3,9 @@ instruction files (CLAUDE.md, AGENTS.md, GEMINI.md, .github/copilot-instructions
 `--write` write them (#58; the rules: server/recall/promote.py).
 
 Registered by server/cli/main.py. Prints each file's unified diff and the reason for every
-change; `--json` prints the proposal (the shape GET /api/promote answers) instead. Nothing is
-written without `--write`, which keeps a backup beside each file it changes; nothing is
+change, with where the line's words come from (the user, an agent, an import, a teammate);
+`--json` prints the proposal (the shape GET /api/promote answers) instead. Nothing is written,
+and no memory saved, without `--write`, which keeps a backup beside each file it changes; nothing is
 committed to git.
 """
 
@@ -97,5 +98,7 @@ def _file_lines(file: FileProposal) -> list[str]:
     lines = [head, file.diff.rstrip("\n")]
     for change in file.changes:
         if change.action != "keep":
-            lines.append(f"  {change.action} #{change.memory_id}: {change.reason}")
+            memory = f"#{change.memory_id}" if change.memory_id is not None else "a new memory"
+            source = f" [from {change.source}]" if change.source else ""
+            lines.append(f"  {change.action} {memory}: {change.reason}{source}")
     return [*lines, ""]

@@ -71,6 +71,14 @@ def prepare_content(content: str, max_chars: int) -> PreparedContent:
     return PreparedContent(redaction.text, content_hash(redaction.text), redaction.count)
 
 
+# Metadata keys that only the server's own code writes, through MemoryDraft.server_metadata
+# (#65 M2): promote reads them as "a person wrote this line in the instruction file", "a
+# model distilled this as the user's decision" and "this came from an import". A save, a
+# batch, an import or an export read back that carries one has it dropped, so no writer can
+# make its text pass for the user's own words.
+SERVER_METADATA_KEYS = frozenset({"written_in_instructions", "distill_kind", "imported_from"})
+
+
 def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
     """A draft checked, cleaned and redacted into the row to insert, with its redaction count.
 
@@ -80,7 +88,14 @@ def prepare_draft(draft: MemoryDraft, max_chars: int) -> tuple[NewMemory, int]:
     """
     prepared = prepare_content(draft.content, max_chars)
     tags, tag_redactions = clean_tags(draft.tags)
-    metadata, metadata_redactions = clean_metadata(draft.metadata)
+    metadata, metadata_redactions = clean_metadata(
+        {
+            **{k: v for k, v in draft.metadata.items() if k not in SERVER_METADATA_KEYS},
+            **draft.server_metadata,
+        }
+        if isinstance(draft.metadata, dict)
+        else draft.metadata
+    )
     source, source_redactions = redacted_field(draft.source, "source")
     project, project_redactions = redacted_field(draft.project, "project")
     project_path, path_redactions = redacted_field(draft.project_path, "project_path")

@@ -8,8 +8,14 @@ working-tree verdicts and asks these functions.
   npm.", "We use ruff for linting." becomes "Use ruff for linting."; nothing is invented (no
   model is asked), so a memory that reads as a plain fact stays a fact.
 - A memory is *stated* when the user said it as a rule: a preference or pattern (convention)
-  memory, one distilled as a decision, preference or pattern (`metadata.distill_kind`), one
-  tagged decision, convention or preference, or a line a person wrote in the section.
+  memory, one distilled as a decision, preference or pattern (`metadata.distill_kind`), or a
+  line a person wrote in the section (`metadata.written_in_instructions`). Both metadata keys
+  are the server's own (server/core/validation.py SERVER_METADATA_KEYS: a save or an import
+  carrying them has them dropped), and nothing imported is stated, whatever its kind (#65 M2):
+  an export's "preference" or a note's inline `#convention` is someone else's word. Tags say
+  nothing of who said a thing (any writer picks them), so they never make a memory stated.
+- Each line shows where its words come from (`source_of`): the user, an agent, an import or a
+  teammate.
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from server.core.models.memories import Memory
+from server.core.models.promotion import AGENT, IMPORT, USER
+
 LINE_CHARS = 200
 TOKEN_CHARS = 4  # an estimated token, as the receipts count them
 # Kinds never promoted: a conversation turn is what was said, a trajectory how a task went.
@@ -25,6 +34,15 @@ UNPROMOTED_KINDS = ("raw", "trajectory")
 STATED_KINDS = ("preference", "pattern")
 STATED_WORDS = ("decision", "convention", "preference", "pattern")
 WRITTEN_BY_HAND = "written_in_instructions"  # metadata key of a line a person wrote
+DISTILL_KIND = "distill_kind"  # metadata key: what distillation read the memory as
+IMPORTED = "imported_from"  # metadata key: the import (an export's file) a memory came from
+# Sources of memories read from files or other tools by `import` (server/ingest/): data, never
+# the user's own words.
+IMPORT_SOURCES = frozenset(
+    {"claude-ai", "notes", "claude-md", "claude-mem", "markdown", "mem0", "trajectories"}
+)
+# Sources of saves a person makes: the web UI and REST default to "api", promote's hand lines.
+USER_SOURCES = frozenset({"api", "promote"})
 # Notes `import --from instructions` read from an instruction or rules file carry one of these
 # tags (server/ingest/from_claude_md.py): the agents read that file already, so proposing its
 # text again would copy the file into itself (or into its neighbour) once it had been used.
@@ -83,13 +101,33 @@ def rule_text(content: str) -> str:
     return first
 
 
-def is_stated(kind: str, tags: Sequence[str], metadata: Mapping[str, Any]) -> bool:
+def is_imported(source: str, metadata: Mapping[str, Any]) -> bool:
+    """Whether a memory came from an import (an export, notes, another tool's store)."""
+    return source in IMPORT_SOURCES or bool(metadata.get(IMPORTED))
+
+
+def is_stated(kind: str, source: str, metadata: Mapping[str, Any]) -> bool:
     """Whether the user stated this memory as a rule (see the module's docstring)."""
+    if is_imported(source, metadata):
+        return False
     if kind in STATED_KINDS or metadata.get(WRITTEN_BY_HAND):
         return True
-    if str(metadata.get("distill_kind", "")).lower() in STATED_WORDS:
-        return True
-    return any(tag.lower() in STATED_WORDS for tag in tags)
+    return str(metadata.get(DISTILL_KIND, "")).lower() in STATED_WORDS
+
+
+def source_of(memory: Memory) -> str:
+    """Who a memory's words come from, for its line in the proposal: "the user", "an agent",
+    "an import" or "a teammate (bob)". Promote runs for nobody in particular (the CLI, or the
+    single-user server), so a memory with an owner is a teammate's."""
+    if memory.owner:
+        return f"a teammate ({memory.owner})"
+    if is_imported(memory.source, memory.metadata):
+        return IMPORT
+    if memory.metadata.get(WRITTEN_BY_HAND) or memory.source in USER_SOURCES:
+        return USER
+    if memory.kind in STATED_KINDS and memory.metadata.get(DISTILL_KIND):
+        return USER  # a preference the user said in a session, as distillation read it
+    return AGENT
 
 
 def from_instruction_file(source: str, tags: Sequence[str]) -> bool:

@@ -289,6 +289,9 @@ def _memory_draft(record: dict[str, Any]) -> MemoryDraft:
         # A team store's export says private or shared; a single-user store's "shared" means
         # nothing, so its memories take the importing user's default.
         visibility=str(record["visibility"]) if record.get("owner") else None,
+        # Whatever its kind, source and metadata say, it is an import: never the user's own
+        # words to promote (#65 M2).
+        server_metadata={"imported_from": "memories"},
     )
 
 

@@ -259,8 +259,8 @@ def _draft(
         project=session.project,
         session_id=session.session_id,
         created_at=said_at,
+        server_metadata={"distill_kind": item.kind},
         metadata={
-            "distill_kind": item.kind,
             "source_turns": item.source_turns,
             "evidence_sessions": [session.session_id],
             "last_seen": said_at.isoformat(),

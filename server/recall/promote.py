@@ -23,6 +23,15 @@ is recorded as declined (on the next write) and never proposed again. New lines 
 section's budget (PROMOTE_MAX_LINES, PROMOTE_MAX_TOKENS) leaves after the lines already there,
 most used first; the rest are counted in `left_out`.
 
+The file is hostile input (a cloned repository's CLAUDE.md is whatever its authors wrote, #65
+H1): `propose` (GET /api/promote, the CLI without --write) changes nothing at all, and a hand
+edit is saved only by `apply` (POST, --write), which the user asked for. A line's
+`<!-- memory:N -->` counts only when this file's own record (`promoted_lines`) says promote
+wrote memory N to this path, and N is a memory of this project: any other line is the file's,
+left as it is and never read as a memory (no other project's memory is read, changed or
+superseded through it). Lines without an id come back as memories only from a section promote
+wrote here before; in a section it never wrote (a clone's) every line is left as it is.
+
 `apply` writes the accepted changes (all of them from the CLI's --write), a backup beside
 each file first, and records what was written and declined (service.record_promoted).
 Nothing is committed to git.
@@ -40,6 +49,8 @@ from server.core.errors import InvalidInput
 from server.core.models.memories import Memory, MemoryFilter
 from server.core.models.output import preview
 from server.core.models.promotion import (
+    THE_FILE,
+    USER,
     FileProposal,
     LineChange,
     PromotedLine,
@@ -59,6 +70,7 @@ from server.domain.promotion import (
     from_instruction_file,
     is_stated,
     rule_text,
+    source_of,
 )
 from server.recall.promote_files import (
     InstructionFile,
@@ -97,6 +109,7 @@ class Standing:
     note: str | None
     promotable: bool
     reason: str
+    source: str
 
 
 @dataclass
@@ -106,6 +119,8 @@ class FilePlan:
     file: InstructionFile
     changes: list[LineChange] = field(default_factory=list)
     hand: set[int] = field(default_factory=set)  # indexes of changes a person's edit made
+    foreign: set[int] = field(default_factory=set)  # indexes of lines not ours: left as they are
+    foreign_lines: dict[int, SectionLine] = field(default_factory=dict)  # as read, id and all
     deleted: list[int] = field(default_factory=list)  # lines we wrote that a person deleted
 
 
@@ -115,13 +130,14 @@ class Plan:
     root: Path
     files: list[FilePlan]
     left_out: int
+    records: dict[tuple[str, int], PromotedLine] = field(default_factory=dict)
 
 
 async def propose(
     service: MemoryApi, project: str | None, cwd: str | None, trees: WorkingTrees = WORKING_TREES
 ) -> Proposal:
     """The changes proposed to the instruction files of `project`'s repository (see above)."""
-    plan = await make_plan(service, project, cwd, trees)
+    plan = await make_plan(service, project, cwd, trees, save_edits=False)
     files = [_file_proposal(p, None) for p in plan.files]
     return Proposal(plan.project, str(plan.root), files, plan.left_out)
 
@@ -137,16 +153,19 @@ async def apply(
 ) -> PromotionResult:
     """Write the changes whose memory is in `accept` (every change when None), record `reject`
     as declined, and read the proposal again."""
-    plan = await make_plan(service, project, cwd, trees)
+    plan = await make_plan(service, project, cwd, trees, save_edits=True)
     written: list[WrittenFile] = []
     for file_plan in plan.files:
         file = file_plan.file
-        lines = _lines_after(file_plan, accept)
+        placed = _placed_lines(file_plan, accept)
+        lines = [line for line, _ in placed]
         text = with_lines(file.parsed, lines)
         if text != file.text:
             written.append(WrittenFile(str(file.path), write_with_backup(file, text)))
-        now_ids = {line.memory_id for line in lines if line.memory_id is not None}
-        was = {line.memory_id for line in file.parsed.lines if line.memory_id is not None}
+        ours = [line for line, foreign in placed if not foreign]  # a foreign line's id: not ours
+        now_ids = {line.memory_id for line in ours if line.memory_id is not None}
+        recorded = {memory_id for (path, memory_id) in plan.records if path == file.key}
+        was = {line.memory_id for line in file.parsed.lines if line.memory_id in recorded}
         rejected = [
             c.memory_id
             for c in file_plan.changes
@@ -159,7 +178,7 @@ async def apply(
             file.key,
             written={
                 line.memory_id: " ".join(line.text.split())
-                for line in lines
+                for line in ours
                 if line.memory_id is not None
             },
             declined=[*file_plan.deleted, *rejected],
@@ -170,9 +189,15 @@ async def apply(
 
 
 async def make_plan(
-    service: MemoryApi, project: str | None, cwd: str | None, trees: WorkingTrees
+    service: MemoryApi,
+    project: str | None,
+    cwd: str | None,
+    trees: WorkingTrees,
+    *,
+    save_edits: bool,
 ) -> Plan:
-    """Read the files, bring a person's edits back as memories, and decide every line."""
+    """Read the files, find a person's edits (saved as memories only with `save_edits`), and
+    decide every line."""
     if current_viewer() is not None:
         raise InvalidInput(TEAM_SERVER)
     resolved, folder = await _project_and_folder(service, project, cwd)
@@ -181,39 +206,72 @@ async def make_plan(
     records = {
         (r.file_path, r.memory_id): r for r in await service.promoted_lines([f.key for f in files])
     }
-    known = await _memories(
-        service, {line.memory_id for f in files for line in f.parsed.lines if line.memory_id}
-    )
+    # Only the memories this file's record says we wrote to it, and only the project's own.
+    named = {
+        line.memory_id
+        for f in files
+        for line in f.parsed.lines
+        if line.memory_id is not None and (f.key, line.memory_id) in records
+    }
+    known = {
+        memory_id: memory
+        for memory_id, memory in (await _memories(service, named)).items()
+        if memory.project == resolved
+    }
     plans = [FilePlan(file) for file in files]
     entries = [
-        await _bring_back_edits(service, plan, resolved, folder, records, known) for plan in plans
+        await _bring_back_edits(service, plan, resolved, folder, records, known, save_edits)
+        for plan in plans
     ]
     candidates = await _candidates(service, resolved)
     known.update({m.id: m for m in candidates})
     successors = {m.superseded_by for m in known.values() if m.superseded_by} - set(known)
-    known.update(await _memories(service, successors))
+    known.update(
+        {i: m for i, m in (await _memories(service, successors)).items() if m.project == resolved}
+    )
     standings = await _standings(service, list(known.values()), root, trees)
     order = [m.id for m in candidates]
     left_out = 0
     for plan, lines in zip(plans, entries, strict=True):
         _decide_lines(plan, lines, standings, records)
         left_out = max(left_out, _add_lines(service, plan, standings, records, order))
-    return Plan(resolved, root, plans, left_out)
+    return Plan(resolved, root, plans, left_out, records)
 
 
 async def _project_and_folder(
     service: MemoryApi, project: str | None, cwd: str | None
 ) -> tuple[str, str]:
-    """The project (named, or the one at `cwd`) and its folder on this machine."""
+    """The project (named, or the one at `cwd`) and the folder promote writes in: one the
+    user's own sessions of the project ran in (the one holding `cwd` when several do), or
+    `cwd` itself when no session of the project is known. Never a memory's `project_path`,
+    which an import of someone's export sets (#65 M2); with several folders and no `cwd`, the
+    user is asked which."""
     resolved = await service.resolve_project(project or cwd)
     if resolved is None:
         raise InvalidInput("name a project (or a working folder inside one)")
-    folders = [p.project_path for p in await service.projects() if p.project == resolved]
-    folders = [f for f in folders if f]
+    folders = await service.session_folders(resolved)
     if not folders:
-        raise InvalidInput(f"project {resolved!r} has no folder known: nothing to write to")
-    holding = [f for f in folders if cwd and _inside(cwd, f)]  # one clone of several
-    return resolved, max(holding, key=len) if holding else folders[0]
+        if cwd:
+            return resolved, cwd
+        raise InvalidInput(
+            f"no session of project {resolved!r} ran in a folder on this machine: run promote"
+            " from the repository (or give its folder as cwd)"
+        )
+    if cwd:
+        holding = [f for f in folders if _inside(cwd, f)]  # one clone of several
+        if not holding:
+            raise InvalidInput(f"cwd must be inside the project's folder {_listed(folders)}")
+        return resolved, max(holding, key=len)
+    if len(folders) > 1:
+        raise InvalidInput(
+            f"project {resolved!r} has sessions in {len(folders)} folders: give the one to"
+            f" write in as cwd ({_listed(folders)})"
+        )
+    return resolved, folders[0]
+
+
+def _listed(folders: list[str]) -> str:
+    return ", ".join(repr(f) for f in folders)
 
 
 async def _memories(service: MemoryApi, ids: Collection[int]) -> dict[int, Memory]:
@@ -247,16 +305,27 @@ async def _bring_back_edits(
     folder: str,
     records: dict[tuple[str, int], PromotedLine],
     known: dict[int, Memory],
+    save_edits: bool,
 ) -> list[tuple[SectionLine, LineChange | None]]:
     """The section's lines, each with the change a person's edit makes: a line they wrote is
-    saved as a new memory, a line they edited as a memory superseding the one it came from.
-    Also notes the lines we wrote that they deleted."""
+    a new memory, a line they edited a memory superseding the one it came from (saved only
+    with `save_edits`, on a write the user asked for). A line that is not ours (see the
+    module's docstring) is left as it is. Also notes the lines we wrote that they deleted."""
     file = plan.file
     path = file.key
+    wrote_here = any(
+        record_path == path and record.state == "written"
+        for (record_path, _), record in records.items()
+    )
     entries: list[tuple[SectionLine, LineChange | None]] = []
     for line in file.parsed.lines:
-        memory = known.get(line.memory_id) if line.memory_id is not None else None
         record = records.get((path, line.memory_id)) if line.memory_id is not None else None
+        if not wrote_here or (
+            line.memory_id is not None and (record is None or record.state != "written")
+        ):
+            entries.append((line, _foreign(line)))
+            continue
+        memory = known.get(line.memory_id) if line.memory_id is not None else None
         ours = record.text if record is not None and record.state == "written" else None
         if ours is None and memory is not None:
             ours = rule_text(memory.content)
@@ -264,31 +333,39 @@ async def _bring_back_edits(
             entries.append((line, None))
             continue
         if line.memory_id is not None and memory is None:
-            entries.append((line, None))  # its memory is gone: decided as a removal
+            entries.append((line, None))  # its memory is gone (or not this project's): removed
             continue
-        saved = await service.save(
-            line.text,
-            tags=[HAND_TAG],
-            source="promote",
-            project=project,
-            project_path=folder,
-            kind=_kind_of_edit(memory),
-            metadata={WRITTEN_BY_HAND: file.name},
-            supersedes=memory.id if memory is not None and memory.deleted_at is None else None,
-            force=True,
-        )
-        known[saved.id] = saved.memory
-        if memory is None:
-            reason = f"written by hand in {file.name}: saved as memory #{saved.id}"
-        else:
-            reason = (
-                f"edited by hand in {file.name}: saved as memory #{saved.id},"
-                f" superseding #{memory.id}"
+        supersedes = memory.id if memory is not None and memory.deleted_at is None else None
+        new_id: int | None = None
+        if save_edits:
+            saved = await service.save(
+                line.text,
+                tags=[HAND_TAG],
+                source="promote",
+                project=project,
+                project_path=folder,
+                kind=_kind_of_edit(memory),
+                server_metadata={WRITTEN_BY_HAND: file.name},
+                supersedes=supersedes,
+                force=True,
             )
+            known[saved.id] = saved.memory
+            new_id = saved.id
+        saved_as = f"saved as memory #{new_id}" if new_id else "saved as a new memory on a write"
+        if memory is None:
+            reason = f"written by hand in {file.name}: {saved_as}"
+        else:
+            reason = f"edited by hand in {file.name}: {saved_as}, superseding #{memory.id}"
         change = LineChange(
-            "change", saved.id, line.text, line.text, reason, old_memory_id=line.memory_id
+            "change",
+            new_id,
+            line.text,
+            line.text,
+            reason,
+            old_memory_id=line.memory_id,
+            source=USER,
         )
-        entries.append((SectionLine(line.text, saved.id), change))
+        entries.append((SectionLine(line.text, new_id), change))
     if file.exists:
         present = {line.memory_id for line in file.parsed.lines}
         plan.deleted = sorted(
@@ -297,6 +374,15 @@ async def _bring_back_edits(
             if record_path == path and record.state == "written" and memory_id not in present
         )
     return entries
+
+
+def _foreign(line: SectionLine) -> LineChange:
+    """A line promote did not write here: kept as it is, its id read as no memory of ours."""
+    named = f" (it names memory #{line.memory_id}, which promote never wrote here)"
+    reason = "not written here by promote: left as it is" + (
+        named if line.memory_id is not None else ""
+    )
+    return LineChange("keep", None, line.text, None, reason, source=THE_FILE)
 
 
 async def _standings(
@@ -327,6 +413,7 @@ async def _standings(
             note,
             promotable,
             reason,
+            source_of(memory),
         )
     return standings
 
@@ -359,7 +446,7 @@ def _may_promote(
     if use.uses >= min_uses:
         corrected = "none corrected" if use.corrected_at is None else "none corrected since"
         return True, f"used in {use.uses} injections, {corrected}"
-    if stated and is_stated(memory.kind, memory.tags, memory.metadata):
+    if stated and is_stated(memory.kind, memory.source, memory.metadata):
         written = memory.metadata.get(WRITTEN_BY_HAND)
         return True, f"written by hand in {written}" if written else "a rule the user stated"
     return False, f"used in {use.uses} of the {min_uses} injections it needs"
@@ -374,6 +461,11 @@ def _decide_lines(
     """Keep, change or remove each line already in the section."""
     present = {line.memory_id for line, _ in entries if line.memory_id is not None}
     for line, hand in entries:
+        if hand is not None and hand.source == THE_FILE:
+            plan.foreign.add(len(plan.changes))
+            plan.changes.append(hand)
+            plan.foreign_lines[len(plan.changes) - 1] = line
+            continue
         if hand is not None:
             plan.hand.add(len(plan.changes))
             plan.changes.append(hand)
@@ -393,8 +485,9 @@ def _line_change(
     if standing is None:
         return _removal(line, f"memory #{memory_id} no longer exists")
     memory = standing.memory
+    source = standing.source
     if memory.deleted_at is not None:
-        return _removal(line, f"deleted on {_day(memory.deleted_at)}")
+        return _removal(line, f"deleted on {_day(memory.deleted_at)}", source)
     if memory.superseded_by is not None:
         successor = standings.get(memory.superseded_by)
         if successor is None:
@@ -413,16 +506,17 @@ def _line_change(
                 reason,
                 old_memory_id=memory_id,
                 uses=successor.uses,
+                source=successor.source,
             )
-        return _removal(line, reason)
+        return _removal(line, reason, source)
     if standing.verdict in ("drifted", "orphaned"):
-        return _removal(line, standing.note or standing.verdict)
+        return _removal(line, standing.note or standing.verdict, source)
     record = records.get((plan.file.key, memory.id))
     written_at = record.at if record is not None else memory.created_at
     if standing.corrected_at is not None and standing.corrected_at > written_at:
-        return _removal(line, f"corrected after use on {_day(standing.corrected_at)}")
+        return _removal(line, f"corrected after use on {_day(standing.corrected_at)}", source)
     reason = standing.reason if standing.promotable else "in the section already"
-    return LineChange("keep", memory_id, line.text, None, reason, memory_id, standing.uses)
+    return LineChange("keep", memory_id, line.text, None, reason, memory_id, standing.uses, source)
 
 
 def _add_lines(
@@ -437,6 +531,7 @@ def _add_lines(
     path = plan.file.key
     staying = [c for c in plan.changes if c.action != "remove"]
     present = {c.memory_id for c in plan.changes} | {c.old_memory_id for c in plan.changes}
+    present |= {line.memory_id for line in plan.file.parsed.lines}  # a foreign line's id too
     texts = {" ".join((c.text or "").split()) for c in staying}
     declined = {
         memory_id
@@ -465,16 +560,26 @@ def _add_lines(
     for standing in wanted[:fits]:
         plan.changes.append(
             LineChange(
-                "add", standing.memory.id, standing.text, None, standing.reason, uses=standing.uses
+                "add",
+                standing.memory.id,
+                standing.text,
+                None,
+                standing.reason,
+                uses=standing.uses,
+                source=standing.source,
             )
         )
     return len(wanted) - fits
 
 
-def _lines_after(plan: FilePlan, accept: Collection[int] | None) -> list[SectionLine]:
-    """The section's lines once the accepted changes (all when `accept` is None) are made."""
+def _placed_lines(plan: FilePlan, accept: Collection[int] | None) -> list[tuple[SectionLine, bool]]:
+    """The section's lines once the accepted changes (all when `accept` is None) are made,
+    each with whether it is a line not ours (left as it was read)."""
     lines = []
     for index, change in enumerate(plan.changes):
+        if index in plan.foreign:
+            lines.append((plan.foreign_lines[index], True))
+            continue
         taken = (
             change.action == "keep"
             or index in plan.hand
@@ -482,15 +587,18 @@ def _lines_after(plan: FilePlan, accept: Collection[int] | None) -> list[Section
             or change.memory_id in accept
         )
         if taken and change.text is not None:
-            lines.append(SectionLine(change.text, change.memory_id))
+            # A hand edit a proposal has not saved yet keeps the id it was read with.
+            unsaved = index in plan.hand and change.memory_id is None
+            memory_id = change.old_memory_id if unsaved else change.memory_id
+            lines.append((SectionLine(change.text, memory_id), False))
         elif not taken and change.old_text is not None:
-            lines.append(SectionLine(change.old_text, change.old_memory_id))
+            lines.append((SectionLine(change.old_text, change.old_memory_id), False))
     return lines
 
 
 def _file_proposal(plan: FilePlan, accept: Collection[int] | None) -> FileProposal:
     file = plan.file
-    text = with_lines(file.parsed, _lines_after(plan, accept))
+    text = with_lines(file.parsed, [line for line, _ in _placed_lines(plan, accept)])
     return FileProposal(
         str(file.path),
         file.name,
@@ -501,9 +609,15 @@ def _file_proposal(plan: FilePlan, accept: Collection[int] | None) -> FilePropos
     )
 
 
-def _removal(line: SectionLine, reason: str) -> LineChange:
+def _removal(line: SectionLine, reason: str, source: str = "") -> LineChange:
     return LineChange(
-        "remove", line.memory_id, None, line.text, reason, old_memory_id=line.memory_id
+        "remove",
+        line.memory_id,
+        None,
+        line.text,
+        reason,
+        old_memory_id=line.memory_id,
+        source=source,
     )
 
 

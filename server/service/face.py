@@ -72,6 +72,8 @@ class MemoryApi(Protocol):
 
     async def project_at_folder(self, folder: str) -> str | None: ...
 
+    async def session_folders(self, project: str) -> list[str]: ...
+
     async def search_semantic(
         self,
         query: str,
@@ -130,6 +132,7 @@ class MemoryApi(Protocol):
         force: bool = False,
         visibility: str | None = None,
         supersedes: int | None = None,
+        server_metadata: dict[str, Any] | None = None,
     ) -> SaveOutcome: ...
 
     async def save_many(

@@ -60,6 +60,14 @@ class ProjectRule:
         known = ", ".join(sorted(names)[:20]) or "none yet"
         raise NotFound(f"no project {wanted[:80]!r}; known projects: {known}")
 
+    async def session_folders(self, project: str) -> list[str]:
+        """The folders the reader's own sessions of `project` ran in (their agents' working
+        folders, as the imported transcripts say): the only folders on this machine promote
+        may write in. A memory's `project_path` is not one: an import or any writer sets it."""
+        async with transaction(self.pool) as conn:
+            named = await session_store.project_names(conn)
+        return sorted({folder for name, folder in named if name == project and folder})
+
     async def project_at_folder(self, folder: str) -> str | None:
         """`resolve_project` for the folder a hook names: None, not an error, when no project
         is there (the hooks then answer with the general context), found without listing the

@@ -169,13 +169,21 @@ async def _apply(conn: Conn, verdict: LinkVerdict) -> str:
 
 
 async def set_link(conn: Conn, newer_id: int, older_id: int | None) -> None:
-    """Set by hand (or with None clear) what a memory supersedes; refuses a cycle."""
+    """Set by hand (or with None clear) what a memory supersedes; refuses a cycle and a link
+    across projects (a version of a fact is of the fact's own project: a write in one project
+    never takes over another's memory, #65 H1)."""
     if older_id is not None:
         if older_id == newer_id:
             raise InvalidInput("a memory cannot supersede itself")
         older = await memory_store.get(conn, older_id)
         if older is None:
             raise NotFound(f"memory {older_id} not found (supersedes)")
+        newer = await memory_store.get(conn, newer_id)
+        if newer is not None and newer.project != older.project:
+            raise InvalidInput(
+                f"memory {older_id} is of another project ({older.project!r}, not"
+                f" {newer.project!r}): a memory supersedes only one of its own project"
+            )
         if await links_store.chain_reaches(conn, older_id, newer_id):
             raise InvalidInput(
                 f"memory {older_id} already comes after {newer_id} in its chain of versions;"
@@ -205,6 +213,8 @@ async def restore_links(pool: Pool, links: Sequence[tuple[str, str, str]]) -> in
             newer, older = rows.get(newer_hash), rows.get(older_hash)
             if newer is None or older is None or newer.id == older.id:
                 continue
+            if newer.project != older.project:
+                continue  # never across projects
             if newer.supersedes == older.id:
                 continue
             if await links_store.chain_reaches(conn, older.id, newer.id):

@@ -85,6 +85,7 @@ class Writes(ProjectRule):
         force: bool = False,
         visibility: str | None = None,
         supersedes: int | None = None,
+        server_metadata: dict[str, Any] | None = None,
     ) -> SaveOutcome:
         """Store a memory unless it is already there.
 
@@ -92,6 +93,8 @@ class Writes(ProjectRule):
         and reported as `restored` if it had been soft-deleted. A near copy (cosine similarity at or
         above CLAUDE_MEMORY_GUARD_NOOP_THRESHOLD) is a `noop` unless `force` is set. `supersedes`
         links the new memory to the older one whose fact it replaces, in the same transaction.
+        `server_metadata` is for the server's own callers: keys of SERVER_METADATA_KEYS in
+        `metadata` are dropped (server/core/validation.py).
         """
         if supersedes is not None:
             check_id(supersedes)
@@ -108,6 +111,7 @@ class Writes(ProjectRule):
                 created_at=created_at,
                 metadata=metadata or {},
                 visibility=visibility,
+                server_metadata=server_metadata or {},
             ),
             self.settings.max_content_chars,
         )
@@ -335,11 +339,13 @@ class Writes(ProjectRule):
                 )
                 if changed is None:
                     raise Conflict(f"memory {memory_id} changed while it was being updated")
-            if supersedes is not None:
-                await set_link(conn, memory_id, supersedes or None)
             updated = await memory_store.update_fields(
                 conn, memory_id, tags=new_tags, project=new_project, kind=new_kind
             )
+            if supersedes is not None and updated is not None:
+                # After the move to a new project, so the link is checked against it.
+                await set_link(conn, memory_id, supersedes or None)
+                updated = await memory_store.get(conn, memory_id)
         if updated is None:
             raise Conflict(f"memory {memory_id} changed while it was being updated")
         logger.info("updated memory %d", memory_id)

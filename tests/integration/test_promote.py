@@ -20,6 +20,7 @@ import pytest
 from server.app import create_app
 from server.core.access import acting_as
 from server.core.config import Settings
+from server.core.models.memories import MemoryFilter
 from server.domain.instruction_section import BEGIN, END
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
@@ -237,24 +238,41 @@ async def test_a_hand_edit_in_our_section_comes_back_as_a_memory_superseding_its
         await http.post("/api/promote", json={"project": PROJECT, "accept": [ids["pnpm"]]})
         text = claude_md.read_text().replace(PNPM, edited)
         claude_md.write_text(text.replace(END, f"- {own_rule}\n{END}"))
+        memories_before = (await service.list_memories(MemoryFilter(), limit=1)).total
         proposal = await get_proposal(http)
-        await http.post("/api/promote", json={"project": PROJECT, "accept": []})
+        memories_after_get = (await service.list_memories(MemoryFilter(), limit=1)).total
+        written = await http.post("/api/promote", json={"project": PROJECT, "accept": []})
         settled = await get_proposal(http)
 
+    # The proposal (a GET) only shows the edits; the write the user asked for saves them.
     by_text = {c["old_text"]: c for c in changes(proposal)["change"]}
-    came_back = await service.get(by_text[edited]["memory_id"])
+    assert by_text[edited]["memory_id"] is None and by_text[edited]["source"] == "the user"
+    assert by_text[edited]["reason"] == (
+        f"edited by hand in CLAUDE.md: saved as a new memory on a write, superseding #{ids['pnpm']}"
+    )
+    assert memories_after_get == memories_before, "the GET saved nothing"
+    assert written.status_code == 200, written.text
+    final = claude_md.read_text()
+    came_back_id = next(
+        int(line.rsplit("memory:", 1)[1].split()[0])
+        for line in final.splitlines()
+        if edited in line
+    )
+    came_back = await service.get(came_back_id)
     assert came_back.content == edited and came_back.supersedes == ids["pnpm"]
     assert (await service.get(ids["pnpm"])).superseded_by == came_back.id
-    assert by_text[edited]["reason"] == (
-        f"edited by hand in CLAUDE.md: saved as memory #{came_back.id}, superseding #{ids['pnpm']}"
+    new_rule_id = next(
+        int(line.rsplit("memory:", 1)[1].split()[0])
+        for line in final.splitlines()
+        if own_rule in line
     )
-    new_rule = await service.get(by_text[own_rule]["memory_id"])
+    new_rule = await service.get(new_rule_id)
     assert new_rule.content == own_rule and new_rule.project == PROJECT
-    final = claude_md.read_text()
     assert f"- {edited} <!-- memory:{came_back.id} -->" in final
     assert f"- {own_rule} <!-- memory:{new_rule.id} -->" in final
-    kept = {c["memory_id"] for c in changes(settled)["keep"]}
-    assert {came_back.id, new_rule.id} <= kept and "change" not in changes(settled)
+    kept = {c["memory_id"]: c for c in changes(settled)["keep"]}
+    assert {came_back.id, new_rule.id} <= set(kept) and "change" not in changes(settled)
+    assert kept[came_back.id]["reason"] == "written by hand in CLAUDE.md"
 
 
 async def test_a_repository_without_instruction_files_gets_agents_md_and_says_so(

@@ -34,21 +34,24 @@ def test_a_long_statement_is_cut_at_a_word_with_an_ellipsis() -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "tags", "metadata", "stated"),
+    ("kind", "source", "metadata", "stated"),
     [
-        ("preference", [], {}, True),
-        ("pattern", [], {}, True),
-        ("distilled", ["postgres", "decision"], {"distill_kind": "decision"}, True),
-        ("manual", ["Convention"], {}, True),
-        ("manual", ["instructions"], {"written_in_instructions": "CLAUDE.md"}, True),
-        ("distilled", ["bug"], {"distill_kind": "bug"}, False),
-        ("note", [], {}, False),
+        ("preference", "api", {}, True),
+        ("pattern", "claude-code", {}, True),
+        ("distilled", "distill", {"distill_kind": "decision"}, True),
+        ("manual", "promote", {"written_in_instructions": "CLAUDE.md"}, True),
+        ("distilled", "distill", {"distill_kind": "bug"}, False),
+        ("note", "api", {}, False),
+        # Imported, whatever its kind: someone else's words (#65 M2).
+        ("preference", "notes", {}, False),
+        ("preference", "distill", {"imported_from": "memories"}, False),
+        ("manual", "mem0", {"distill_kind": "decision"}, False),
     ],
 )
-def test_a_rule_the_user_stated_is_told_by_kind_distilled_kind_tag_or_hand(
-    kind: str, tags: list[str], metadata: dict[str, str], stated: bool
+def test_a_rule_the_user_stated_is_told_by_kind_distilled_kind_or_hand_never_by_import(
+    kind: str, source: str, metadata: dict[str, str], stated: bool
 ) -> None:
-    assert is_stated(kind, tags, metadata) is stated
+    assert is_stated(kind, source, metadata) is stated
 
 
 def test_new_lines_fit_after_the_kept_ones_within_both_caps() -> None:

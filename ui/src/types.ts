@@ -417,6 +417,9 @@ export type PromoteChange = {
   reason: string;
   old_memory_id?: number | null;
   uses?: number;
+  /** Who the line's words come from: "the user", "an agent", "an import", "a teammate (bob)"
+   * or "the file" (a line promote did not write there, left as it is). */
+  source?: string;
 };
 
 export type PromoteFile = {

@@ -260,6 +260,9 @@ class MemoryDraft:
     visibility: str | None = (
         None  # None: the server's CLAUDE_MEMORY_DEFAULT_VISIBILITY for a user's save
     )
+    # Metadata only the server's own code sets (server/core/validation.py
+    # SERVER_METADATA_KEYS): kept over `metadata`, where those keys are dropped.
+    server_metadata: dict[str, Any] = field(default_factory=dict)
 
 
 BulkStatus = Literal["saved", "noop", "duplicate", "restored", "invalid"]

@@ -9,6 +9,14 @@ from typing import Literal
 
 ChangeAction = Literal["add", "change", "remove", "keep"]
 LineState = Literal["written", "declined"]
+# Who a line's words come from, as the proposal shows it (#65 M2): the user (a line they wrote
+# in the section, a preference they stated, a save from the UI or REST), an agent (its save or
+# what a model distilled from a session), an import (an export, notes, another tool's store), a
+# teammate (named), or the file itself (a line promote did not write there: left as it is).
+USER = "the user"
+AGENT = "an agent"
+IMPORT = "an import"
+THE_FILE = "the file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +54,7 @@ class LineChange:
     reason: str
     old_memory_id: int | None = None
     uses: int = 0
+    source: str = ""  # who the line's words come from: USER, AGENT, IMPORT, a teammate, THE_FILE
 
 
 @dataclass(frozen=True, slots=True)

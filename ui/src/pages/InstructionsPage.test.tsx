@@ -41,6 +41,7 @@ function file(overrides: Partial<PromoteFile> = {}): PromoteFile {
         text: HOSTILE,
         old_text: null,
         reason: "a rule you stated",
+        source: "an import",
       },
       {
         action: "keep",
@@ -116,6 +117,7 @@ describe("InstructionsPage", () => {
     expect(rows[0]?.textContent).toContain("used in 5 injections, none corrected");
     expect(rows[0]?.querySelector("a")?.getAttribute("href")).toBe("/ui/memories/12");
     expect(rows[1]?.querySelector("del")?.textContent).toBe("Deploy on Fridays.");
+    expect(rows[2]?.textContent).toContain("a rule you stated · from an import");
     const accepted = [...container.querySelectorAll<HTMLInputElement>('input[value="accept"]')];
     expect(accepted.map((input) => input.checked)).toEqual([true, true, true]);
     expect(container.textContent).toContain("3 proposed changes");

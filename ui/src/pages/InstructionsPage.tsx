@@ -271,6 +271,7 @@ function ChangeRow({ change, group, decisionOf, onDecide }: ChangeRowProps) {
         )}
         <p className="promote-reason muted">
           {change.reason}
+          {change.source ? ` · from ${change.source}` : ""}
           {id !== null && (
             <>
               {" · "}
