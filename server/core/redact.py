@@ -622,12 +622,13 @@ def _base64_edits(text: str, depth: int) -> list[_Edit]:
         decoded = _decoded(m[0])
         if decoded is None:
             continue
-        if kind := _secret_kind(decoded, depth + 1):
+        short = len(decoded) <= _CACHED_CHARS
+        kind = (_cached_secret_kind if short else _secret_kind)(decoded, depth + 1)
+        if kind:
             edits.append((*m.span(), _marker(kind)))
     return edits
 
 
-@lru_cache(maxsize=256)  # the same cursor or blob comes back turn after turn
 def _secret_kind(text: str, depth: int) -> str | None:
     """The kind of the first secret in `text`, or None if it holds none."""
     inner = _redact(text, depth)
@@ -635,6 +636,11 @@ def _secret_kind(text: str, depth: int) -> str | None:
         return None
     kind = _KIND.search(inner.text)
     return kind[1] if kind else "secret"
+
+
+# The same cursor or token comes back turn after turn; long decoded texts are not kept.
+_CACHED_CHARS = 4096
+_cached_secret_kind = lru_cache(maxsize=256)(_secret_kind)
 
 
 @lru_cache(maxsize=_BASE64_DEPTH + 1)
