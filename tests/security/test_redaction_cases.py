@@ -10,7 +10,9 @@ The values are fake, built from repeated characters in each provider's format.
 
 from __future__ import annotations
 
+import base64
 import re
+import unicodedata
 from urllib.parse import unquote
 
 import httpx
@@ -30,6 +32,13 @@ SENDGRID = "SG." + "a1B2c3D4e5" * 2 + "f6" + "." + "Zx9Yw8Vu7T" * 4 + "s6R"
 RAILS_BASE = "9f8e7d6c5b4a" * 10 + "0a1b2c3d"
 SESSION_ID = "s%3Aq1W2e3R4t5Y6u7I8o9P0.a1B2c3D4e5F6g7H8"
 PHP_SESSION = "3kq9v7m2n5b8x1z4c6"
+AWS = "AKIA" + "Z2Y3" * 4
+JWT_SIGNATURE = "a1B2_c3D-" * 4
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0." + JWT_SIGNATURE
+AZURE_ALL_A = "A" * 86 + "=="
+
+
+FULL_WIDTH = {c: c + 0xFEE0 for c in range(0x21, 0x7F)}  # ASCII to its full-width form
 
 
 def split(token: str, mark: str, every: int = 6) -> str:
@@ -108,6 +117,15 @@ CASES: tuple[tuple[str, str, str], ...] = (
     ("slack-zwsp", f"bot {split(SLACK, ZWSP, 5)}", SLACK),
     ("password-soft-hyphen", f"DB_PASSWORD=Sh{SHY}yPw{SHY}9x{SHY}Q", "ShyPw9xQ"),
     ("key-name-split", f"DB_PA{ZWSP}SS=Zw5pQ8mL2k", "Zw5pQ8mL2k"),
+    # the eight #65 still missed: look-alike letters, encodings, wrapping, phrasing
+    ("aws-full-width", f"key {AWS.translate(FULL_WIDTH)} in the CI log", AWS),
+    ("github-base64", f"auth {base64.b64encode(GITHUB.encode()).decode()} in config", GITHUB),
+    ("github-newline", f"token {GITHUB[:20]}\n{GITHUB[20:]} leaked", GITHUB),
+    ("github-json-escape", '{"t": "ghp\\u005f' + GITHUB[4:] + '"}', GITHUB),
+    ("github-cyrillic-er", f"pushed with gh\u0440_{GITHUB[4:]}", GITHUB),
+    ("jwt-spaced-dots", f"cookie {JWT.replace('.', ' . ')} decoded", JWT_SIGNATURE),
+    ("password-is-phrase", "the sudo password is Tr0ub4dor&3", "Tr0ub4dor&3"),
+    ("azure-all-a", f"AccountName=acme;AccountKey={AZURE_ALL_A};EndpointSuffix=x", AZURE_ALL_A),
 )
 
 # Prose and code about secrets: stored exactly as written.
@@ -125,18 +143,39 @@ LOOK_ALIKES: tuple[str, ...] = (
     'printf("%2d items, %5F unused", n)',
     "The bypass: route is fine and compass: north",
     "family 👨\u200d👩\u200d👧 photo",
+    # near the #65 readings: hashes, ids, images, other scripts, phrases about passwords
+    "commit 4c1e9a7d2b3f5e6a7b8c9d0e1f2a3b4c5d6e7f80, image sha256:"
+    "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+    "session 3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41 in /home/dev/acme-api/src/routes/orders.ts",
+    "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 2).decode(),
+    "Пароль лежит в хранилище。密码在保管库里，请看维基：第３节。",  # noqa: RUF001
+    "The password is required; the password is in 1Password; the password is SHA256-hashed.",
+    "we use sk-\nlearn and ghp_\nprefixes in the docs",
+    "AccessKey=ThisIsJustAVeryLongConfigSettingName",
 )
 
 INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff\u00ad]")
+JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+LOOK_ALIKES_TO_LATIN = str.maketrans("\u0430\u0435\u043e\u0440\u0441\u0445", "aeopcx")
 
 
 def readable(text: str) -> str:
-    """What a reader of `text` sees: invisible characters gone, percent-escapes decoded."""
-    return unquote(INVISIBLE.sub("", text))
+    """What a reader of `text` sees: invisible characters gone, percent and JSON escapes
+    decoded, compatibility forms and Cyrillic look-alikes read as Latin letters."""
+    text = JSON_ESCAPE.sub(lambda m: chr(int(m[1], 16)), unquote(INVISIBLE.sub("", text)))
+    return unicodedata.normalize("NFKC", text).translate(LOOK_ALIKES_TO_LATIN)
+
+
+def decoded(text: str) -> str:
+    """Every base64 run in `text`, decoded as far as it decodes."""
+    runs = (run + "=" * (-len(run) % 4) for run in BASE64_RUN.findall(text))
+    return " ".join(base64.b64decode(run).decode(errors="replace") for run in runs)
 
 
 def still_there(secret: str, stored: str) -> bool:
-    return secret in stored or secret in readable(stored)
+    seen = readable(stored)
+    return any(secret in view for view in (stored, seen, seen.replace("\n", ""), decoded(seen)))
 
 
 @pytest.mark.parametrize(("text", "secret"), [pytest.param(t, s, id=n) for n, t, s in CASES])

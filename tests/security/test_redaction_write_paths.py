@@ -57,6 +57,10 @@ URL_PASSWORD = "pa55-W0rd!x"
 ENV_PASSWORD = "hunter2!x"
 YAML_PASSWORD = "Tr0ub4dor&3"
 BEARER = "a1B2c3" * 5
+# #65: a token as base64 (a CI secret, a kube Secret), and one the terminal wrapped.
+BASE64_TOKEN = "ghs_" + "B64t0k3N" * 5
+TOKEN_BASE64 = base64.b64encode(BASE64_TOKEN.encode()).decode()
+WRAPPED_TOKEN = "ghp_" + "Wr4pP3d9" * 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +158,16 @@ SECRETS: tuple[SecretCase, ...] = (
         "password-yaml",
         f"config/database.yml for prod:\n  username: app\n  PASSWORD: {YAML_PASSWORD}\n",
         (YAML_PASSWORD, "Tr0ub4dor"),
+    ),
+    SecretCase(
+        "github-token-base64",
+        f"the release job's secret is {TOKEN_BASE64} (base64, as the CI stores it)",
+        (TOKEN_BASE64, BASE64_TOKEN),
+    ),
+    SecretCase(
+        "github-token-wrapped",
+        f"token as the terminal wrapped it:\n{WRAPPED_TOKEN[:22]}\n{WRAPPED_TOKEN[22:]}\nrotate it",
+        (WRAPPED_TOKEN[:22], WRAPPED_TOKEN[22:]),
     ),
     SecretCase(
         "authorization-bearer-header",

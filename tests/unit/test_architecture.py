@@ -182,8 +182,14 @@ def test_store_does_not_import_service_or_adapters() -> None:
 
 
 # What the hook client may import besides the standard library: the working-tree check, the
-# redaction it applies to what it shows, and the agents' facts (all standard library only).
-HOOK_PROCESS = ("server.worktree", "server.core.redact", "server.agents.about")
+# redaction it applies to what it shows (and how it reads text), and the agents' facts (all
+# standard library only).
+HOOK_PROCESS = (
+    "server.worktree",
+    "server.core.redact",
+    "server.core.readable",
+    "server.agents.about",
+)
 
 
 def test_hooks_use_only_the_standard_library() -> None:

@@ -4,7 +4,9 @@ All secret values are fake: built from repeated characters so they match the
 providers' formats without being real credentials.
 """
 
+import base64
 import dataclasses
+import hashlib
 
 import pytest
 
@@ -465,6 +467,180 @@ def test_tokens_split_by_invisible_characters_or_escapes(text: str, expected: st
     assert result.text == expected
     assert result.count == 1
     assert redact(result.text) == Redaction(text=result.text, count=0)
+
+
+# --- tokens written so that no pattern sees them (#65) ---------------------------
+
+FULL_WIDTH = {c: c + 0xFEE0 for c in range(0x21, 0x7F)}  # ASCII to its full-width form
+FULL_WIDTH_AWS = AWS_ACCESS_KEY.translate(FULL_WIDTH)
+GITHUB_BASE64 = base64.b64encode(GITHUB_PAT.encode()).decode()
+CYRILLIC_ER = "\u0440"  # drawn like the Latin p
+JWT_SPACED = JWT.replace(".", " . ")
+AZURE_ALL_A = "A" * 86 + "=="
+
+# (id, text, expected): each was stored as written before #65.
+BYPASSES = [
+    pytest.param(
+        f"the CI key {FULL_WIDTH_AWS} again",
+        "the CI key [REDACTED:aws-access-key] again",
+        id="full-width-aws",
+    ),
+    pytest.param(
+        f"auth blob {GITHUB_BASE64} from the config",
+        "auth blob [REDACTED:github-token] from the config",
+        id="base64-github",
+    ),
+    pytest.param(
+        f"token {GITHUB_PAT[:20]}\n{GITHUB_PAT[20:]} (wrapped)\nnext line",
+        "token [REDACTED:github-token] (wrapped)\nnext line",
+        id="newline-split-github",
+    ),
+    pytest.param(
+        '{"token": "ghp\\u005f' + GITHUB_PAT[4:] + '", "user": "ci\\u005fbot"}',
+        '{"token": "[REDACTED:github-token]", "user": "ci\\u005fbot"}',
+        id="json-escape-github",
+    ),
+    pytest.param(
+        f"pushed with gh{CYRILLIC_ER}_{GITHUB_PAT[4:]} yesterday",
+        "pushed with [REDACTED:github-token] yesterday",
+        id="cyrillic-github",
+    ),
+    pytest.param(
+        f"the cookie was {JWT_SPACED} and it decoded",
+        "the cookie was [REDACTED:jwt] and it decoded",
+        id="jwt-spaced-dots",
+    ),
+    pytest.param(
+        "the sudo password is Tr0ub4dor&3",
+        "the sudo password is [REDACTED:password]",
+        id="password-is-phrase",
+    ),
+    pytest.param(
+        f"AccountName=acme;AccountKey={AZURE_ALL_A};EndpointSuffix=core.windows.net",
+        "AccountName=acme;AccountKey=[REDACTED:azure-key];EndpointSuffix=core.windows.net",
+        id="azure-all-a",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BYPASSES)
+def test_bypass_is_redacted_and_the_rest_kept_as_written(text: str, expected: str) -> None:
+    result = redact(text)
+
+    assert result.text == expected
+    assert result.count == 1
+    assert redact(result.text) == Redaction(text=result.text, count=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            f"{'token:'.translate(FULL_WIDTH)}\u3000{GITHUB_PAT}\u3000\u3002",
+            f"{'token:'.translate(FULL_WIDTH)}\u3000[REDACTED:github-token]\u3000\u3002",
+            id="full-width-around",
+        ),
+        pytest.param(
+            f"ключ {GITHUB_PAT.replace('a', chr(0x0430))} — не публиковать",
+            "ключ [REDACTED:github-token] — не публиковать",
+            id="cyrillic-a-throughout",
+        ),
+        pytest.param(
+            f"wrapped at 76:\n  {GITHUB_PAT[:12]}\n  {GITHUB_PAT[12:30]}\n  {GITHUB_PAT[30:]}\nok",
+            "wrapped at 76:\n  [REDACTED:github-token]\nok",
+            id="three-lines",
+        ),
+        pytest.param(
+            f"{GITHUB_PAT}\nnext line starts here",
+            "[REDACTED:github-token]\nnext line starts here",
+            id="whole-token-ends-its-line",
+        ),
+        pytest.param(
+            "cfg " + base64.b64encode(f"password={BEARER}".encode()).decode() + " ok",
+            "cfg [REDACTED:password] ok",
+            id="base64-assignment",
+        ),
+        pytest.param(
+            "nested " + base64.b64encode(GITHUB_BASE64.encode()).decode(),
+            "nested [REDACTED:github-token]",
+            id="base64-of-base64",
+        ),
+        pytest.param(
+            "the password for the staging db is 'Xk9vQ2mLp7' until Friday",
+            "the password for the staging db is '[REDACTED:password]' until Friday",
+            id="password-for-phrase",
+        ),
+        pytest.param(
+            "my passphrase was changed to correct-Horse-7!, then",
+            "my passphrase was changed to [REDACTED:password]!, then",
+            id="passphrase-changed-to",
+        ),
+    ],
+)
+def test_token_spellings_around_the_bypasses(text: str, expected: str) -> None:
+    result = redact(text)
+
+    assert result.text == expected
+    assert redact(result.text).text == result.text
+
+
+# Kinds whose rule matches a token on its own (a provider prefix, no context).
+PREFIXED_KINDS = {
+    "aws-access-key", "github-token", "gitlab-token", "slack-token", "stripe-key", "openai-key",
+    "anthropic-key", "google-api-key", "npm-token", "huggingface-token", "jwt", "sendgrid-key",
+    "pypi-token", "twilio-key", "mailgun-key", "shopify-token", "digitalocean-token",
+    "vault-token", "doppler-token", "databricks-token", "grafana-token", "linear-key",
+    "postman-key", "newrelic-key", "age-secret-key", "telegram-bot-token",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("template", "secret", "kind"),
+    [pytest.param(t, s, k, id=i) for i, t, s, k in SECRET_CASES if k in PREFIXED_KINDS],
+)
+def test_every_prefixed_token_wrapped_onto_the_next_line_is_redacted(
+    template: str, secret: str, kind: str
+) -> None:
+    cut = len(secret) // 2
+    text = template.replace("<S>", f"{secret[:cut]}\n{secret[cut:]}")
+
+    result = redact(text)
+
+    assert result.text == template.replace("<S>", f"[REDACTED:{kind}]")
+
+
+PNG = base64.b64encode(bytes(range(256)) * 3).decode()  # binary, as an inline image is
+# Clean texts near the new reading: each is stored exactly as written.
+CLEAN_NEAR_THE_BYPASSES = [
+    ("git-sha", "Fixed in 4c1e9a7d2b3f5e6a7b8c9d0e1f2a3b4c5d6e7f80 on main."),
+    ("sha256", f"sha256:{hashlib.sha256(b'acme').hexdigest()} is the image digest"),
+    ("uuid", "Session 3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41 leaked the pool."),
+    ("data-uri", f'<img src="data:image/png;base64,{PNG}">'),
+    ("base64-prose", base64.b64encode(b"screenshots/login-page-2026-04-14.png").decode()),
+    ("base64-cursor", "cursor=" + base64.b64encode(b'{"createdAt":"2026-04-15","id":88}').decode()),
+    ("paths", "/home/dev/acme-api/src/routes/orders/pagination.test.ts:42 and C:\\Users\\dev"),
+    ("russian", "Пароль лежит в хранилище; спросите у Олега. Токен тоже там."),  # noqa: RUF001
+    ("chinese", "密码在保管库里，请看维基：第３节。"),  # noqa: RUF001
+    ("greek", "Ο κωδικός είναι στο θησαυροφυλάκιο."),  # noqa: RUF001
+    ("full-width-prose", f"{'ABC company,2026'.translate(FULL_WIDTH)}\u5e74"),
+    ("nbsp", "password:\u00a0see the vault"),
+    ("json-escapes", '{"name": "caf\\u00e9", "sep": "a\\u005fb", "quote": "\\u0022"}'),
+    ("ligature", "the ﬁle ﬂag is set"),
+    ("line-ends-with-prefix", "we use sk-\nlearn for that, and ghp_\nprefixes in docs"),
+    ("wrapped-prose", "import sk-learn-contrib\nfrom the registry"),
+    ("eyJ-word", "eyJhbGciOiJIUzI1NiJ9 is just the header"),
+    ("phrase-required", "The password is required and the password is 12 characters long."),
+    ("phrase-vault", "The password is in 1Password; the password was reset yesterday."),
+    ("phrase-hash", "The password is SHA256-hashed, and the password is bcrypt."),
+    ("phrase-variable", "the password is $DB_PASSWORD and the passcode is <your-pin>"),
+    ("phrase-code", "the password is settings.DB_PASSWORD, the password is /run/secrets/db"),
+    ("azure-name", "AccessKey=ThisIsJustAVeryLongConfigSettingName"),
+]
+
+
+@pytest.mark.parametrize("text", [pytest.param(t, id=i) for i, t in CLEAN_NEAR_THE_BYPASSES])
+def test_clean_text_near_the_bypasses_is_unchanged(text: str) -> None:
+    assert redact(text) == Redaction(text=text, count=0)
 
 
 def test_cookie_header_counts_each_value() -> None:
