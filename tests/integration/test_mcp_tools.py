@@ -353,13 +353,16 @@ async def test_startup_context_matches_project_case_insensitively(
     assert len(result["markdown"]) <= 4000
 
 
-async def test_startup_context_for_a_new_project_gives_general_context(
+async def test_startup_context_for_a_new_project_gives_only_the_general_context(
     mcp: Client[Any], service: MemoryService
 ) -> None:
     await service.save(PNPM, project="acme-api", kind="preference")
+    general = "Keep commit subjects under 72 characters."
+    await service.save(general, kind="preference")
 
     result = await call(mcp, "startup_context", project="brand-new-repo")
 
     assert result["project"] is None
-    assert result["markdown"].startswith("No memories for project 'brand-new-repo' yet.")
-    assert PNPM in result["markdown"]
+    assert result["markdown"].startswith("No memories for project 'brand-new-repo' yet")
+    assert general in result["markdown"]
+    assert PNPM not in result["markdown"]  # another project's rule (#68)
