@@ -210,6 +210,8 @@ async def _project_and_folder(
         raise InvalidInput("name a project (or a working folder inside one)")
     folders = [p.project_path for p in await service.projects() if p.project == resolved]
     folders = [f for f in folders if f]
+    if not folders and cwd:  # a project named before its folder: the user has said which
+        folders = [cwd]
     if not folders:
         raise InvalidInput(f"project {resolved!r} has no folder known: nothing to write to")
     holding = [f for f in folders if cwd and _inside(cwd, f)]  # one clone of several

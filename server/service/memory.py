@@ -49,6 +49,7 @@ from server.core.validation import (
 )
 from server.domain import export
 from server.domain.context import MAX_CONTEXT_CHARS, startup_markdown
+from server.domain.project_rule import placed_projects
 from server.domain.vocabulary import VocabularyError, load_vocabulary
 from server.service.adapted_models import carried_cutoffs
 from server.service.bulk_writes import BulkWrites
@@ -71,6 +72,7 @@ from server.service.vector_backfill import WaitingVectors
 from server.service.views import Views
 from server.service.writes import Writes
 from server.store import memories as memory_store
+from server.store import project_folders as folder_store
 from server.store import receipts as receipt_store
 from server.store import stats as stats_store
 from server.store.tx import Pool, committed_state, ping, transaction
@@ -360,11 +362,14 @@ class MemoryService(
     # ----- context for agents --------------------------------------------------------------
 
     async def projects(self) -> list[ProjectSummary]:
-        """Projects with live memories, most recently active first."""
+        """Projects with live memories, most recently active first; once per folder, a
+        project's memories saved without a folder counted with its folder's."""
 
         async def load() -> list[ProjectSummary]:
             async with transaction(self.pool) as conn:
-                return await memory_store.project_summaries(conn)
+                summaries = await memory_store.project_summaries(conn)
+                claimed = await folder_store.folders(conn)
+            return placed_projects(summaries, claimed)
 
         return await self.cache.get_or_load(("projects",), load)
 

@@ -246,6 +246,17 @@ class ProjectSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class FolderProject:
+    """A folder taken to be a project's when nothing else knew its folder (#68): how it was
+    matched (its name, its git remote, or the user's word) and the line that says so."""
+
+    folder: str
+    project: str
+    matched_by: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryDraft:
     """One memory a batch caller wants stored, before validation and redaction."""
 
