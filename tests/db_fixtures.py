@@ -86,8 +86,8 @@ async def empty_tables(pool: Pool) -> None:
     async with pool.connection() as conn:
         await conn.execute(
             "TRUNCATE memories, imported_sessions, imported_files, session_events, journal_prompts,"
-            " lessons, lesson_proposal_sessions, job_leases, injections, promoted_lines, users"
-            " RESTART IDENTITY CASCADE"
+            " lessons, lesson_proposal_sessions, job_leases, injections, promoted_lines,"
+            " project_folders, users RESTART IDENTITY CASCADE"
         )
 
 

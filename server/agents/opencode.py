@@ -19,6 +19,10 @@ global configuration, as read from what opencode-ai 1.18.33 loads.
   result (`tool.execute.after`), and the session imported when it goes idle (`session.idle`).
   Its tool calls reach the journal with that import. `--no-hooks` leaves the plugin out (and
   removes ours).
+- Recall (#67): a subagent, `agents/claude-memory-recall.md` in the same folder
+  (opencode_recall.md: `mode: subagent`, edits, shell, web and further subagents denied, the
+  caller's model), that searches memory in its own context and answers citing #ids; written
+  with the MCP entry, removed with it.
 """
 
 from __future__ import annotations
@@ -55,6 +59,11 @@ PLUGIN = Path(__file__).with_name("opencode_plugin.js")
 PLUGIN_FILE = Path("plugins") / "claude-memory.js"
 PLUGIN_MARKER = "// claude-memory: added by `claude-memory connect opencode`"
 URL_SLOT = '"__CLAUDE_MEMORY_URL__"'  # the template's string, replaced by a JSON string
+# The recall subagent (#67): searches in its own context and answers citing #ids. Ours when it
+# holds RECALL_MARKER (its first line is the frontmatter's, so the marker follows it).
+RECALL_AGENT = Path(__file__).with_name("opencode_recall.md")
+RECALL_FILE = Path("agents") / "claude-memory-recall.md"
+RECALL_MARKER = "<!-- claude-memory: added by `claude-memory connect opencode` -->"
 # The plugin events ours answers (checked against 1.18.33; plugins came with 1.x's config).
 PLUGIN_EVENTS = [
     "experimental.chat.messages.transform",
@@ -86,10 +95,23 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
     if request.use_token:
         entry["headers"] = {"Authorization": f"Bearer {{env:{TOKEN_VARIABLE}}}"}
     old, data, updated = json_entry_edit(path, "mcp", SERVER_NAME, entry if request.url else None)
+    folder = config_dir(request.environ, request.home)
     return [
         (path, old, old if updated == data else render_json(updated, old)),
-        _plugin_edit(config_dir(request.environ, request.home) / PLUGIN_FILE, hook_url),
+        _plugin_edit(folder / PLUGIN_FILE, hook_url),
+        _recall_edit(folder / RECALL_FILE, connected=bool(request.url)),
     ]
+
+
+def _recall_edit(path: Path, *, connected: bool) -> Edit:
+    """Our recall subagent while the server is connected, else none; a file there that is not
+    ours is refused."""
+    old = read_text(path)
+    if old and RECALL_MARKER not in old:
+        raise AgentFileError(
+            f"{path} is not ours (it lacks our marker); move it aside, nothing was changed"
+        )
+    return path, old, RECALL_AGENT.read_text(encoding="utf-8") if connected else ""
 
 
 def _plugin_edit(path: Path, hook_url: str | None) -> Edit:
@@ -141,8 +163,8 @@ AGENT = configured_by_files(
     about,
     OPENCODE,
     FILES,
-    "add claude-memory to ~/.config/opencode/opencode.json and our plugin to "
-    "~/.config/opencode/plugins/",
+    "add claude-memory to ~/.config/opencode/opencode.json, our plugin to "
+    "~/.config/opencode/plugins/ and a recall subagent to ~/.config/opencode/agents/",
     instructions_file="AGENTS.md",
     detect=detect,
 )

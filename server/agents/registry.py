@@ -10,6 +10,7 @@ about/every.py.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from importlib import import_module
@@ -39,6 +40,22 @@ SESSION_FORMATS: dict[str, AgentFormat] = {
 }
 # Whose session a hook names when it does not say: Claude Code's hooks predate the field.
 DEFAULT_AGENT = DEFAULT
+# Each agent's MCP client by the name it gives in `initialize` (clientInfo.name).
+MCP_CLIENT_AGENTS: dict[str, str] = {
+    client: name for name, about in ABOUT.items() for client in about.MCP_CLIENTS
+}
+_CLIENT_NAME_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+def source_of_mcp_client(client: str | None) -> str:
+    """The source of what an MCP client saves: the agent whose client it is; `mcp:<name>`
+    for any other client (the MCP Inspector's saves are mcp:mcp-inspector), its name cut to
+    40 safe characters; "mcp" for a client that gave no name."""
+    folded = (client or "").strip().lower()
+    if folded in MCP_CLIENT_AGENTS:
+        return MCP_CLIENT_AGENTS[folded]
+    safe = _CLIENT_NAME_UNSAFE.sub("-", folded).strip("-")[:40]
+    return f"mcp:{safe}" if safe else "mcp"
 
 
 def agent_named(name: str) -> Agent:

@@ -22,6 +22,7 @@ from server import __version__
 from server.cli.adapt import add_adapt_command
 from server.cli.connect import add_connect_commands
 from server.cli.doctor import add_doctor_command
+from server.cli.folders import add_folder_command
 from server.cli.jobs import add_hook_commands, add_job_commands
 from server.cli.learn import add_learn_command
 from server.cli.lessons import add_lesson_commands
@@ -51,6 +52,7 @@ examples:
   claude-memory users add alice          a team server's user; prints their token once
   claude-memory stats --context --plain    what the hooks injected, per day and project
   claude-memory promote                    proven memories as lines of CLAUDE.md/AGENTS.md (--write)
+  claude-memory folder ~/src/shop --project shop   which project a folder is (or --none)
 """
 
 
@@ -157,6 +159,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_user_commands(commands)
     add_learn_command(commands)
     add_promote_command(commands)
+    add_folder_command(commands)
     add_hook_commands(commands)
     add_connect_commands(commands)
     add_doctor_command(commands)

@@ -82,10 +82,22 @@ CHECK_DESCRIPTION = (
 )
 
 
+class ClaimedFolder(BaseModel):
+    folder: str
+    project: str
+    matched_by: str = Field(description="name, remote (its git remote) or user")
+    note: str
+
+
 class SessionStartContext(BaseModel):
     additionalContext: str = Field(description='Markdown; "" when empty.')
     project: str | None
     check: list[CheckItem] = Field(default_factory=list, description=CHECK_DESCRIPTION)
+    claimed_folder: ClaimedFolder | None = Field(
+        None,
+        description="Set once: the session's folder was just taken to be this project's, "
+        "which had no folder known (its name or git remote matched).",
+    )
 
 
 class PromptContext(BaseModel):

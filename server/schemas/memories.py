@@ -40,7 +40,8 @@ from server.service.bulk_writes import MAX_BULK_ITEMS
 Tags = list[str]
 TEXT: JsonDict = {"minLength": 1}  # empty text is refused by the service, with a message saying so
 SOURCE_DESCRIPTION = (
-    "Where it came from; by default the way in: api over REST, claude-code over MCP."
+    "Where it came from; by default the way in: api over REST; over MCP the calling client's"
+    " agent (claude-code, codex, gemini, opencode, copilot), else mcp:<its client name>."
 )
 
 

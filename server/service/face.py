@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         BulkSaveResult,
         CheckResult,
         DuplicatePair,
+        FolderProject,
         Memory,
         MemoryDraft,
         MemoryFilter,
@@ -73,6 +74,7 @@ class MemoryApi(Protocol):
     async def project_at_folder(self, folder: str) -> str | None: ...
 
     async def session_folders(self, project: str) -> list[str]: ...
+    async def name_folder(self, folder: str, project: str | None) -> FolderProject: ...
 
     async def search_semantic(
         self,
@@ -275,6 +277,8 @@ class RecallApi(MemoryApi, Protocol):
     MCP are typed against `MemoryApi` and cannot reach these."""
 
     async def unknown_names(self, text: str) -> list[str]: ...
+
+    async def claim_folder(self, folder: str) -> FolderProject | None: ...
 
     async def recall_evidence(
         self, query: str, memory_ids: Sequence[int], project: str | None = None

@@ -49,6 +49,7 @@ from server.core.validation import (
 )
 from server.domain import export
 from server.domain.context import MAX_CONTEXT_CHARS, startup_markdown
+from server.domain.project_rule import placed_projects
 from server.domain.vocabulary import VocabularyError, load_vocabulary
 from server.service.adapted_models import carried_cutoffs
 from server.service.bulk_writes import BulkWrites
@@ -71,6 +72,7 @@ from server.service.vector_backfill import WaitingVectors
 from server.service.views import Views
 from server.service.writes import Writes
 from server.store import memories as memory_store
+from server.store import project_folders as folder_store
 from server.store import receipts as receipt_store
 from server.store import stats as stats_store
 from server.store.tx import Pool, committed_state, ping, transaction
@@ -360,11 +362,14 @@ class MemoryService(
     # ----- context for agents --------------------------------------------------------------
 
     async def projects(self) -> list[ProjectSummary]:
-        """Projects with live memories, most recently active first."""
+        """Projects with live memories, most recently active first; once per folder, a
+        project's memories saved without a folder counted with its folder's."""
 
         async def load() -> list[ProjectSummary]:
             async with transaction(self.pool) as conn:
-                return await memory_store.project_summaries(conn)
+                summaries = await memory_store.project_summaries(conn)
+                claimed = await folder_store.folders(conn)
+            return placed_projects(summaries, claimed)
 
         return await self.cache.get_or_load(("projects",), load)
 
@@ -375,16 +380,16 @@ class MemoryService(
         from every agent unless `source` names one."""
         check_limit(limit)
         resolved = await self.resolve_project(project)
-        source = blank_to_none(source)
-        distilled = await self.list_memories(
-            MemoryFilter(project=resolved, kind="distilled", source=source), limit=limit
-        )
+        where = MemoryFilter(project=resolved, source=blank_to_none(source))
+        return await self._recent(where, limit)
+
+    async def _recent(self, where: MemoryFilter, limit: int) -> RecentContext:
+        """`recent_context` of a filter whose project is resolved."""
+        distilled = await self.list_memories(replace(where, kind="distilled"), limit=limit)
         if distilled.memories:
-            return RecentContext("distilled", resolved, distilled.memories)
-        recent = await self.list_memories(
-            MemoryFilter(project=resolved, source=source), limit=limit
-        )
-        return RecentContext("recent", resolved, recent.memories)
+            return RecentContext("distilled", where.project, distilled.memories)
+        recent = await self.list_memories(where, limit=limit)
+        return RecentContext("recent", where.project, recent.memories)
 
     async def startup_context(
         self,
@@ -397,7 +402,9 @@ class MemoryService(
         """What an agent should know at session start, as Markdown of at most 4,000 chars.
 
         A project with no memories yet (a first session in a new repository) gets the
-        general context, with a line saying so, rather than an error. Recent work comes from
+        general context, with a line saying so, rather than an error: the memories of no
+        project (the user's general preferences and notes), never another project's rules or
+        recent work, which would be wrong there. Recent work comes from
         every agent; `source` narrows it to one (preferences are the user's, from anywhere).
         `vet` checks what would be shown against the working tree (the session-start hook's
         folder): a memory it leaves out is not shown, one it notes carries the note.
@@ -407,18 +414,25 @@ class MemoryService(
             resolved = await self.resolve_project(project)
         except NotFound:
             resolved = None
-        tiers = await self.preferences(resolved)
-        recent = await self.recent_context(resolved, limit=8, source=source)
+        requested = blank_to_none(project)
+        general_only = requested is not None and resolved is None
+        tiers = await self._preference_tiers(resolved, general_only=general_only)
+        recent = await self._recent(
+            MemoryFilter(project=resolved, general_only=general_only, source=blank_to_none(source)),
+            limit=8,
+        )
         total = (await self.list_memories(limit=1)).total
         in_project = (
             (await self.list_memories(MemoryFilter(project=resolved), limit=1)).total
             if resolved
             else total
         )
-        requested = blank_to_none(project)
         notes = []
-        if requested and not resolved:
-            notes.append(f"No memories for project {requested!r} yet.")
+        if general_only:
+            notes.append(
+                f"No memories for project {requested!r} yet: shown are only those of no"
+                " project (your general preferences and notes), none of another project's."
+            )
         if blank_to_none(source):
             notes.append(f"Recent work from {source} only.")
         note = " ".join(notes) or None

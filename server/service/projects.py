@@ -6,22 +6,29 @@ adapters never resolve a project themselves.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import replace
 from typing import TypeVar
 
-from server.core.errors import NotFound
+import anyio
+
+from server.core.access import current_viewer
+from server.core.errors import InvalidInput, NotFound
 from server.core.models.journal import JournalFilter
-from server.core.models.memories import MemoryFilter
+from server.core.models.memories import FolderProject, MemoryFilter
 from server.core.models.receipts import ReceiptFilter
 from server.core.validation import blank_to_none
-from server.domain.project_rule import names_project
+from server.domain.project_rule import folder_match, names_project, remote_names
 from server.store import journal as journal_store
 from server.store import lessons as lesson_store
 from server.store import memories as memory_store
+from server.store import project_folders as folder_store
 from server.store import sessions as session_store
 from server.store import users as user_store
 from server.store.tx import Conn, Pool, transaction
 
+MAX_GIT_CONFIG_BYTES = 64 * 1024
 Scoped = TypeVar("Scoped", MemoryFilter, JournalFilter, ReceiptFilter)
 
 
@@ -95,6 +102,43 @@ class ProjectRule:
             None,
         )
 
+    async def claim_folder(self, folder: str) -> FolderProject | None:
+        """The project a session's `folder` is taken to be when no memory, session or earlier
+        claim knows the folder: the project with no folder known whose name the folder bears,
+        or its git remote names (read only when this server shares the machine: acting for
+        nobody). Recorded, so the claim is made (and said) once; None when nothing matches
+        or the folder is known already."""
+        folder = folder.strip().rstrip("/")
+        if not folder.startswith("/") or await self.project_at_folder(folder) is not None:
+            return None
+        async with transaction(self.pool) as conn:
+            if (await folder_store.projects_at(conn, _levels(folder.lower()))).get(
+                folder.lower()
+            ) is not None:
+                return None  # the user said it is no project's
+            unplaced = await _unplaced_projects(conn)
+        if not unplaced:
+            return None
+        remotes = await anyio.to_thread.run_sync(_git_remotes, folder) if _on_this_machine() else []
+        found = folder_match(folder, remotes, unplaced)
+        if found is None:
+            return None
+        project, matched_by = found
+        async with transaction(self.pool) as conn:
+            await folder_store.record(conn, folder, project, matched_by)
+        return _folder_project(folder, project, matched_by)
+
+    async def name_folder(self, folder: str, project: str | None) -> FolderProject:
+        """The user's word on `folder`: it is `project`'s (a known project), or no project's
+        (None); replaces what a name or remote matched."""
+        folder = folder.strip().rstrip("/")
+        if not folder.startswith("/"):
+            raise InvalidInput(f"name the folder by its absolute path, got {folder[:80]!r}")
+        resolved = await self.resolve_project(project) if project else ""
+        async with transaction(self.pool) as conn:
+            await folder_store.record(conn, folder, resolved or "", "user")
+        return _folder_project(folder, resolved or "", "user")
+
     async def _scoped(self, where: Scoped) -> Scoped:
         """`where` with its project resolved by the rule (NotFound when it names none)."""
         if where.project is None:
@@ -104,15 +148,73 @@ class ProjectRule:
 
 async def _project_above(conn: Conn, folder: str) -> str | None:
     """The project whose folder is the closest parent of `folder` (case-folded) that is one:
-    one index read for all the levels."""
-    parts = folder.rstrip("/").split("/")
-    levels = [
-        level for level in ("/".join(parts[:end]) for end in range(len(parts), 0, -1)) if level
-    ]
+    one index read for all the levels, and one of the folders claimed for projects (a level
+    the user said is no project's ends the search)."""
+    levels = _levels(folder)
     if not levels:
         return None
     found = await memory_store.projects_at_folders(conn, levels)
-    return next((found[level] for level in levels if level in found), None)
+    claimed = await folder_store.projects_at(conn, levels)
+    for level in levels:
+        if level in found:
+            return found[level]
+        if level in claimed:
+            return claimed[level] or None
+    return None
+
+
+def _levels(folder: str) -> list[str]:
+    """`folder` and each folder above it, the closest first."""
+    parts = folder.rstrip("/").split("/")
+    return [level for level in ("/".join(parts[:end]) for end in range(len(parts), 0, -1)) if level]
+
+
+async def _unplaced_projects(conn: Conn) -> set[str]:
+    """The names of the projects with memories but no folder known: none of their memories,
+    imported sessions or claimed folders has one."""
+    summaries = await memory_store.project_summaries(conn)
+    placed = {
+        *(p.project for p in summaries if p.project_path),
+        *(name for name, folder in await session_store.project_names(conn) if folder),
+        *(name for name, _ in await folder_store.folders(conn)),
+    }
+    return {p.project for p in summaries if p.project and p.project not in placed}
+
+
+def _on_this_machine() -> bool:
+    """Whether a session's folder is this server's to read: acting for nobody (single-user
+    mode), never on a team's server, whose folders are its users'."""
+    return current_viewer() is None
+
+
+def _git_remotes(folder: str) -> list[str]:
+    """The repository names of `folder`'s git remotes (.git/config, a regular file, not a
+    link, read up to 64 KB); none when it has none or cannot be read."""
+    try:
+        descriptor = os.open(os.path.join(folder, ".git", "config"), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return []
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return []
+        return remote_names(handle.read(MAX_GIT_CONFIG_BYTES).decode("utf-8", "replace"))
+
+
+def _folder_project(folder: str, project: str, matched_by: str) -> FolderProject:
+    how = {
+        "name": "its name is the project's",
+        "remote": "its git remote names the project",
+        "user": "you said so",
+    }[matched_by]
+    if not project:
+        note = f"Folder {folder} is no project's ({how})."
+    else:
+        note = (
+            f"Folder {folder} is taken to be project {project!r}, whose memories were saved"
+            f" without a folder ({how}). If it is not, run: claude-memory folder {folder}"
+            " --project NAME (or --none)."
+        )
+    return FolderProject(folder, project, matched_by, note)
 
 
 async def _other_projects(conn: Conn) -> set[tuple[str, str]]:

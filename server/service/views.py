@@ -100,11 +100,18 @@ class Views(ProjectRule):
 
         With a project, its own preferences and the general ones (stored without a project).
         """
-        project = await self.resolve_project(project)
+        return await self._preference_tiers(await self.resolve_project(project))
+
+    async def _preference_tiers(
+        self, project: str | None, *, general_only: bool = False
+    ) -> PreferenceTiers:
+        """`preferences` of a resolved project, or of no project at all when `general_only`."""
 
         async def load() -> PreferenceTiers:
             async with transaction(self.pool) as conn:
-                rows = await memory_store.learned_preferences(conn, project, PREFERENCE_ROWS)
+                rows = await memory_store.learned_preferences(
+                    conn, project, PREFERENCE_ROWS, general_only=general_only
+                )
                 vectors = await search_store.project_vectors(conn, [m.id for m in rows])
             # Up to PREFERENCE_ROWS compared with each other: off the event loop.
             pairs = await anyio.to_thread.run_sync(
@@ -112,4 +119,4 @@ class Views(ProjectRule):
             )
             return build_tiers(rows, pairs, datetime.now(tz=UTC), PREFERENCES_PER_TIER)
 
-        return await self.cache.get_or_load(("preferences", project), load)
+        return await self.cache.get_or_load(("preferences", project, general_only), load)

@@ -44,6 +44,7 @@ COLUMNS = (
 FILTER_SQL = (
     "(%(project)s::text IS NULL OR project = %(project)s OR project_path = %(project)s"
     "  OR (%(with_general)s AND project = ''))"
+    " AND (NOT %(general_only)s OR project = '')"
     " AND (%(tag)s::text IS NULL OR tags @> ARRAY[%(tag)s::text])"
     " AND (%(kind)s::text IS NULL OR kind = %(kind)s)"
     " AND (%(source)s::text IS NULL OR source = %(source)s OR metadata->>'agent' = %(source)s)"
@@ -81,6 +82,7 @@ def filter_params(where: MemoryFilter) -> dict[str, Any]:
     return {
         "project": where.project,
         "with_general": where.with_general,
+        "general_only": where.general_only,
         "tag": where.tag,
         "kind": where.kind,
         "source": where.source,
@@ -549,9 +551,12 @@ async def project_named(conn: Conn, folded: str) -> str | None:
     return str(row[0]) if row else None
 
 
-async def learned_preferences(conn: Conn, project: str | None, limit: int) -> list[Memory]:
+async def learned_preferences(
+    conn: Conn, project: str | None, limit: int, *, general_only: bool = False
+) -> list[Memory]:
     """Live preference, pattern and behavior memories, newest first: a project's own plus the
-    general ones (stored without a project); every project's when `project` is None."""
+    general ones (stored without a project); every project's when `project` is None, the
+    general ones alone when `general_only`."""
     async with conn.cursor(row_factory=class_row(Memory)) as cur:
         await cur.execute(
             f"SELECT {COLUMNS} FROM memories"
@@ -559,8 +564,9 @@ async def learned_preferences(conn: Conn, project: str | None, limit: int) -> li
             f" AND {VISIBLE_SQL}"
             " AND (%(project)s::text IS NULL OR project IN ('', %(project)s)"
             "      OR project_path = %(project)s)"
+            " AND (NOT %(general_only)s OR project = '')"
             " ORDER BY created_at DESC, id DESC LIMIT %(limit)s",
-            {"project": project, "limit": limit},
+            {"project": project, "limit": limit, "general_only": general_only},
         )
         return await cur.fetchall()
 

@@ -237,7 +237,11 @@ async def test_without_a_token_the_plugin_connects_to_a_server_that_needs_none(
 
 
 async def test_the_skill_and_commands_name_only_tools_the_server_has(guarded_url: str) -> None:
-    documents = [PLUGIN_DIR / "skills" / "memory" / "SKILL.md", *PLUGIN_DIR.glob("commands/*.md")]
+    documents = [
+        PLUGIN_DIR / "skills" / "memory" / "SKILL.md",
+        *PLUGIN_DIR.glob("commands/*.md"),
+        *PLUGIN_DIR.glob("agents/*.md"),
+    ]
     named = {
         word
         for path in documents
@@ -249,6 +253,34 @@ async def test_the_skill_and_commands_name_only_tools_the_server_has(guarded_url
 
     assert {"hybrid_search", "save_memory", "get_memory", "delete_memory"} <= named
     assert named <= tools
+
+
+async def test_claude_code_validates_the_recall_agent_on_a_small_model_with_read_only_tools(
+    guarded_url: str, claude_env: dict[str, str]
+) -> None:
+    """The agent is only validated and listed here: running it needs a model (#67)."""
+    validated = await claude("plugin", "validate", "--strict", str(PLUGIN_DIR), env=claude_env)
+    agent = (PLUGIN_DIR / "agents" / "recall.md").read_text(encoding="utf-8")
+    front = dict(
+        line.split(": ", 1) for line in agent.split("---\n")[1].splitlines() if ": " in line
+    )
+    async with Client(f"{guarded_url}/mcp", auth=TOKEN) as client:
+        read_only = {
+            tool.name
+            for tool in await client.list_tools()
+            if tool.annotations is not None and tool.annotations.readOnlyHint
+        }
+    prefix = f"mcp__plugin_memories_{SERVER_LINE.rsplit(':', 1)[1]}__"
+    tools = [name.strip() for name in front["tools"].split(",")]
+    skill = (PLUGIN_DIR / "skills" / "memory" / "SKILL.md").read_text(encoding="utf-8")
+
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert "agents: memories:recall" in validated.stdout
+    assert (front["name"], front["model"]) == ("recall", "haiku")
+    assert all(name.startswith(prefix) for name in tools)
+    assert {"hybrid_search", "get_memory"} <= {name.removeprefix(prefix) for name in tools}
+    assert {name.removeprefix(prefix) for name in tools} <= read_only
+    assert "`memories:recall`" in skill
 
 
 async def test_server_info_carries_our_name_and_version(guarded_url: str) -> None:

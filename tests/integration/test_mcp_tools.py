@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from fastmcp import Client
+from mcp.types import Implementation
 
 from server.core.validation import content_hash
 from server.service.memory import MemoryService
@@ -353,13 +354,35 @@ async def test_startup_context_matches_project_case_insensitively(
     assert len(result["markdown"]) <= 4000
 
 
-async def test_startup_context_for_a_new_project_gives_general_context(
+async def test_startup_context_for_a_new_project_gives_only_the_general_context(
     mcp: Client[Any], service: MemoryService
 ) -> None:
     await service.save(PNPM, project="acme-api", kind="preference")
+    general = "Keep commit subjects under 72 characters."
+    await service.save(general, kind="preference")
 
     result = await call(mcp, "startup_context", project="brand-new-repo")
 
     assert result["project"] is None
-    assert result["markdown"].startswith("No memories for project 'brand-new-repo' yet.")
-    assert PNPM in result["markdown"]
+    assert result["markdown"].startswith("No memories for project 'brand-new-repo' yet")
+    assert general in result["markdown"]
+    assert PNPM not in result["markdown"]  # another project's rule (#68)
+
+
+@pytest.mark.parametrize(
+    ("client_name", "source"),
+    [
+        ("codex", "codex"),
+        ("codex-mcp-client", "codex"),
+        ("gemini-cli-mcp-client", "gemini"),
+        ("mcp-inspector", "mcp:mcp-inspector"),
+    ],
+)
+async def test_save_memory_is_labelled_with_the_calling_clients_agent(
+    app_url: str, service: MemoryService, client_name: str, source: str
+) -> None:
+    info = Implementation(name=client_name, version="1.0.0")
+    async with Client(f"{app_url}/mcp", client_info=info) as client:
+        saved = await call(client, "save_memory", content=PNPM)
+
+    assert (await service.get(saved["id"])).source == source

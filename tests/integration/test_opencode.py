@@ -140,6 +140,23 @@ async def test_connect_opencode_is_listed_connected_by_opencode_itself(
     assert "claude-memory" not in await asyncio.to_thread(opencode, "mcp", "list", env=env)
 
 
+async def test_connect_opencode_adds_a_recall_subagent_opencode_lists_and_disconnect_removes(
+    guarded_url: str, agent_clis: Path, tmp_path: Path
+) -> None:
+    """Listed by OpenCode's own `agent list`; not run: that needs a model (#67)."""
+    env = {**opencode_env(agent_clis, tmp_path), "CLAUDE_MEMORY_TOKEN": TOKEN}
+    agent = tmp_path / "config" / "opencode" / "agents" / "claude-memory-recall.md"
+
+    await asyncio.to_thread(cli_json, "connect", "opencode", "--url", guarded_url, env=env)
+    listed = await asyncio.to_thread(opencode, "agent", "list", env=env)
+    await asyncio.to_thread(cli_json, "disconnect", "opencode", env=env)
+    after = await asyncio.to_thread(opencode, "agent", "list", env=env)
+
+    assert "claude-memory-recall (subagent)" in listed
+    assert "claude-memory-recall" not in after
+    assert not agent.exists()
+
+
 DECISION = (
     "Decision: POST /invoices is rate limited per API key, 30 requests a minute; calls "
     "without a key fall back to a per-IP bucket."

@@ -66,7 +66,10 @@ def test_opencode_gets_a_remote_entry_and_our_plugin_and_keeps_everything_else(
     script = plugin(tmp_path).read_text()
     assert script.startswith("// claude-memory: added by `claude-memory connect opencode`")
     assert 'const SERVER = "http://127.0.0.1:3333";' in script
-    assert [f.backup is not None for f in change.files] == [True, False]  # the plugin is new
+    # The plugin and the recall subagent are new.
+    assert [f.backup is not None for f in change.files] == [True, False, False]
+    recall = tmp_path / ".config" / "opencode" / "agents" / "claude-memory-recall.md"
+    assert "mode: subagent" in recall.read_text()
     assert not (tmp_path / ".config" / "opencode" / "AGENTS.md").exists()
 
 
@@ -90,6 +93,7 @@ def test_opencode_with_no_hooks_registers_the_server_alone_and_removes_our_plugi
     assert [(f.path.name, f.changed) for f in change.files] == [
         ("opencode.json", False),
         ("claude-memory.js", True),
+        ("claude-memory-recall.md", False),  # kept: the server stays connected
     ]
     assert not plugin(tmp_path).exists() and change.hooks == []
     assert not (tmp_path / ".config" / "opencode" / "AGENTS.md").exists()
@@ -102,6 +106,17 @@ def test_a_plugin_of_the_users_under_our_name_is_left_alone(tmp_path: Path) -> N
         opencode(tmp_path)
 
     assert mine.read_text() == "export const Mine = async () => ({});\n"
+    assert not settings(tmp_path).exists()
+
+
+def test_a_subagent_of_the_users_under_our_recall_name_is_left_alone(tmp_path: Path) -> None:
+    agents = tmp_path / ".config" / "opencode" / "agents"
+    mine = write(agents / "claude-memory-recall.md", "---\nmode: subagent\n---\nMine.\n")
+
+    with pytest.raises(ConnectError, match="not ours"):
+        opencode(tmp_path)
+
+    assert mine.read_text() == "---\nmode: subagent\n---\nMine.\n"
     assert not settings(tmp_path).exists()
 
 

@@ -12,8 +12,14 @@ from typing import Annotated
 import anyio
 from pydantic import Field
 
-from server.adapters.mcp.tooling import DESTRUCTIVE, READ_ONLY, WRITES, Tool, memory_filter
-from server.agents.registry import DEFAULT_AGENT
+from server.adapters.mcp.tooling import (
+    DESTRUCTIVE,
+    READ_ONLY,
+    WRITES,
+    Tool,
+    calling_agent,
+    memory_filter,
+)
 from server.core.access import Viewer, current_viewer
 from server.core.models.memories import (
     BulkDeleteResult,
@@ -59,7 +65,7 @@ async def save_memory(service: MemoryApi, args: SaveMemory) -> SaveOutcome:
     return await service.save(
         args.content,
         tags=args.tags or [],
-        source=args.source or DEFAULT_AGENT,
+        source=args.source or calling_agent(),
         project=args.project,
         force=args.force,
         visibility=args.visibility,
@@ -73,7 +79,7 @@ async def learn(service: MemoryApi, args: LearnTrajectory) -> SaveOutcome:
     worked, what to avoid. Searches and prompt recall show it as a trajectory, ranked
     first when a related task comes up.
     """
-    return await service.learn(args.trajectory(), source=args.source or DEFAULT_AGENT)
+    return await service.learn(args.trajectory(), source=args.source or calling_agent())
 
 
 async def check_memory(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, get_type_hints
@@ -25,6 +26,7 @@ from fastmcp import Context
 from fastmcp.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from server.agents.registry import source_of_mcp_client
 from server.core.errors import ServiceError
 from server.core.models.memories import MemoryFilter
 from server.service.face import MemoryApi
@@ -33,6 +35,7 @@ READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
 WRITES = {"readOnlyHint": False, "destructiveHint": False, "openWorldHint": False}
 DESTRUCTIVE = {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}
 SERVICE = "service"  # the lifespan context's key for the service
+_CALLING_AGENT: ContextVar[str] = ContextVar("calling_agent", default="mcp")
 
 ToolFunction = Callable[..., Awaitable[Any]]
 
@@ -51,6 +54,21 @@ def service_of(ctx: Context) -> MemoryApi:
     if found is None:
         raise ToolError("the memory service is not running yet; try again in a moment")
     return found
+
+
+def calling_agent() -> str:
+    """Whose MCP client calls the running tool, as a source: the agent's name ("codex"), or
+    `mcp:<name>` for another client (server/agents/registry.py, `source_of_mcp_client`)."""
+    return _CALLING_AGENT.get()
+
+
+def _client_name(ctx: Context) -> str | None:
+    """The name the client gave in `initialize` (clientInfo.name); None when it gave none."""
+    try:
+        params = ctx.session.client_params
+    except RuntimeError:  # no session: nothing to tell
+        return None
+    return params.client_info.name if params is not None and params.client_info else None
 
 
 @contextmanager
@@ -78,10 +96,14 @@ def exposed(tool: ToolFunction) -> ToolFunction:
 
     async def call(ctx: Context, **values: Any) -> Any:
         service = service_of(ctx)
-        with tool_errors():
-            if shape is not None:
-                return await tool(service, shape.model_construct(**values))
-            return await tool(service, **values)
+        client = _CALLING_AGENT.set(source_of_mcp_client(_client_name(ctx)))
+        try:
+            with tool_errors():
+                if shape is not None:
+                    return await tool(service, shape.model_construct(**values))
+                return await tool(service, **values)
+        finally:
+            _CALLING_AGENT.reset(client)
 
     context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
     returns = hints["return"]

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 NAME = "copilot"
 LABEL = "GitHub Copilot CLI"
+# The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
+MCP_CLIENTS = ("copilot-cli", "github-copilot-developer")
 # (its event name, the hook client's argument, timeout in seconds, what the client asks)
 HOOKS = (
     ("SessionStart", "session-start", 5, "start"),

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
+# The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
+MCP_CLIENTS = ("gemini-cli-mcp-client", "gemini-cli")
 HOOKS = (
     ("SessionStart", "session-start", 5_000, "start"),
     ("BeforeAgent", "before-agent", 5_000, "prompt"),

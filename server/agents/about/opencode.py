@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 NAME = "opencode"
 LABEL = "OpenCode"
+# The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
+MCP_CLIENTS = ("opencode",)
 HOOKS: tuple[tuple[str, str, int, str], ...] = ()
 SHELL_TOOLS = ("bash",)
 EDIT_TOOLS = ("edit", "write")

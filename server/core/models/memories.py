@@ -147,10 +147,12 @@ class MemoryFilter:
     keeps soft-deleted memories only (the UI's deleted view). `with_general` lets a project
     filter keep the memories of no project too (notes without front matter, claude.ai chats):
     searches and prompt recall in a project include that general knowledge unless asked for
-    the project alone; lists, exports and deletes keep to the project."""
+    the project alone; lists, exports and deletes keep to the project. `general_only` keeps
+    the memories of no project alone (what a folder no project is known by is shown)."""
 
     project: str | None = None
     with_general: bool = False
+    general_only: bool = False
     tag: str | None = None
     kind: str | None = None
     source: str | None = None
@@ -241,6 +243,17 @@ class ProjectSummary:
     project_path: str
     count: int
     last_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class FolderProject:
+    """A folder taken to be a project's when nothing else knew its folder (#68): how it was
+    matched (its name, its git remote, or the user's word) and the line that says so."""
+
+    folder: str
+    project: str
+    matched_by: str
+    note: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 LABEL = "Claude Code"
+# The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
+MCP_CLIENTS = ("claude-code",)
 # (its event name, the hook client's argument, timeout, what the client asks: answers.ANSWERED)
 HOOKS = (
     ("SessionStart", "session-start", 5, "start"),

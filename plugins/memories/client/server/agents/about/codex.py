@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 NAME = "codex"
 LABEL = "Codex CLI"
+# The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
+MCP_CLIENTS = ("codex-mcp-client", "codex")
 HOOKS = (
     ("SessionStart", "session-start", 5, "start"),
     ("UserPromptSubmit", "user-prompt-submit", 5, "prompt"),
