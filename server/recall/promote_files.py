@@ -9,7 +9,8 @@ files); nothing is written outside it. A cloned repository is hostile input (#65
 is looked at without following it (`lstat`), a link whose target, there or not, lies outside
 the root is refused before anything is written, and the write itself never follows a link: a
 new file is created with O_EXCL|O_NOFOLLOW, an existing one is replaced by a file written beside
-it the same way and renamed over it, and so is the backup.
+it the same way and renamed over it, and so is the backup. The new text is parsed before any of
+that, so text that would break the section is refused with nothing written.
 """
 
 from __future__ import annotations
@@ -115,9 +116,13 @@ def unified_diff(name: str, old: str, new: str) -> str:
 
 def write_with_backup(file: InstructionFile, text: str, now: datetime | None = None) -> str | None:
     """Write `text` to the file, a copy of the old one kept beside it first; the copy's path
-    (None for a new file). InvalidInput, with nothing written, when the file is no longer what
-    was read (a link now, or there when it was not).
+    (None for a new file). InvalidInput, with nothing written, when `text` would not parse as
+    one section or the file is no longer what was read (a link now, or there when it was not).
     """
+    try:
+        parse(text)
+    except SectionError as exc:
+        raise InvalidInput(f"{file.name}: the new text would break the file ({exc})") from None
     target = file.target
     data = text.encode("utf-8")
     try:
