@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Replace the memory database with a backup, with `claude-memory restore`.
 #
-# Usage: scripts/restore.sh [--compose] [--yes] FILE
+# Usage: scripts/restore.sh [--compose] [--yes] [--with-users] FILE
 #
 #   FILE         a file written by scripts/backup.sh or `claude-memory backup`
 #   --yes        do not ask for confirmation (needed when there is no terminal)
+#   --with-users also restore users (tokens) the store does not hold; without it a backup
+#                holding such users is refused, naming them
 #   --compose    restore into the Docker Compose stack: FILE on this machine is streamed into
 #                the server container's volume first; a path under /data/ names a backup
 #                already in that volume
@@ -24,11 +26,13 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0
 
 COMPOSE=0
 YES=0
+USERS=""  # "--with-users" or nothing, unquoted below on purpose
 FILE=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --compose) COMPOSE=1 ;;
         --yes | -y) YES=1 ;;
+        --with-users) USERS="--with-users" ;;
         -h | --help) usage; exit 0 ;;
         -*) die "unknown option $1 (see --help)" ;;
         *) [ -z "$FILE" ] || die "one backup file at a time"; FILE="$1" ;;
@@ -48,9 +52,9 @@ if [ "$COMPOSE" -eq 0 ]; then
         CLI="$(command -v claude-memory)" || die "claude-memory not found: run ./quickstart.sh first"
     fi
     if [ "$YES" -eq 1 ]; then
-        exec "$CLI" restore "$FILE" --yes
+        exec "$CLI" restore "$FILE" --yes $USERS
     fi
-    exec "$CLI" restore "$FILE"
+    exec "$CLI" restore "$FILE" $USERS
 fi
 
 # --- the Docker Compose stack --------------------------------------------------------------
@@ -92,5 +96,5 @@ if [ -f "$FILE" ]; then
 fi
 
 say "restoring $target"
-in_server claude-memory restore "$target" --yes
+in_server claude-memory restore "$target" --yes $USERS
 say "restored; the server reconnects to the restored database by itself"

@@ -161,6 +161,12 @@ def add_job_commands(commands: Any) -> None:
     )
     restore.add_argument("file", help="a file written by `claude-memory backup`")
     restore.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    restore.add_argument(
+        "--with-users",
+        action="store_true",
+        help="also restore users (tokens) this store does not hold; without it such a backup"
+        " is refused",
+    )
     restore.add_argument("--json", action="store_true", help="print the summary as JSON")
     restore.set_defaults(run=cmd_restore)
 
@@ -559,25 +565,37 @@ def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     from dataclasses import asdict
+    from functools import partial
 
-    from server.jobs.backup import restore
+    from server.db.restore_check import named
+    from server.jobs.backup import UsersInBackup, preview_restore, restore
     from server.service.runtime import open_database
 
     file = Path(args.file).expanduser()
-    if not args.yes:
-        if not sys.stdin.isatty():
-            raise StartupError("restore replaces every memory: add --yes to confirm")
-        answer = input(f"Replace all memories with the backup {file}? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            print("restore: nothing changed")  # noqa: T201
-            return 1
+    if not args.yes and not sys.stdin.isatty():
+        raise StartupError("restore replaces every memory: add --yes to confirm")
 
-    async def run() -> dict[str, Any]:
+    async def run() -> dict[str, Any] | None:
         async with open_database(settings) as url:
-            result = await asyncio.to_thread(restore, url, file)
+            # Who the backup lets in is said before anything is asked or loaded (#65).
+            preview = await asyncio.to_thread(preview_restore, url, file)
+            if preview.new_users and not args.with_users:
+                raise UsersInBackup(preview.new_users)
+            if not args.yes:
+                holds = f" It holds users: {named(preview.users)}." if preview.users else ""
+                question = f"Replace all memories with the backup {file}?{holds} [y/N] "
+                answer = await asyncio.to_thread(input, question)
+                if answer.strip().lower() not in ("y", "yes"):
+                    return None
+            result = await asyncio.to_thread(
+                partial(restore, url, file, with_users=args.with_users)
+            )
         return asdict(result)
 
     result = asyncio.run(run())
+    if result is None:
+        print("restore: nothing changed")  # noqa: T201
+        return 1
     _print_summary("restore:", result, args.json)
     return 0
 

@@ -53,6 +53,34 @@ def counts(url: str) -> Counts:
     return Counts(memories=int(row[0]), sessions=int(row[1]), migrations=int(row[2]))
 
 
+@dataclass(frozen=True, slots=True)
+class StoredUser:
+    """A `users` row as a restore compares it: who, with which token, over what, revoked."""
+
+    name: str
+    token_hash: str
+    projects: str | None  # the array as PostgreSQL writes it ({a,b}); None: every project
+    active: bool
+
+
+def users(url: str) -> set[StoredUser]:
+    """The users a database holds (none: a single-user store, or one not migrated yet)."""
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            table = conn.execute("SELECT to_regclass('public.users')").fetchone()
+            if table is None or table[0] is None:
+                return set()
+            rows = conn.execute(
+                "SELECT name, token_hash, projects::text, revoked_at IS NULL FROM users"
+            ).fetchall()
+    except psycopg.Error as exc:
+        raise DatabaseSetupError(f"cannot read the database's users: {exc}") from None
+    return {
+        StoredUser(str(r[0]), str(r[1]), None if r[2] is None else str(r[2]), bool(r[3]))
+        for r in rows
+    }
+
+
 def content_hashes(url: str) -> set[str]:
     with psycopg.connect(url, autocommit=True) as conn:
         return {row[0] for row in conn.execute("SELECT content_hash FROM memories").fetchall()}

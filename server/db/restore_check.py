@@ -12,6 +12,12 @@ of contents carries: a crafted one made a materialized view whose refresh ran
    programs or read and write the server's files even through something the check missed;
 3. before the loaded database replaces the live one, its schema is compared again, so SQL that
    slipped in through the data section cannot leave a changed function or an extra object.
+
+A backup's `users` rows are tokens (hashed) someone else may know: one row turns a single-user
+store into a team store whose token the backup's maker holds (#65). So the users a backup
+holds are read from it first (as text, nothing run) and named; users the store does not hold
+are restored only when asked for (`restore --with-users`), and the loaded database's users are
+compared with the store's again before the swap, whatever the archive's listing said.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import re
 import secrets
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,6 +37,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from server.core.errors import StartupError
 from server.db import admin
+from server.db.admin import StoredUser
 from server.db.migrate import apply_migrations, discover_migrations
 from server.store.embedding_model import VECTOR_TABLES
 
@@ -51,6 +58,11 @@ _HNSW_INDEX = re.compile(
 )
 # With or without the dimension: migrations leave it open, the server sets the model's.
 _VECTOR_TYPE = re.compile(r"public\.vector(\(\d+\))?(?!\w)")
+# `COPY public.users (id, name, ...) FROM stdin;`, and the escapes of COPY's text format.
+_USERS_COPY = re.compile(r"^COPY public\.users \((.*)\) FROM stdin;$")
+_COPY_ESCAPE = re.compile(r"\\(.)")
+_COPY_CHARS = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", "v": "\v"}
+_PLAIN_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 # `pg_restore --list` lines: "215; 1259 16390 TABLE public memories owner".
 _LIST_LINE = re.compile(r"^\d+; \d+ \d+ (.+)$")
 
@@ -105,6 +117,51 @@ def archive_versions(pg_restore: str, file: Path) -> set[int]:
                 raise UnsafeBackup(f"the backup's schema_migrations holds {first[:40]!r}")
             versions.add(int(first))
     return versions
+
+
+def archive_users(pg_restore: str, file: Path) -> list[tuple[str, str]]:
+    """The (name, token hash) of each `users` row a backup holds (read as text: nothing is
+    run)."""
+    text = run_tool([pg_restore, "--data-only", "--table=users", "-f", "-", str(file)])
+    held: list[tuple[str, str]] = []
+    columns: list[str] | None = None
+    for line in text.splitlines():
+        header = _USERS_COPY.match(line)
+        if header:
+            columns = [c.strip().strip('"') for c in header.group(1).split(",")]
+            continue
+        if columns is None:
+            continue
+        if line == "\\.":
+            columns = None
+            continue
+        fields = dict(zip(columns, line.split("\t"), strict=False))
+        held.append((_copy_text(fields.get("name", "")), _copy_text(fields.get("token_hash", ""))))
+    return held
+
+
+def new_users(held: Iterable[tuple[str, str]], store: Iterable[StoredUser]) -> list[str]:
+    """The names of the users in `held` that the store does not hold with the same token."""
+    known = {(user.name, user.token_hash) for user in store}
+    return sorted({name for name, token in held if (name, token) not in known})
+
+
+def changed_users(loaded: set[StoredUser], store: set[StoredUser]) -> list[str]:
+    """The names of the users a loaded database holds that the store does not hold as they
+    are (a new user, another token, other projects, a revoked one active again)."""
+    return sorted({user.name for user in loaded - store})
+
+
+def named(names: Iterable[str]) -> str:
+    """User names for one line of output: anything but a plain name is quoted and escaped."""
+    return ", ".join(n if _PLAIN_NAME.fullmatch(n) else ascii(n) for n in names)
+
+
+def _copy_text(field: str) -> str:
+    """A field of COPY's text format as the value it stands for (\\N: none, so "")."""
+    if field == "\\N":
+        return ""
+    return _COPY_ESCAPE.sub(lambda m: _COPY_CHARS.get(m.group(1), m.group(1)), field)
 
 
 def reference_schema(url: str, versions: set[int], pg_dump: str) -> dict[ObjectKey, str]:

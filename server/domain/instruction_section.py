@@ -10,6 +10,11 @@ Each line of the section is a Markdown list item ending in `<!-- memory:<id> -->
 proposal finds the memory a line came from: to demote it when the memory stops being true, and
 to notice a line a person edited (its text no longer the memory's) or deleted.
 
+A line's text is the memory's (or a person's) and may hold anything, so it never carries an
+HTML comment of its own: `<!--` and `-->` in it are written `&lt;!--` and `--&gt;`
+(`neutralised`). A memory saying `<!-- claude-memory:promoted:end -->` would otherwise close
+the section early and break the file for every later run, or hide text from a viewer (#65).
+
 Pure text in, text out: no files, no database, so the CLI, REST and the importer of instruction
 files read the section the same way.
 """
@@ -28,6 +33,9 @@ NOTE = (
 )
 _MEMORY_ID = re.compile(r"\s*<!--\s*memory:(\d+)\s*-->\s*$")
 _LIST_ITEM = re.compile(r"^\s*[-*+]\s+")
+# What opens and closes an HTML comment (`--!>` closes one too, in HTML's own parsing).
+_COMMENT_OPEN = "<!--"
+_COMMENT_CLOSE = re.compile(r"--(!?)>")
 
 
 class SectionError(ValueError):
@@ -93,13 +101,21 @@ def _section_lines(body: str) -> tuple[SectionLine, ...]:
         memory_id = int(found.group(1)) if found else None
         if found:
             line = line[: found.start()].rstrip()
-        lines.append(SectionLine(text=_LIST_ITEM.sub("", line, count=1), memory_id=memory_id))
+        text = neutralised(_LIST_ITEM.sub("", line, count=1))
+        lines.append(SectionLine(text=text, memory_id=memory_id))
     return tuple(lines)
+
+
+def neutralised(text: str) -> str:
+    """`text` with no HTML comment marker left in it: `<!--` becomes `&lt;!--` and `-->`
+    becomes `--&gt;`, which a reader still reads and no parser takes for a comment. Applying
+    it twice changes nothing more."""
+    return _COMMENT_CLOSE.sub(r"--\1&gt;", text.replace(_COMMENT_OPEN, "&lt;!--"))
 
 
 def render_line(line: SectionLine) -> str:
     """One list item; a memory's line carries its id in a comment a viewer hides."""
-    text = " ".join(line.text.split())
+    text = neutralised(" ".join(line.text.split()))
     if line.memory_id is None:
         return f"- {text}"
     return f"- {text} <!-- memory:{line.memory_id} -->"

@@ -6,7 +6,8 @@ working-tree verdicts and asks these functions.
 - A line states the memory's first sentence, cut at LINE_CHARS, in the imperative where the
   memory's own words allow it: "The user prefers pnpm over npm." becomes "Prefer pnpm over
   npm.", "We use ruff for linting." becomes "Use ruff for linting."; nothing is invented (no
-  model is asked), so a memory that reads as a plain fact stays a fact.
+  model is asked), so a memory that reads as a plain fact stays a fact. An HTML comment marker
+  in it is neutralised (server/domain/instruction_section.py), as the file will hold it.
 - A memory is *stated* when the user said it as a rule: a preference or pattern (convention)
   memory, one distilled as a decision, preference or pattern (`metadata.distill_kind`), or a
   line a person wrote in the section (`metadata.written_in_instructions`). Both metadata keys
@@ -26,6 +27,7 @@ from typing import Any
 
 from server.core.models.memories import Memory
 from server.core.models.promotion import AGENT, IMPORT, USER
+from server.domain.instruction_section import neutralised
 
 LINE_CHARS = 200
 TOKEN_CHARS = 4  # an estimated token, as the receipts count them
@@ -95,6 +97,7 @@ def rule_text(content: str) -> str:
         if changed != first and changed:
             first = changed[0].upper() + changed[1:]  # the rule's verb now starts the line
             break
+    first = neutralised(first)
     if len(first) > LINE_CHARS:
         cut = first[: LINE_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:")
         first = f"{cut}…"

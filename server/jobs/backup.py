@@ -7,7 +7,9 @@ renamed when complete, readable by its owner only; the newest `keep` are kept.
 A restore never touches the live database until it has succeeded: the file is checked
 (`pg_restore --list`), restored into a new database, its counts read, and only then is the
 new database swapped in for the old one, which is dropped. A corrupt file or a failing
-restore leaves everything as it was.
+restore leaves everything as it was. Users the store does not hold (a new name, another token,
+other projects, a revoked one active again) come in only with `with_users` (#65): without it
+the restore is refused, naming them, before anything is loaded, and again before the swap.
 """
 
 from __future__ import annotations
@@ -26,10 +28,14 @@ from server.core.errors import StartupError
 from server.db import admin
 from server.db.restore_check import (
     UnsafeBackup,
+    archive_users,
+    changed_users,
     check_archive,
     check_loaded,
     loadable_list,
     loading_login,
+    named,
+    new_users,
 )
 
 BACKUP_PREFIX = "claude-memory-"
@@ -50,7 +56,26 @@ class RestoreResult:
     file: str
     memories: int
     sessions: int
+    users: list[str]  # the users the store now holds (none: single-user)
     seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class RestorePreview:
+    """Who a backup would let in: every user it holds, and those the store does not."""
+
+    users: list[str]
+    new_users: list[str]
+
+
+class UsersInBackup(StartupError):
+    """A backup holding users the store does not, restored without `with_users`."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(
+            f"the backup holds users this store does not: {named(names)} (their tokens are known"
+            " to whoever made it); add --with-users to restore them; nothing was restored"
+        )
 
 
 def pg_tool(name: str) -> str:
@@ -101,20 +126,29 @@ def backup(url: str, out_dir: Path, keep: int) -> BackupResult:
     )
 
 
-def restore(url: str, file: Path) -> RestoreResult:
+def preview_restore(url: str, file: Path) -> RestorePreview:
+    """The users the backup in `file` holds, and those the store at `url` does not (read from
+    the file as text: nothing of it is run)."""
+    pg_restore = _readable(file)
+    held = archive_users(pg_restore, file)
+    return RestorePreview(
+        users=sorted({name for name, _ in held}), new_users=new_users(held, admin.users(url))
+    )
+
+
+def restore(url: str, file: Path, *, with_users: bool = False) -> RestoreResult:
     """Replace the database at `url` with the backup in `file`, or leave it untouched.
 
     The backup is checked before any of its SQL runs and loaded by a role that cannot run
     programs (server/db/restore_check.py); the loaded schema is checked again before the swap.
+    Users the store does not hold come in only `with_users` (UsersInBackup otherwise).
     """
     started = time.monotonic()
-    if not file.is_file():
-        raise StartupError(f"no backup file at {file}")
-    pg_restore, pg_dump = pg_tool("pg_restore"), pg_tool("pg_dump")
-    try:
-        _run([pg_restore, "--list", str(file)])
-    except StartupError:
-        raise StartupError(f"{file} is not a readable claude-memory backup") from None
+    store_users = admin.users(url)
+    pg_restore, pg_dump = _readable(file), pg_tool("pg_dump")
+    newcomers = new_users(archive_users(pg_restore, file), store_users)
+    if newcomers and not with_users:
+        raise UsersInBackup(newcomers)
     reference = check_archive(url, file, pg_restore, pg_dump)
     live = admin.database_name(url)
     stamp = datetime.now(tz=UTC).strftime("%Y%m%d%H%M%S")
@@ -139,7 +173,11 @@ def restore(url: str, file: Path) -> RestoreResult:
                 )
         check_loaded(url, staging, reference, pg_dump)
         restored = admin.counts(staging_url)
-    except UnsafeBackup:
+        loaded_users = admin.users(staging_url)
+        changed = changed_users(loaded_users, store_users)
+        if changed and not with_users:
+            raise UsersInBackup(changed)  # what the listing did not show: the load is the truth
+    except (UnsafeBackup, UsersInBackup):
         admin.drop_database(url, staging)
         raise
     except StartupError as exc:
@@ -154,8 +192,21 @@ def restore(url: str, file: Path) -> RestoreResult:
         file=str(file),
         memories=restored.memories,
         sessions=restored.sessions,
+        users=sorted({user.name for user in loaded_users}),
         seconds=round(time.monotonic() - started, 3),
     )
+
+
+def _readable(file: Path) -> str:
+    """pg_restore, once it has read the backup's list; StartupError when it cannot."""
+    if not file.is_file():
+        raise StartupError(f"no backup file at {file}")
+    pg_restore = pg_tool("pg_restore")
+    try:
+        _run([pg_restore, "--list", str(file)])
+    except StartupError:
+        raise StartupError(f"{file} is not a readable claude-memory backup") from None
+    return pg_restore
 
 
 def _run(command: list[str], env: dict[str, str] | None = None) -> None:

@@ -7,6 +7,9 @@ in use; without it the configured model itself is used. The server loads the fol
 there on start (never from a hub), as long as the configured model is the one it was adapted
 from; the vectors record it as `<base>+adapted-<n>`, so a store is never searched with another
 model's vectors. Folders are kept after a rollback: nothing is deleted but a half-written one.
+Loading a model runs what its folder holds, so the name in `models/active` and a manifest's
+`previous` must be an `adapted-<n>` folder right inside `models/` (#65): a path to anywhere
+else (`../../elsewhere/model`, an absolute one, a link out) stops the start with a message.
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ def models_dir(home: Path) -> Path:
 
 
 def read_model(home: Path, name: str) -> AdaptedModel:
-    path = models_dir(home) / name
+    """The adapted model in folder `name` of `models/`; StartupError when `name` is not one
+    of our folders there or its manifest cannot be read."""
+    path = model_path(home, name)
     try:
         manifest = json.loads((path / MANIFEST_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -73,6 +78,23 @@ def read_model(home: Path, name: str) -> AdaptedModel:
             f"{models_dir(home) / ACTIVE_FILE} to use the configured model"
         ) from None
     return AdaptedModel(name, path, manifest)
+
+
+def model_path(home: Path, name: str) -> Path:
+    """The folder `name` (`adapted-<n>`) inside `models/`, through links only when they stay
+    there; StartupError for anything else."""
+    folder = models_dir(home)
+    path = folder / name
+    try:
+        inside = _NAME.fullmatch(name) is not None and path.resolve().parent == folder.resolve()
+    except (OSError, RuntimeError, ValueError):
+        inside = False
+    if not inside:
+        raise StartupError(
+            f"{name[:120]!r} is not an adapted model's folder inside {folder}; only adapted-<n>"
+            f" folders there are loaded: remove {folder / ACTIVE_FILE} to use the configured model"
+        )
+    return path
 
 
 def active_name(home: Path) -> str | None:

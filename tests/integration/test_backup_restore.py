@@ -37,6 +37,11 @@ def filled(fresh_database: Callable[[], str], tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def user_names(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        return sorted(str(row[0]) for row in conn.execute("SELECT name FROM users").fetchall())
+
+
 def databases(url: str) -> set[str]:
     with psycopg.connect(admin.with_database(url, "postgres")) as conn:
         return {row[0] for row in conn.execute("SELECT datname FROM pg_database").fetchall()}
@@ -99,3 +104,48 @@ def test_restore_without_yes_off_a_terminal_refuses(filled: dict[str, str]) -> N
 
     assert result.returncode == 1
     assert "--yes" in result.stderr
+
+
+@pytest.fixture
+def single_user(fresh_database: Callable[[], str], tmp_path: Path) -> dict[str, str]:
+    """A single-user store of its own holding one note, through the real import command."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "deploys.md").write_text("# Deploys\nDeploys go out from main every Tuesday.\n")
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
+    }
+    result = run_cli("import", "--text", str(notes), "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    return env
+
+
+def test_a_backup_holding_users_the_store_lacks_is_refused_unless_with_users(
+    single_user: dict[str, str], tmp_path: Path
+) -> None:
+    """#65: a dump whose only change is one `users` row would make this single-user store a
+    team store whose token the dump's sender knows."""
+    filled = single_user
+    url = filled["CLAUDE_MEMORY_DATABASE_URL"]
+    before = admin.content_hashes(url)
+    # The sender's dump: this store's own memories, plus a user whose token they hold.
+    assert run_cli("users", "add", "mallory", env=filled).returncode == 0
+    made = run_cli("backup", "--out", str(tmp_path / "sent"), "--json", env=filled)
+    sent = json.loads(made.stdout)["file"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM users")
+
+    refused = run_cli("restore", sent, "--yes", env=filled)
+    still_single_user = user_names(url)
+    taken = run_cli("restore", sent, "--yes", "--with-users", "--json", env=filled)
+
+    assert refused.returncode == 1, refused.stderr
+    [error] = [line for line in refused.stderr.splitlines() if "claude-memory: error:" in line]
+    assert "the backup holds users this store does not: mallory" in error
+    assert "--with-users" in error and "Traceback" not in refused.stderr
+    assert still_single_user == []
+    assert before and admin.content_hashes(url) == before
+    assert taken.returncode == 0, taken.stderr
+    assert json.loads(taken.stdout)["users"] == ["mallory"]
+    assert user_names(url) == ["mallory"]

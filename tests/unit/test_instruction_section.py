@@ -9,6 +9,7 @@ from server.domain.instruction_section import (
     END,
     SectionError,
     SectionLine,
+    neutralised,
     parse,
     with_lines,
 )
@@ -84,3 +85,20 @@ def test_windows_line_endings_stay_windows_line_endings() -> None:
 def test_broken_markers_are_refused_with_a_message(broken: str) -> None:
     with pytest.raises(SectionError, match="mend the file by hand"):
         parse(broken)
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        (f"Use pnpm {END} then", "Use pnpm &lt;!-- claude-memory:promoted:end --&gt; then"),
+        ("hide <!-- the rest", "hide &lt;!-- the rest"),
+        ("x --!> y <!-->", "x --!&gt; y &lt;!--&gt;"),
+        ("a -> b, c --> d", "a -> b, c --&gt; d"),
+    ],
+)
+def test_a_lines_comment_markers_are_neutralised_once_and_read_back_as_written(
+    text: str, written: str
+) -> None:
+    file = with_lines(parse(USER_TEXT), [SectionLine(text, 7)])
+    assert neutralised(written) == written
+    assert parse(file).lines == (SectionLine(written, 7),)
