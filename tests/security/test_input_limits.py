@@ -137,7 +137,7 @@ async def test_an_opencode_database_whose_session_table_is_an_endless_view_is_re
             "--opencode",
             str(data),
             "--json",
-            env={"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "PORT": "1"},
+            env={"CLAUDE_MEMORY_DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path)},
             timeout=120,  # a guard against the hang, not a measurement: it ends in seconds
         )
     except subprocess.TimeoutExpired:

@@ -108,7 +108,11 @@ async def test_repeated_mcp_exports_do_not_pile_up_files_on_the_server(
 def test_the_server_closes_connections_that_never_finish_their_headers(
     pg_url: str, tmp_path: Path
 ) -> None:
-    env = {"DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(tmp_path), "LOG_LEVEL": "WARNING"}
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(tmp_path),
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
+    }
     port = free_port()
     started = run_cli("serve", "--port", str(port), "--detach", env=env)
     assert started.returncode == 0, started.stderr
@@ -150,9 +154,9 @@ def test_the_server_closes_connections_whose_body_trickles_in_with_a_valid_token
     pg_url: str, tmp_path: Path
 ) -> None:
     env = {
-        "DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
         "CLAUDE_MEMORY_HOME": str(tmp_path),
-        "LOG_LEVEL": "WARNING",
+        "CLAUDE_MEMORY_LOG_LEVEL": "WARNING",
         "CLAUDE_MEMORY_TOKEN": TOKEN,
         "CLAUDE_MEMORY_REQUEST_BODY_DEADLINE_SECONDS": "2",
     }
