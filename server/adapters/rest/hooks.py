@@ -13,7 +13,8 @@ could not check the memories shown against the session's folder (a team's server
 folder not on its machine): their ids, dates and anchors, for the hook process to check
 (server/worktree/context_check.py). The session-end route answers at once
 and imports the session file in the background, with the reader of `agent` (Claude Code's by
-default); on a team's server it opens no path and answers "not_read" (session_imports.py).
+default); on a team's server it opens no path and answers "not_read", and for a Copilot
+session file not written yet it answers "not_yet" (session_imports.py).
 These routes sit behind the same Host/Origin guard and optional bearer token as every other
 route; their shapes are in schemas/hooks.py.
 """
@@ -27,7 +28,7 @@ from starlette.routing import BaseRoute
 from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
 from server.agents.registry import SESSION_FORMATS
-from server.ingest.session_imports import TEAM_NOT_READ, SessionImports
+from server.ingest.session_imports import NOT_YET, TEAM_NOT_READ, SessionImports
 from server.recall.hook import HookRecall
 from server.schemas import hooks
 
@@ -79,7 +80,8 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
         reader = SESSION_FORMATS[body.agent]
         status = sessions.request(reader, body.transcript_path, body.session_id)
-        answer = {"status": status, "message": TEAM_NOT_READ if status == "not_read" else ""}
+        message = {"not_read": TEAM_NOT_READ, "not_yet": NOT_YET}.get(status, "")
+        answer = {"status": status, "message": message}
         return JSONResponse(answer, status_code=202)
 
     handlers: dict[str, Handler] = {
