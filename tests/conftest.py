@@ -41,8 +41,9 @@ GROUP_FOLDERS = ("integration", "reliability", "security", "e2e")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with its folder's group; leave the real-LLM tests out unless an endpoint
-    is configured (not skipped: not run)."""
+    """Mark each test with its folder's group, and `agent_clis` where it drives the agents' own
+    CLIs (the `agent_clis` fixture, npm packages); leave the real-LLM tests out unless an
+    endpoint is configured (not skipped: not run)."""
     import os
 
     tests_root = Path(__file__).parent
@@ -54,6 +55,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if folder in GROUP_FOLDERS:
             item.add_marker(folder)
+        if "agent_clis" in getattr(item, "fixturenames", ()):
+            item.add_marker("agent_clis")
     if os.environ.get("LLM_TEST_BASE_URL"):
         return
     kept = [item for item in items if item.get_closest_marker("llm") is None]
