@@ -2,7 +2,12 @@
 # Set up everything the tests need and run all of them: lint, types, the docs site build, the web
 # UI's unit tests, and every pytest group (unit, integration, reliability, security, browser).
 #
-# Usage: scripts/test.sh [pytest arguments]
+# Usage: scripts/test.sh [--quick] [pytest arguments]
+#
+#   --quick   the developer's loop: ruff, then the unit tests and the integration tests that
+#             need no agent CLI from npm (pytest -m "not agent_clis"); it says what it leaves
+#             out (the UI, mypy, the docs build, security, reliability, the browser tests, the
+#             agent-CLI tests and the Compose stack), which the full run (and CI) still runs.
 # Needs nothing running: the tests start their own embedded PostgreSQL, model, servers and
 # browser. What is missing is installed: Python packages into .venv, the UI's npm packages,
 # Debian's chromium for the browser tests and pgbouncer for the pooler test (apt-get, as root or
@@ -14,6 +19,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 say() { printf '==> %s\n' "$*"; }
+
+QUICK=0
+if [ "${1:-}" = "--quick" ]; then
+    QUICK=1
+    shift
+fi
 
 scripts/setup-venv.sh dev
 # shellcheck disable=SC1091
@@ -29,7 +40,7 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive "${runner[@]}" apt-get install -y -qq "$@" >/dev/null
 }
 
-if ! command -v chromium >/dev/null 2>&1; then
+if [ "$QUICK" = 0 ] && ! command -v chromium >/dev/null 2>&1; then
     say "installing Debian's chromium for the browser tests"
     apt_install chromium
 fi
@@ -37,6 +48,22 @@ if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
     say "installing Debian's pgbouncer (the tests run the server through it)"
     apt_install pgbouncer
 fi
+if [ "$QUICK" = 1 ]; then
+    say "quick loop: ruff, the unit tests, the integration tests that need no agent CLI"
+    say "left out (the full run has them): the web UI build and tests, mypy, the docs build," \
+        "tests/security, tests/reliability, tests/e2e (a browser), the integration tests that" \
+        "drive the agents' CLIs from npm (marker agent_clis), the Compose stack (Docker)"
+    ruff check server tests bench
+    ruff format --check server tests bench
+    status=0
+    python -m pytest tests/unit tests/integration -m "not agent_clis" "$@" || status=$?
+    if [ "$status" -eq 5 ]; then
+        echo "pytest collected no tests: treating that as a failure" >&2
+        exit 1
+    fi
+    exit "$status"
+fi
+
 if ! command -v npm >/dev/null 2>&1; then
     say "installing Node.js and npm for the web UI"
     apt_install nodejs npm

@@ -3,6 +3,10 @@
 isolated_home (autouse)   HOME, CLAUDE_MEMORY_HOME and .env lookups point into tmp_path,
                           so no test touches the user's real data or config.
 
+At the end of every run: pytest's 25 slowest steps (`--durations=25` in pyproject.toml), then the
+time per test folder and the ten slowest files (setup, call and teardown summed; with xdist,
+summed over workers, so more than the wall-clock time).
+
 The database, model and server fixtures (pg_server, pg_url, embedder, pool, settings, service,
 app_url, fresh_database) come from the plugin tests/db_fixtures.py, and `agent_clis` (the
 agents' own CLIs, installed once) from tests/agent_clis.py, both loaded here so every group
@@ -11,6 +15,7 @@ agents' own CLIs, installed once) from tests/agent_clis.py, both loaded here so 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -36,8 +41,9 @@ GROUP_FOLDERS = ("integration", "reliability", "security", "e2e")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with its folder's group; leave the real-LLM tests out unless an endpoint
-    is configured (not skipped: not run)."""
+    """Mark each test with its folder's group, and `agent_clis` where it drives the agents' own
+    CLIs (the `agent_clis` fixture, npm packages); leave the real-LLM tests out unless an
+    endpoint is configured (not skipped: not run)."""
     import os
 
     tests_root = Path(__file__).parent
@@ -49,9 +55,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         )
         if folder in GROUP_FOLDERS:
             item.add_marker(folder)
+        if "agent_clis" in getattr(item, "fixturenames", ()):
+            item.add_marker("agent_clis")
     if os.environ.get("LLM_TEST_BASE_URL"):
         return
     kept = [item for item in items if item.get_closest_marker("llm") is None]
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Seconds per test folder and per file (setup + call + teardown), so a slow test is seen
+    the day it lands."""
+    per_folder: dict[str, float] = defaultdict(float)
+    per_file: dict[str, float] = defaultdict(float)
+    tests: dict[str, set[str]] = defaultdict(set)
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if not isinstance(report, pytest.TestReport):
+                continue
+            file = report.nodeid.split("::", 1)[0]
+            parts = file.split("/")
+            folder = parts[parts.index("tests") + 1] if "tests" in parts[:-2] else "other"
+            per_folder[folder] += report.duration
+            per_file[file] += report.duration
+            tests[folder].add(report.nodeid)
+    if not per_folder:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("time per test folder (setup + call + teardown)")
+    for folder, seconds in sorted(per_folder.items(), key=lambda kv: -kv[1]):
+        write(f"{seconds:9.1f} s  {len(tests[folder]):5d} tests  {folder}")
+    write(f"{sum(per_folder.values()):9.1f} s  {sum(map(len, tests.values())):5d} tests  all")
+    terminalreporter.section("ten slowest test files")
+    for file, seconds in sorted(per_file.items(), key=lambda kv: -kv[1])[:10]:
+        write(f"{seconds:9.1f} s  {file}")

@@ -9,6 +9,8 @@ service (function)      a MemoryService over `pool`, on emptied tables
 app_url (function)      the real app served by uvicorn on a free port, over `service`
 guarded_url (function)  the same, requiring the bearer token TOKEN (CLAUDE_MEMORY_TOKEN)
 fresh_database          a factory for extra, empty databases on pg_server
+create_database         an extra database, empty or a copy of another (a template), for a
+                        module that fills one database once and gives each test its own copy
 """
 
 from __future__ import annotations
@@ -142,22 +144,43 @@ async def guarded_url(service: MemoryService, settings: Settings) -> AsyncIterat
         yield url
 
 
+def create_database(pg_server: EmbeddedPostgres, template: str | None = None) -> str:
+    """A new database on the test server, empty or a copy of `template` (a database nobody is
+    connected to: `CREATE DATABASE … TEMPLATE`, a file copy, far cheaper than filling it
+    again); its name."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template is not None:
+        statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        conn.execute(statement)
+    return name
+
+
+def database_url(pg_server: EmbeddedPostgres, name: str) -> str:
+    return pg_server.url.replace("/claude_memory?", f"/{name}?")
+
+
+def drop_databases(pg_server: EmbeddedPostgres, names: list[str]) -> None:
+    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        for name in names:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def admin_url(pg_server: EmbeddedPostgres) -> str:
+    return pg_server.url.replace("/claude_memory?", "/postgres?")
+
+
 @pytest.fixture
 def fresh_database(pg_server: EmbeddedPostgres) -> Iterator[Callable[[], str]]:
     """Make empty databases on the test server (no migrations applied); dropped afterwards."""
     created: list[str] = []
-    admin_url = pg_server.url.replace("/claude_memory?", "/postgres?")
 
     def make() -> str:
-        name = f"test_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        created.append(name)
-        return pg_server.url.replace("/claude_memory?", f"/{name}?")
+        created.append(create_database(pg_server))
+        return database_url(pg_server, created[-1])
 
     yield make
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        for name in created:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+    drop_databases(pg_server, created)

@@ -54,7 +54,7 @@ from server.core.models.journal import (
 from server.ingest.agent_format import AgentFormat, file_size
 from server.ingest.discovery import TranscriptFile
 from server.ingest.folders import list_folder
-from server.ingest.hook_sessions import absolute_path, existing_file, session_file
+from server.ingest.hook_sessions import absolute_path, file_or_not_written_yet, session_file
 from server.ingest.jsonl_lines import (
     MAX_LINE_BYTES,
     RECORD_SHAPE_ERRORS,
@@ -345,7 +345,9 @@ def read_copilot_events(
 
 
 def checked_copilot_session(raw: str) -> Path:
-    """A Copilot session's events, `…/session-state/<session id>/events.jsonl`, naming a file."""
+    """A Copilot session's events, `…/session-state/<session id>/events.jsonl`, naming a file;
+    NotWrittenYet when nothing is there: Copilot may run its Stop hook before it first writes
+    the session's events (the next Stop, or the next import run, reads them)."""
     path = absolute_path(raw)
     if not (
         path.name == EVENTS_FILE
@@ -356,7 +358,7 @@ def checked_copilot_session(raw: str) -> Path:
             "transcript_path must be a Copilot session: <COPILOT_HOME>/session-state/<session id>/"
             "events.jsonl"
         )
-    return existing_file(path)
+    return file_or_not_written_yet(path)
 
 
 def copilot_session_files(path: Path, session_id: str) -> list[TranscriptFile]:

@@ -35,6 +35,18 @@ def existing_file(path: Path) -> Path:
     return path
 
 
+class NotWrittenYet(InvalidInput):
+    """A session file of the right shape that its agent has not written yet (nothing is there)."""
+
+
+def file_or_not_written_yet(path: Path) -> Path:
+    """`path`, when it names a file; NotWrittenYet when nothing is there (yet); InvalidInput
+    when something else is (a folder, a name too long to look up)."""
+    if not os.path.lexists(path):
+        raise NotWrittenYet(f"no session file at {path} yet")
+    return existing_file(path)
+
+
 def numbered(name: str, digits: int) -> bool:
     """A folder name of exactly `digits` digits (a year, month or day)."""
     return len(name) == digits and name.isdigit()

@@ -32,6 +32,7 @@ from server.core.access import current_viewer
 from server.core.errors import InvalidInput
 from server.ingest.agent_format import AgentFormat
 from server.ingest.claude_code import CLAUDE_CODE
+from server.ingest.hook_sessions import NotWrittenYet
 from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
 from server.service.memory import MemoryService
 
@@ -50,7 +51,14 @@ TEAM_NOT_READ = (
     " `claude-memory import --user NAME` imports them"
 )
 
-Requested = Literal["importing", "queued", "not_read"]
+# A session file the agent has not written yet (Copilot may run its Stop hook before it first
+# writes the session's events): nothing to import now, and nothing is kept waiting for it.
+NOT_YET = (
+    "nothing to import yet: the agent has not written that session file; the next session-end"
+    " hook or the next import run reads it"
+)
+
+Requested = Literal["importing", "queued", "not_read", "not_yet"]
 
 
 def sessions_folder(agent: AgentFormat) -> Path:
@@ -58,10 +66,11 @@ def sessions_folder(agent: AgentFormat) -> Path:
     return Path(os.path.realpath(agent.default_root(os.environ, Path.home())))
 
 
-def hook_session_path(agent: AgentFormat, raw: str) -> Path:
+def hook_session_path(agent: AgentFormat, raw: str) -> Path | None:
     """The session file a hook names, when it is one of `agent`'s own under its session folder
     (checked on the path with symlinks and `..` resolved, before anything else is looked at);
-    InvalidInput with one message, REFUSED, otherwise."""
+    None when it has that shape there but the agent has not written it yet (an agent whose
+    `hook_path` says so: Copilot); InvalidInput with one message, REFUSED, otherwise."""
     if not raw or "\0" in raw or not os.path.isabs(raw):
         raise InvalidInput(REFUSED)
     path = Path(os.path.normpath(raw))
@@ -70,6 +79,8 @@ def hook_session_path(agent: AgentFormat, raw: str) -> Path:
         raise InvalidInput(REFUSED)
     try:
         return agent.hook_path(str(path))
+    except NotWrittenYet:
+        return None
     except (InvalidInput, OSError, ValueError):
         raise InvalidInput(REFUSED) from None
 
@@ -123,13 +134,18 @@ class SessionImports:
     def request(self, agent: AgentFormat, transcript_path: str, session_id: str = "") -> Requested:
         """Start importing `agent`'s session file: "importing", or "queued" if it was already
         being imported (it is then imported once more afterwards); "not_read" on a team's
-        server, which opens no path a hook sends. InvalidInput (REFUSED) for a path that is not
-        one of the agent's session files under its folder, or while the server stops."""
+        server, which opens no path a hook sends; "not_yet" for one of the agent's session files
+        that it has not written yet (nothing waits for it: the next request or import reads
+        it). InvalidInput (REFUSED) for a path that is not one of the agent's session files
+        under its folder, or while the server stops."""
         if current_viewer() is not None:
             return "not_read"
         if self._closed:
             raise InvalidInput("the server is shutting down; the next import run will catch up")
         path = hook_session_path(agent, transcript_path)
+        if path is None:
+            logger.info("hook import of %s session: its file is not written yet", agent.source)
+            return "not_yet"
         if path in self._again:
             self._again[path] = True
             return "queued"

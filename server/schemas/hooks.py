@@ -132,8 +132,12 @@ class CallRecorded(BaseModel):
 
 
 class ImportStarted(BaseModel):
-    status: Literal["importing", "queued", "not_read"] = Field(
+    status: Literal["importing", "queued", "not_read", "not_yet"] = Field(
         description="queued: that transcript is being imported and will be read once more. "
-        "not_read: a team's server opens no path a hook sends; the user's own import brings it."
+        "not_read: a team's server opens no path a hook sends; the user's own import brings it. "
+        "not_yet: the agent has not written that session file yet (Copilot may stop first); "
+        "the next session-end hook or import run reads it."
     )
-    message: str = Field("", description="Why the file was not read (not_read), else empty.")
+    message: str = Field(
+        "", description="Why the file was not read (not_read, not_yet), else empty."
+    )

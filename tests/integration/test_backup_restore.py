@@ -5,24 +5,30 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from server.db import admin
+from server.db.embedded import EmbeddedPostgres
+from tests.db_fixtures import create_database, database_url, drop_databases
 from tests.integration.processes import run_cli
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 
 
-@pytest.fixture
-def filled(fresh_database: Callable[[], str], tmp_path: Path) -> dict[str, str]:
-    """A database of its own, filled through the real import command."""
+@pytest.fixture(scope="module")
+def imported_once(
+    pg_server: EmbeddedPostgres, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A database of its own, filled once through the real import command: its name. Each test
+    gets a copy (`filled`), so the import, the slowest step here, runs once per module."""
+    name = create_database(pg_server)
     env = {
-        "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
-        "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
+        "CLAUDE_MEMORY_DATABASE_URL": database_url(pg_server, name),
+        "CLAUDE_MEMORY_HOME": str(tmp_path_factory.mktemp("import") / "home"),
     }
     result = run_cli(
         "import",
@@ -34,7 +40,21 @@ def filled(fresh_database: Callable[[], str], tmp_path: Path) -> dict[str, str]:
         env=env,
     )
     assert result.returncode == 0, result.stderr
-    return env
+    yield name
+    drop_databases(pg_server, [name])
+
+
+@pytest.fixture
+def filled(
+    pg_server: EmbeddedPostgres, imported_once: str, tmp_path: Path
+) -> Iterator[dict[str, str]]:
+    """A copy of the imported database, this test's own."""
+    name = create_database(pg_server, template=imported_once)
+    yield {
+        "CLAUDE_MEMORY_DATABASE_URL": database_url(pg_server, name),
+        "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
+    }
+    drop_databases(pg_server, [name])
 
 
 def user_names(url: str) -> list[str]:

@@ -16,12 +16,15 @@ import asyncio
 import json
 import logging
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from server.core.models.memories import MemoryFilter
+from server.ingest.session_imports import NOT_YET, REFUSED
 from server.service.memory import MemoryService
 from tests.agent_clis import CLIS_DIR
 from tests.chat_stream_stub import ScriptedChat
@@ -148,15 +151,53 @@ async def test_a_real_copilot_run_gets_our_memory_from_our_hooks_and_searches_it
     assert PNPM not in json.dumps(without_token), "without the token the hooks get nothing"
     results = [m for r in with_token for m in r["messages"] if m["role"] == "tool"]
     assert results and PNPM[:40] in json.dumps(results[-1])
-    # The Stop hook names the session's events.jsonl, which the server accepts and imports at
-    # once. What that import finds varies: Copilot may not have written the turn's events to the
-    # file yet when Stop runs (the next import reads them; the last test imports a whole file).
-    imported = "hook import of copilot session events.jsonl"
-    for _ in range(100):
-        if any(imported in record.getMessage() for record in caplog.records):
-            break
+    # The Stop hook names the session's events.jsonl. Copilot may run it before it has first
+    # written that file: the server then answers "not_yet" (the next Stop or import run reads
+    # it), else it imports what is there; which of the two happens is Copilot's timing, so
+    # either is the server answering the hook (each order is asserted on its own in
+    # test_a_copilot_stop_is_answered_not_yet_before_its_session_file_then_imported).
+    # A "not_yet" is logged before the hook gets its answer, an import when it is done.
+    answered = ("hook import of copilot session events.jsonl", "hook import of copilot session:")
+    deadline = asyncio.get_running_loop().time() + 120
+    while not any(line in r.getMessage() for r in caplog.records for line in answered):
+        assert asyncio.get_running_loop().time() < deadline, "the Stop hook reached no import"
         await asyncio.sleep(0.2)
-    assert any(imported in record.getMessage() for record in caplog.records)
+
+
+FIXTURE_SESSION = "a8678f2e-87b4-4a8e-8bc7-6d5454120560"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "copilot" / "session-state"
+
+
+async def test_a_copilot_stop_is_answered_not_yet_before_its_session_file_then_imported(
+    app_url: str, service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot"))
+    events = tmp_path / "copilot" / "session-state" / FIXTURE_SESSION / "events.jsonl"
+    elsewhere = tmp_path / "elsewhere" / "session-state" / FIXTURE_SESSION / "events.jsonl"
+    shutil.copytree(FIXTURES / FIXTURE_SESSION, elsewhere.parent)
+    stop = {"agent": "copilot", "session_id": FIXTURE_SESSION, "cwd": str(tmp_path)}
+
+    async def copilot_memories() -> int:
+        return (await service.list_memories(MemoryFilter(source="copilot"), limit=50)).total
+
+    async with httpx.AsyncClient(base_url=app_url, timeout=30) as http:
+        url = "/api/hooks/session-end"
+        before = await http.post(url, json={**stop, "transcript_path": str(events)})
+        outside = await http.post(url, json={**stop, "transcript_path": str(elsewhere)})
+        held_before = await copilot_memories()
+        shutil.copytree(FIXTURES / FIXTURE_SESSION, events.parent)
+        after = await http.post(url, json={**stop, "transcript_path": str(events)})
+        deadline = asyncio.get_running_loop().time() + 60
+        while await copilot_memories() == 0:  # imported in the background
+            assert asyncio.get_running_loop().time() < deadline, "the session was not imported"
+            await asyncio.sleep(0.1)
+
+    assert (before.status_code, before.json()) == (202, {"status": "not_yet", "message": NOT_YET})
+    assert held_before == 0, "nothing is imported, or kept waiting, for a file not written yet"
+    assert outside.status_code == 400 and outside.json()["error"]["message"] == REFUSED
+    assert (after.status_code, after.json()["status"]) == (202, "importing")
+    read = await service.list_memories(MemoryFilter(source="copilot"), limit=50)
+    assert {m.session_id for m in read.memories} == {FIXTURE_SESSION}
 
 
 DECISION = "Decision for acme-api: invoices are numbered per tenant, INV-<tenant>-<seq>."

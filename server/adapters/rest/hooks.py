@@ -1,4 +1,4 @@
-"""REST routes the hook client (server/hooks.py) calls for Claude Code, Codex and Gemini CLI:
+"""REST routes every agent's hook client (server/hooks.py and the agents' own plugins) calls:
 thin adapters over recall/hook.py and ingest/session_imports.py.
 
     POST /api/hooks/session-start {session_id, cwd, source} -> {additionalContext, project, check,
@@ -16,7 +16,8 @@ server/service/projects.py `claim_folder`): then the context starts with a line 
 folder (a team's server, or a folder not on its machine): their ids, dates and anchors, for
 the hook process to check (server/worktree/context_check.py). The session-end route answers at
 once and imports the session file in the background, with the reader of `agent` (Claude Code's
-by default); on a team's server it opens no path and answers "not_read" (session_imports.py).
+by default); on a team's server it opens no path and answers "not_read", and for a Copilot
+session file not written yet it answers "not_yet" (session_imports.py).
 These routes sit behind the same Host/Origin guard and optional bearer token as every other
 route; their shapes are in schemas/hooks.py.
 """
@@ -31,7 +32,7 @@ from server.adapters.http_edge import Handler, serve
 from server.adapters.route_table import OPERATIONS
 from server.agents.registry import SESSION_FORMATS
 from server.core.models.output import to_json
-from server.ingest.session_imports import TEAM_NOT_READ, SessionImports
+from server.ingest.session_imports import NOT_YET, TEAM_NOT_READ, SessionImports
 from server.recall.hook import HookRecall
 from server.schemas import hooks
 
@@ -90,7 +91,8 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
     async def session_end(body: hooks.SessionEndHook) -> JSONResponse:
         reader = SESSION_FORMATS[body.agent]
         status = sessions.request(reader, body.transcript_path, body.session_id)
-        answer = {"status": status, "message": TEAM_NOT_READ if status == "not_read" else ""}
+        message = {"not_read": TEAM_NOT_READ, "not_yet": NOT_YET}.get(status, "")
+        answer = {"status": status, "message": message}
         return JSONResponse(answer, status_code=202)
 
     handlers: dict[str, Handler] = {
