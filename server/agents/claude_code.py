@@ -129,7 +129,9 @@ def _leave_it_to_the_plugin(request: Connection, url: str) -> AgentChange:
     entry_removed = _through_claude(replace(request, url=None), "disconnect", [])
     settings = hook_install.settings_path(request.environ, request.home)
     try:
-        hooks = hook_install.uninstall(settings, now=request.now, dry_run=request.dry_run)
+        hooks = hook_install.uninstall(
+            settings, now=request.now, backups=request.backups, dry_run=request.dry_run
+        )
     except hook_install.HookSettingsError as exc:
         raise ConnectError(str(exc)) from None
     removed = [
@@ -210,7 +212,12 @@ def _install_hooks(request: Connection, url: str) -> hook_install.HookChange:
     settings = hook_install.settings_path(request.environ, request.home)
     try:
         return hook_install.install(
-            settings, url, now=request.now, dry_run=request.dry_run, python=request.python
+            settings,
+            url,
+            now=request.now,
+            backups=request.backups,
+            dry_run=request.dry_run,
+            python=request.python,
         )
     except hook_install.HookSettingsError as exc:
         raise ConnectError(str(exc)) from None
@@ -219,7 +226,9 @@ def _install_hooks(request: Connection, url: str) -> hook_install.HookChange:
 def _uninstall_hooks(request: Connection) -> hook_install.HookChange:
     settings = hook_install.settings_path(request.environ, request.home)
     try:
-        return hook_install.uninstall(settings, now=request.now, dry_run=request.dry_run)
+        return hook_install.uninstall(
+            settings, now=request.now, backups=request.backups, dry_run=request.dry_run
+        )
     except hook_install.HookSettingsError as exc:
         raise ConnectError(str(exc)) from None
 
@@ -286,7 +295,10 @@ def _through_claude(
             "the `claude` command is not on PATH; run: "
             + " && ".join(shlex.join(command) for command in commands)
         )
-    backup = back_up(config, request.now) if current != wanted else None
+    try:
+        backup = back_up(config, request.now, request.backups) if current != wanted else None
+    except AgentFileError as exc:
+        raise ConnectError(str(exc)) from None
     for command in commands:
         completed = subprocess.run(
             [claude, *command[1:]],

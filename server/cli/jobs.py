@@ -669,6 +669,7 @@ def cmd_hook(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_install_hooks(args: argparse.Namespace, settings: Settings) -> int:
     from datetime import UTC, datetime
 
+    from server.jobs.agent_files import backups_folder
     from server.jobs.hook_install import HookSettingsError, hook_command, install
 
     url = (args.url or _hook_url(settings)).rstrip("/")
@@ -684,7 +685,11 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings) -> int:
             raise StartupError(str(exc)) from None
     try:
         change = install(
-            _hook_settings_file(args), url, now=datetime.now(tz=UTC), dry_run=args.dry_run
+            _hook_settings_file(args),
+            url,
+            now=datetime.now(tz=UTC),
+            backups=backups_folder(settings.claude_memory_home),
+            dry_run=args.dry_run,
         )
     except HookSettingsError as exc:
         raise StartupError(str(exc)) from None
@@ -695,11 +700,15 @@ def cmd_install_hooks(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_uninstall_hooks(args: argparse.Namespace, settings: Settings) -> int:
     from datetime import UTC, datetime
 
+    from server.jobs.agent_files import backups_folder
     from server.jobs.hook_install import HookSettingsError, uninstall
 
     try:
         change = uninstall(
-            _hook_settings_file(args), now=datetime.now(tz=UTC), dry_run=args.dry_run
+            _hook_settings_file(args),
+            now=datetime.now(tz=UTC),
+            backups=backups_folder(settings.claude_memory_home),
+            dry_run=args.dry_run,
         )
     except HookSettingsError as exc:
         raise StartupError(str(exc)) from None

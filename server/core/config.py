@@ -75,6 +75,12 @@ def default_home() -> Path:
     return base / "claude-memory"
 
 
+def data_home(environ: Mapping[str, str]) -> Path:
+    """The data dir `environ` names (CLAUDE_MEMORY_HOME), else `default_home()`."""
+    raw = environ.get("CLAUDE_MEMORY_HOME", "")
+    return Path(raw.strip()).expanduser() if raw.strip() else default_home()
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the process can be configured with. Field names match the variables."""
@@ -450,9 +456,7 @@ def read_settings(
     """
     env = dict(os.environ if environ is None else environ)
     if config_file == "home":
-        raw_home = env.get(variable_name("CLAUDE_MEMORY_HOME"), "")
-        home = Path(raw_home).expanduser() if raw_home.strip() else default_home()
-        config_file = config_file_path(home)
+        config_file = config_file_path(data_home(env))
     path = Path(config_file) if config_file is not None else None
     file_values = read_env_file(path) if path is not None and path.is_file() else {}
     names = {variable_name(key): key for key in _PARSERS}

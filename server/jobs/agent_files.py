@@ -5,7 +5,8 @@
 its own result: the TOML edit is done on the text (comments, order and spacing elsewhere stay
 byte for byte), then parsed again and compared with what the rest of the file meant before; a
 file that does not parse, or an entry in a shape we do not edit, is refused with a message and
-left alone. Writes back up the old file and replace it atomically. Standard library only.
+left alone. Writes copy the old file into our data dir (`backups_folder`) and replace it
+atomically. Standard library only.
 """
 
 from __future__ import annotations
@@ -316,20 +317,67 @@ def unified_diff(path: Path, old: str, new: str) -> str:
     )
 
 
-def back_up(path: Path, now: datetime) -> Path | None:
-    """Copy `path` (a symlink's target) to `<name>.bak-<UTC time>` beside it; None if absent."""
+def backups_folder(data_dir: Path) -> Path:
+    """Where the old versions of agents' files go: in our data dir, never beside the file, so
+    no `.bak-` file is left in an agent's folder (or a repository) for it or the user to trip on."""
+    return data_dir / "backups" / "agent-files"
+
+
+# A file name is at most 255 bytes; the time suffix takes 28 and a collision counter a few more.
+_NAME_LIMIT = 200
+
+
+def backup_name(path: Path, now: datetime) -> str:
+    """`path` flattened (`/root/.codex/config.toml` -> `root_.codex_config.toml`) and the UTC
+    time: which file it was and when. A very long path keeps its end, the file's own name."""
+    flat = "_".join(part for part in path.parts if part != path.anchor)
+    flat = flat.encode()[-_NAME_LIMIT:].decode(errors="ignore")
+    return f"{flat}.bak-{now:%Y%m%dT%H%M%S%fZ}"
+
+
+def back_up(path: Path, now: datetime, backups: Path) -> Path | None:
+    """Copy `path` (a symlink's target) into the `backups` folder (made owner-only), the copy
+    readable by its owner only; None if absent. AgentFileError, the file untouched, if the
+    copy cannot be made."""
     target = path.resolve() if path.is_symlink() else path
     if not target.exists():
         return None
-    backup = target.with_name(f"{target.name}.bak-{now:%Y%m%dT%H%M%S%fZ}")
-    shutil.copy2(target, backup)
-    return backup
+    try:
+        return _copy_into(target, backups, backup_name(target.absolute(), now))
+    except OSError as exc:
+        raise AgentFileError(
+            f"cannot back up {target} into {backups} ({exc.strerror or exc}); {target} was left "
+            "as it was"
+        ) from None
 
 
-def write_with_backup(path: Path, text: str, now: datetime) -> Path | None:
-    """Back the old file up, then replace it atomically; a symlink's target is what changes."""
+def _copy_into(target: Path, backups: Path, name: str) -> Path:
+    backups.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    backups.mkdir(mode=0o700, exist_ok=True)
+    backups.chmod(0o700)
+    for n in range(100):
+        backup = backups / (name if n == 0 else f"{name}-{n}")
+        try:
+            handle = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            with os.fdopen(handle, "wb") as out, target.open("rb") as source:
+                shutil.copyfileobj(source, out)
+        except BaseException:
+            backup.unlink(missing_ok=True)
+            raise
+        stat = target.stat()
+        os.utime(backup, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        return backup
+    raise FileExistsError(f"100 backups named {name} already")
+
+
+def write_with_backup(path: Path, text: str, now: datetime, backups: Path) -> Path | None:
+    """Back the old file up into `backups`, then replace it atomically; a symlink's target is
+    what changes."""
     target = path.resolve() if path.is_symlink() else path
-    backup = back_up(target, now)
+    backup = back_up(target, now, backups)
     replace_file(target, text)
     return backup
 
@@ -354,10 +402,11 @@ def replace_file(path: Path, text: str) -> None:
         raise
 
 
-def remove_with_backup(path: Path, now: datetime) -> Path | None:
-    """Back the file up, then delete it; a symlink (say, into dotfiles) stays, its target empty."""
+def remove_with_backup(path: Path, now: datetime, backups: Path) -> Path | None:
+    """Back the file up into `backups`, then delete it; a symlink (say, into dotfiles) stays,
+    its target empty."""
     if path.is_symlink():
-        return write_with_backup(path, "", now)
-    backup = back_up(path, now)
+        return write_with_backup(path, "", now, backups)
+    backup = back_up(path, now, backups)
     path.unlink(missing_ok=True)
     return backup

@@ -9,7 +9,8 @@ install our hooks where that version has them, else write the instructions block
 The rules every writer keeps: the server is registered over streamable HTTP (`<server>/mcp`);
 the token itself is never written anywhere (the agent reads `CLAUDE_MEMORY_TOKEN` from its own
 environment); running connect twice changes nothing the second time; disconnect removes our
-entry, our hooks and our marked block, and nothing else; every write backs the file up first,
+entry, our hooks and our marked block, and nothing else; every write first copies the old
+file into the data dir (`<data dir>/backups/agent-files/`, never beside it),
 and all edits are planned before any is written, so a refusal leaves every file as it was.
 """
 
@@ -21,9 +22,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from server.core.config import data_home
 from server.jobs import agent_hooks
 from server.jobs.agent_files import (
     AgentFileError,
+    backups_folder,
     remove_with_backup,
     unified_diff,
     with_block,
@@ -72,6 +75,11 @@ class Connection:
     # Asked before a URL is written (not on a dry run): raises ConnectError when no
     # claude-memory server answers there (the CLI's check; see server/jobs/server_check.py).
     check: Callable[[str], None] | None = None
+
+    @property
+    def backups(self) -> Path:
+        """Where the old files go: the data dir `environ` names, as Settings reads it."""
+        return backups_folder(data_home(self.environ))
 
 
 def check_before_writing(request: Connection) -> None:
@@ -160,7 +168,7 @@ def connect_by_files(agent: FileAgent, request: Connection) -> AgentChange:
         if request.hooks:
             block = agent.instructions_file(request).name
             notes += _hook_notes(agent, hooks, version, hook_url is not None, block)
-        files = apply_all(edits, request.now, request.dry_run)
+        files = apply_all(edits, request)
     except AgentFileError as exc:
         raise ConnectError(str(exc)) from None
     return replace(
@@ -175,7 +183,7 @@ def disconnect_by_files(agent: FileAgent, request: Connection) -> AgentChange:
     try:
         edits = agent.edits(request, None)
         edits.append(edit_block(agent.instructions_file(request), remove=True))
-        files = apply_all(edits, request.now, request.dry_run)
+        files = apply_all(edits, request)
     except AgentFileError as exc:
         raise ConnectError(str(exc)) from None
     return result(agent.name, "disconnect", request, files, [], [])
@@ -234,21 +242,21 @@ def result(
     )
 
 
-def apply_all(edits: list[Edit], now: datetime, dry_run: bool) -> list[FileChange]:
+def apply_all(edits: list[Edit], request: Connection) -> list[FileChange]:
     """Write the planned edits: all are planned first, so a refusal leaves every file as it was."""
-    return [_apply(path, old, new, now, dry_run) for path, old, new in edits]
+    return [_apply(path, old, new, request) for path, old, new in edits]
 
 
-def _apply(path: Path, old: str, new: str, now: datetime, dry_run: bool) -> FileChange:
+def _apply(path: Path, old: str, new: str, request: Connection) -> FileChange:
     if new == old:
         return FileChange(path, False, None, "")
     diff = unified_diff(path, old, new)
-    if dry_run:
+    if request.dry_run:
         return FileChange(path, True, None, diff)
     if not new:
         # Only our entry was in it: leave no empty file behind (the backup keeps the old one).
-        return FileChange(path, True, remove_with_backup(path, now), diff)
-    return FileChange(path, True, write_with_backup(path, new, now), diff)
+        return FileChange(path, True, remove_with_backup(path, request.now, request.backups), diff)
+    return FileChange(path, True, write_with_backup(path, new, request.now, request.backups), diff)
 
 
 def read_text(path: Path) -> str:

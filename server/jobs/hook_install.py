@@ -9,8 +9,9 @@ handlers (`HookEvent`s in, `(event name, handler)` pairs out) and `with_our_hook
 A handler is ours when its command runs the hook client (see `is_ours`); everything else in the
 file is kept as it is. Installing replaces our handler where it already sits (so running it
 twice leaves one copy and no change), uninstalling removes only ours. Before a write the old file
-is copied to `settings.json.bak-<UTC time>`; the new one is written to a temporary file and
-renamed over it, so Claude Code never reads half a file. Standard library only, like hooks.py.
+is copied into the data dir's `backups/agent-files/` (never beside it); the new one is written to
+a temporary file and renamed over it, so Claude Code never reads half a file. Standard library
+only, like hooks.py.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from server.agents.about import claude_code
-from server.jobs.agent_files import write_with_backup
+from server.jobs.agent_files import AgentFileError, write_with_backup
 
 HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
 HookEvent = tuple[str, str, int]  # (the agent's event name, our event argument, its timeout)
@@ -201,18 +202,25 @@ def render(settings: Mapping[str, Any]) -> str:
 
 
 def install(
-    path: Path, url: str, *, now: datetime, dry_run: bool = False, python: str | None = None
+    path: Path,
+    url: str,
+    *,
+    now: datetime,
+    backups: Path,
+    dry_run: bool = False,
+    python: str | None = None,
 ) -> HookChange:
-    """Merge our entries into the settings file at `path`."""
+    """Merge our entries into the settings file at `path`; the old file goes to `backups`."""
     old_text, current = read_settings(path)
     updated = with_our_hooks(current, claude_code_handlers(url, python))
-    return _apply(path, old_text, current, updated, now, dry_run)
+    return _apply(path, old_text, current, updated, now, backups, dry_run)
 
 
-def uninstall(path: Path, *, now: datetime, dry_run: bool = False) -> HookChange:
-    """Remove our entries, and only ours, from the settings file at `path`."""
+def uninstall(path: Path, *, now: datetime, backups: Path, dry_run: bool = False) -> HookChange:
+    """Remove our entries, and only ours, from the settings file at `path`; the old file goes
+    to `backups`."""
     old_text, current = read_settings(path)
-    return _apply(path, old_text, current, without_our_hooks(current), now, dry_run)
+    return _apply(path, old_text, current, without_our_hooks(current), now, backups, dry_run)
 
 
 def _apply(
@@ -221,6 +229,7 @@ def _apply(
     current: dict[str, Any],
     updated: dict[str, Any],
     now: datetime,
+    backups: Path,
     dry_run: bool,
 ) -> HookChange:
     events = [name for name, _, _ in EVENTS]
@@ -237,5 +246,8 @@ def _apply(
     )
     if dry_run:
         return HookChange(path, True, None, diff, events)
-    backup = write_with_backup(path, new_text, now)
+    try:
+        backup = write_with_backup(path, new_text, now, backups)
+    except AgentFileError as exc:
+        raise HookSettingsError(str(exc)) from None
     return HookChange(path, True, backup, diff, events)

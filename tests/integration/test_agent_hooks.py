@@ -49,7 +49,14 @@ CODEX_OUTPUT_SCHEMAS = {
 
 def commands(agent: str, url: str, home: Path) -> dict[str, str]:
     """The command line `connect` registered for each of the agent's events."""
-    connect(agent, url, use_token=False, environ={}, home=home, now=NOW)
+    connect(
+        agent,
+        url,
+        use_token=False,
+        environ={"CLAUDE_MEMORY_HOME": str(home / "claude-memory-data")},
+        home=home,
+        now=NOW,
+    )
     path = home / (".codex/hooks.json" if agent == "codex" else ".gemini/settings.json")
     data = json.loads(path.read_text())
     return {

@@ -335,8 +335,11 @@ async def test_doctor_flags_our_old_user_entry_next_to_the_plugin_and_connect_re
     assert f"connected by the plugin {PLUGIN} ({app_url}): removed our user-scope MCP entry" in (
         connected.stdout
     )
-    backups = list((isolated_home).glob(".claude.json.bak-*"))
+    kept = Path(claude_env["CLAUDE_MEMORY_HOME"]) / "backups" / "agent-files"
+    backups = list(kept.glob("*_.claude.json.bak-*"))
     assert backups and '"claude-memory"' in backups[0].read_text()
+    assert f"(backup: {backups[0]})" in connected.stdout
+    assert not list(isolated_home.glob(".claude.json.bak-*"))
     assert not re.search(r"^claude-memory: ", listed.stdout, re.M), listed.stdout
     assert "Connected" in server_line(listed.stdout)
     assert after.returncode == 0, after.stdout

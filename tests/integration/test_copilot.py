@@ -74,8 +74,9 @@ async def test_connect_copilot_writes_what_copilot_reads_back(
     assert TOKEN not in config.read_text()
     assert json.loads(config.read_text())["mcpServers"]["notes"] == mine["mcpServers"]["notes"]
     assert not again["changed"]
-    backups = sorted(p.name for p in config.parent.iterdir() if ".bak-" in p.name)
-    assert len(backups) == 1 and json.loads((config.parent / backups[0]).read_text()) == mine
+    [backup] = [file["backup"] for file in connected["files"] if file["path"] == str(config)]
+    assert json.loads(Path(backup).read_text()) == mine
+    assert not [p for p in config.parent.iterdir() if ".bak-" in p.name]
     hooks = tmp_path / "home" / ".copilot" / "hooks" / "claude-memory.json"
     assert connected["hooks"] == ["SessionStart", "UserPromptSubmit", "Stop"]
     assert list(json.loads(hooks.read_text())["hooks"]) == connected["hooks"]

@@ -132,8 +132,9 @@ async def test_connect_opencode_is_listed_connected_by_opencode_itself(
     assert "failed" in bad.lower() and "401" in tokenless, tokenless
     assert TOKEN not in config.read_text()
     assert not again["changed"]
-    backups = sorted(p.name for p in config.parent.iterdir() if ".bak-" in p.name)
-    assert len(backups) == 1 and json.loads((config.parent / backups[0]).read_text()) == mine
+    [backup] = [file["backup"] for file in connected["files"] if file["path"] == str(config)]
+    assert json.loads(Path(backup).read_text()) == mine
+    assert not [p for p in config.parent.iterdir() if ".bak-" in p.name]
 
     removed = cli_json("disconnect", "opencode", env=env)
     assert removed["changed"] and json.loads(config.read_text()) == mine

@@ -195,6 +195,18 @@ def test_root_default_home_is_outside_root_home(monkeypatch: pytest.MonkeyPatch)
         assert default_home() == Path("/tmp/xdg/claude-memory")
 
 
+def test_data_home_is_claude_memory_home_as_settings_read_it_else_the_default(
+    tmp_path: Path,
+) -> None:
+    from server.core.config import data_home, default_home, load_settings
+
+    named = {"CLAUDE_MEMORY_HOME": f" {tmp_path}/data "}
+
+    assert data_home(named) == load_settings(named).claude_memory_home == tmp_path / "data"
+    assert data_home({"CLAUDE_MEMORY_HOME": " "}) == default_home()
+    assert data_home({}) == load_settings({}, config_file=None).claude_memory_home
+
+
 def test_configuration_page_documents_every_setting() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
 

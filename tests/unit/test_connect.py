@@ -18,6 +18,7 @@ from server.agents.codex import MARKER as CODEX_MARKER
 from server.agents.registry import connect, disconnect
 from server.cli.main import main
 from server.jobs import hook_install
+from server.jobs.agent_files import backups_folder
 from server.jobs.connect import (
     BLOCK_START,
     ConnectError,
@@ -44,7 +45,16 @@ model = "o4-mini"
 
 def codex(home: Path, **kwargs: Any) -> Any:
     options = {"hooks": False, "now": NOW, **kwargs}
-    return connect("codex", URL, use_token=False, environ={}, home=home, **options)
+    return connect("codex", URL, use_token=False, environ=env(home), home=home, **options)
+
+
+def env(home: Path, **more: str) -> dict[str, str]:
+    """An environment whose data dir, where connect keeps its backups, is under `home`."""
+    return {"CLAUDE_MEMORY_HOME": str(data_dir(home)), **more}
+
+
+def data_dir(home: Path) -> Path:
+    return home / "claude-memory-data"
 
 
 def codex_file(home: Path) -> Path:
@@ -57,7 +67,14 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def backups(folder: Path) -> list[str]:
+def backups(home: Path) -> list[Path]:
+    """The backups connect kept in the data dir of `env(home)`."""
+    folder = backups_folder(data_dir(home))
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def beside(folder: Path) -> list[str]:
+    """Backups left in an agent's own folder (there should be none)."""
     return sorted(p.name for p in folder.iterdir() if ".bak-" in p.name)
 
 
@@ -70,7 +87,12 @@ def test_codex_gets_a_streamable_http_table_and_keeps_the_rest_byte_for_byte(
     path = write(codex_file(tmp_path), CODEX_CONFIG)
 
     change = connect(
-        "codex", URL, use_token=True, environ={"CLAUDE_MEMORY_TOKEN": TOKEN}, home=tmp_path, now=NOW
+        "codex",
+        URL,
+        use_token=True,
+        environ=env(tmp_path, CLAUDE_MEMORY_TOKEN=TOKEN),
+        home=tmp_path,
+        now=NOW,
     )
 
     text = path.read_text()
@@ -98,15 +120,15 @@ def test_codex_connect_twice_changes_nothing_the_second_time(tmp_path: Path) -> 
     path = write(codex_file(tmp_path), CODEX_CONFIG)
     codex(tmp_path)
     after_first = path.read_text()
-    made = backups(path.parent)
+    made = backups(tmp_path)
 
     second = connect(
-        "codex", URL, use_token=False, environ={}, home=tmp_path, now=LATER, hooks=False
+        "codex", URL, use_token=False, environ=env(tmp_path), home=tmp_path, now=LATER, hooks=False
     )
 
     assert not second.changed
     assert path.read_text() == after_first
-    assert backups(path.parent) == made
+    assert backups(tmp_path) == made
 
 
 def test_codex_backs_up_the_old_file_and_leaves_no_temporary_file(tmp_path: Path) -> None:
@@ -116,8 +138,11 @@ def test_codex_backs_up_the_old_file_and_leaves_no_temporary_file(tmp_path: Path
 
     [file] = change.files
     assert file.backup is not None
-    assert file.backup.name == "config.toml.bak-20260822T120000000000Z"
+    assert file.backup == backups_folder(data_dir(tmp_path)) / (
+        str(path).lstrip("/").replace("/", "_") + ".bak-20260822T120000000000Z"
+    )
     assert file.backup.read_text() == CODEX_CONFIG
+    assert beside(path.parent) == []
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
@@ -165,7 +190,7 @@ def test_codex_disconnect_restores_the_file_as_it_was(tmp_path: Path) -> None:
     path = write(codex_file(tmp_path), CODEX_CONFIG)
     codex(tmp_path)
 
-    change = disconnect("codex", environ={}, home=tmp_path, now=LATER)
+    change = disconnect("codex", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert change.changed
     assert path.read_text() == CODEX_CONFIG
@@ -181,7 +206,7 @@ def test_codex_disconnect_removes_an_entry_codex_itself_wrote_and_only_that(
         CODEX_CONFIG.replace("# profiles I switch between", ours + "# profiles I switch between"),
     )
 
-    disconnect("codex", environ={}, home=tmp_path, now=NOW)
+    disconnect("codex", environ=env(tmp_path), home=tmp_path, now=NOW)
 
     assert path.read_text() == CODEX_CONFIG
 
@@ -189,27 +214,33 @@ def test_codex_disconnect_removes_an_entry_codex_itself_wrote_and_only_that(
 def test_codex_disconnect_without_our_entry_changes_nothing(tmp_path: Path) -> None:
     path = write(codex_file(tmp_path), CODEX_CONFIG)
 
-    change = disconnect("codex", environ={}, home=tmp_path, now=NOW)
+    change = disconnect("codex", environ=env(tmp_path), home=tmp_path, now=NOW)
 
     assert not change.changed
     assert path.read_text() == CODEX_CONFIG
-    assert backups(path.parent) == []
+    assert backups(tmp_path) == []
 
 
 def test_codex_disconnect_deletes_a_file_that_only_held_our_entry(tmp_path: Path) -> None:
     codex(tmp_path)
 
-    disconnect("codex", environ={}, home=tmp_path, now=LATER)
+    disconnect("codex", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert not codex_file(tmp_path).exists()
-    assert len(backups(tmp_path / ".codex")) == 1
+    assert len(backups(tmp_path)) == 1
+    assert beside(tmp_path / ".codex") == []
 
 
 def test_codex_follows_codex_home(tmp_path: Path) -> None:
     home = tmp_path / "elsewhere"
 
     connect(
-        "codex", URL, use_token=False, environ={"CODEX_HOME": str(home)}, home=tmp_path, now=NOW
+        "codex",
+        URL,
+        use_token=False,
+        environ=env(tmp_path, CODEX_HOME=str(home)),
+        home=tmp_path,
+        now=NOW,
     )
 
     assert (home / "config.toml").is_file()
@@ -220,7 +251,7 @@ def test_codex_keeps_a_file_without_a_final_newline(tmp_path: Path) -> None:
     path = write(codex_file(tmp_path), 'model = "o3"')
 
     codex(tmp_path)
-    disconnect("codex", environ={}, home=tmp_path, now=LATER)
+    disconnect("codex", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert tomllib.loads(path.read_text()) == {"model": "o3"}
 
@@ -234,7 +265,7 @@ def test_codex_refuses_an_entry_written_as_an_inline_table(tmp_path: Path) -> No
     with pytest.raises(ConnectError, match="inline or with dotted keys"):
         codex(tmp_path)
     with pytest.raises(ConnectError, match="inline or with dotted keys"):
-        disconnect("codex", environ={}, home=tmp_path, now=NOW)
+        disconnect("codex", environ=env(tmp_path), home=tmp_path, now=NOW)
 
     assert path.read_text() == inline
 
@@ -273,7 +304,7 @@ def gemini_file(home: Path) -> Path:
 
 def gemini(home: Path, use_token: bool = False, **kwargs: Any) -> Any:
     options = {"hooks": False, "now": NOW, **kwargs}
-    return connect("gemini", URL, use_token=use_token, environ={}, home=home, **options)
+    return connect("gemini", URL, use_token=use_token, environ=env(home), home=home, **options)
 
 
 def test_gemini_gets_an_http_url_entry_and_keeps_everything_else(tmp_path: Path) -> None:
@@ -300,13 +331,13 @@ def test_gemini_connect_twice_changes_nothing_and_backs_up_once(tmp_path: Path) 
     first = gemini(tmp_path)
     after_first = path.read_text()
     second = connect(
-        "gemini", URL, use_token=False, environ={}, home=tmp_path, now=LATER, hooks=False
+        "gemini", URL, use_token=False, environ=env(tmp_path), home=tmp_path, now=LATER, hooks=False
     )
 
     assert first.changed and not second.changed
     assert path.read_text() == after_first
-    [backup] = backups(path.parent)
-    assert (path.parent / backup).read_text() == before
+    [backup] = backups(tmp_path)
+    assert backup.read_text() == before
 
 
 def test_gemini_keeps_the_files_indentation(tmp_path: Path) -> None:
@@ -326,7 +357,7 @@ def test_gemini_refuses_a_settings_file_that_is_not_json(tmp_path: Path) -> None
 
     assert '"httpUrl": "http://127.0.0.1:3333/mcp"' in str(refused.value)
     assert path.read_text() == text
-    assert backups(path.parent) == []
+    assert backups(tmp_path) == []
 
 
 def test_gemini_dry_run_writes_nothing(tmp_path: Path) -> None:
@@ -337,7 +368,7 @@ def test_gemini_dry_run_writes_nothing(tmp_path: Path) -> None:
 
     assert change.changed and "+" in change.files[0].diff
     assert path.read_text() == before
-    assert backups(path.parent) == []
+    assert backups(tmp_path) == []
 
 
 def test_gemini_disconnect_removes_only_our_entry(tmp_path: Path) -> None:
@@ -345,7 +376,7 @@ def test_gemini_disconnect_removes_only_our_entry(tmp_path: Path) -> None:
     before = path.read_text()
     gemini(tmp_path, use_token=True)
 
-    change = disconnect("gemini", environ={}, home=tmp_path, now=LATER)
+    change = disconnect("gemini", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert change.changed
     assert path.read_text() == before
@@ -355,13 +386,13 @@ def test_gemini_disconnect_drops_the_mcp_servers_key_it_emptied(tmp_path: Path) 
     path = write(gemini_file(tmp_path), '{"theme": "Dracula"}\n')
     gemini(tmp_path)
 
-    disconnect("gemini", environ={}, home=tmp_path, now=LATER)
+    disconnect("gemini", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert json.loads(path.read_text()) == {"theme": "Dracula"}
 
 
 def test_gemini_follows_gemini_cli_home(tmp_path: Path) -> None:
-    environ = {"GEMINI_CLI_HOME": str(tmp_path / "g")}
+    environ = env(tmp_path, GEMINI_CLI_HOME=str(tmp_path / "g"))
 
     connect("gemini", URL, use_token=False, environ=environ, home=tmp_path, now=NOW)
 
@@ -383,7 +414,7 @@ def test_instructions_block_is_added_once_and_removed_alone(tmp_path: Path) -> N
     assert once.startswith("# Mine\n\nUse pnpm.\n\n" + BLOCK_START)
     assert "`startup_context`" in once
 
-    disconnect("codex", environ={}, home=tmp_path, now=LATER + timedelta(seconds=1))
+    disconnect("codex", environ=env(tmp_path), home=tmp_path, now=LATER + timedelta(seconds=1))
 
     assert agents.read_text() == "# Mine\n\nUse pnpm.\n"
 
@@ -393,7 +424,7 @@ def test_gemini_instructions_go_to_gemini_md_and_leave_with_disconnect(tmp_path:
     context = tmp_path / ".gemini" / "GEMINI.md"
     assert context.read_text().startswith(BLOCK_START)
 
-    disconnect("gemini", environ={}, home=tmp_path, now=LATER)
+    disconnect("gemini", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert not context.exists()
 
@@ -403,7 +434,7 @@ def test_instructions_with_unpaired_markers_are_left_alone(tmp_path: Path) -> No
     agents = write(tmp_path / ".codex" / "AGENTS.md", text)
 
     with pytest.raises(ConnectError, match="markers do not pair up"):
-        disconnect("codex", environ={}, home=tmp_path, now=NOW)
+        disconnect("codex", environ=env(tmp_path), home=tmp_path, now=NOW)
 
     assert agents.read_text() == text
 
@@ -412,7 +443,7 @@ def test_instructions_with_unpaired_markers_are_left_alone(tmp_path: Path) -> No
 
 
 def test_claude_code_without_the_cli_names_the_command_to_run(tmp_path: Path) -> None:
-    environ = {"PATH": str(tmp_path / "empty")}
+    environ = env(tmp_path, PATH=str(tmp_path / "empty"))
 
     with pytest.raises(ConnectError) as refused:
         connect("claude-code", URL, use_token=True, environ=environ, home=tmp_path, now=NOW)
@@ -435,7 +466,7 @@ def test_claude_code_dry_run_lists_the_commands_and_touches_nothing(tmp_path: Pa
         "claude-code",
         URL,
         use_token=False,
-        environ={"PATH": ""},
+        environ=env(tmp_path, PATH=""),
         home=tmp_path,
         now=NOW,
         dry_run=True,
@@ -454,9 +485,13 @@ def test_claude_code_already_connected_needs_no_command(tmp_path: Path) -> None:
     entry = {"type": "http", "url": "http://127.0.0.1:3333/mcp"}
     write(tmp_path / ".claude.json", json.dumps({"mcpServers": {"claude-memory": entry}}))
 
-    first = connect("claude-code", URL, use_token=False, environ={}, home=tmp_path, now=NOW)
-    again = connect("claude-code", URL, use_token=False, environ={}, home=tmp_path, now=NOW)
-    gone = disconnect("claude-code", environ={}, home=tmp_path / "nobody", now=NOW)
+    first = connect(
+        "claude-code", URL, use_token=False, environ=env(tmp_path), home=tmp_path, now=NOW
+    )
+    again = connect(
+        "claude-code", URL, use_token=False, environ=env(tmp_path), home=tmp_path, now=NOW
+    )
+    gone = disconnect("claude-code", environ=env(tmp_path), home=tmp_path / "nobody", now=NOW)
 
     settings = tmp_path / ".claude" / "settings.json"
     assert first.commands == [] and [f.path for f in first.files if f.changed] == [settings]
@@ -471,7 +506,9 @@ def test_claude_code_without_the_plugin_gets_our_hooks_and_the_plugins_command(
     write(tmp_path / ".claude.json", json.dumps({"mcpServers": {"claude-memory": entry}}))
     settings = write(tmp_path / ".claude" / "settings.json", json.dumps({"model": "opus"}))
 
-    change = connect("claude-code", URL, use_token=False, environ={}, home=tmp_path, now=NOW)
+    change = connect(
+        "claude-code", URL, use_token=False, environ=env(tmp_path), home=tmp_path, now=NOW
+    )
 
     written = json.loads(settings.read_text())
     assert written["model"] == "opus"
@@ -482,10 +519,10 @@ def test_claude_code_without_the_plugin_gets_our_hooks_and_the_plugins_command(
 
 def test_claude_code_disconnect_takes_out_the_hooks_install_hooks_wrote(tmp_path: Path) -> None:
     settings = write(tmp_path / ".claude" / "settings.json", json.dumps({"model": "opus"}))
-    hook_install.install(settings, URL, now=NOW)
+    hook_install.install(settings, URL, now=NOW, backups=backups_folder(data_dir(tmp_path)))
     assert len(json.loads(settings.read_text())["hooks"]) == 7
 
-    gone = disconnect("claude-code", environ={}, home=tmp_path, now=NOW)
+    gone = disconnect("claude-code", environ=env(tmp_path), home=tmp_path, now=NOW)
 
     assert gone.changed and gone.commands == []
     assert json.loads(settings.read_text()) == {"model": "opus"}
@@ -517,7 +554,9 @@ def test_cli_connect_dry_run_then_connect_then_disconnect(
 
     assert diff.startswith(f"--- {path}") and "would change" in diff
     assert connected["changed"] and connected["url"] == "http://127.0.0.1:4567/mcp"
-    assert connected["files"][0]["backup"].startswith(str(path) + ".bak-")
+    backup = Path(connected["files"][0]["backup"])
+    assert backup.parent == backups_folder(isolated_home.parent / "data")
+    assert backup.read_text() == CODEX_CONFIG and beside(path.parent) == []
     assert "CLAUDE_MEMORY_TOKEN" in connected["notes"][0]
     assert disconnected["changed"] and disconnected["action"] == "disconnect"
     assert path.read_text() == CODEX_CONFIG

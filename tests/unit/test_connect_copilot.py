@@ -20,8 +20,17 @@ USER_CONFIG = {"mcpServers": {"docs": {"type": "local", "command": "docs-server"
 
 
 def copilot(home: Path, **kwargs: Any) -> Any:
-    options: dict[str, Any] = {"use_token": False, "environ": {}, "now": NOW, **kwargs}
+    options: dict[str, Any] = {"use_token": False, "environ": env(home), "now": NOW, **kwargs}
     return connect("copilot", URL, home=home, **options)
+
+
+def env(home: Path, **more: str) -> dict[str, str]:
+    """An environment whose data dir, where connect keeps its backups, is under `home`."""
+    return {"CLAUDE_MEMORY_HOME": str(data_dir(home)), **more}
+
+
+def data_dir(home: Path) -> Path:
+    return home / "claude-memory-data"
 
 
 def write(path: Path, text: str) -> Path:
@@ -70,7 +79,7 @@ def test_without_hooks_copilot_gets_none_and_a_hooks_file_not_ours_is_refused(
 def test_copilot_home_moves_both_files(tmp_path: Path) -> None:
     home = tmp_path / "elsewhere"
 
-    copilot(tmp_path, environ={"COPILOT_HOME": str(home)})
+    copilot(tmp_path, environ=env(tmp_path, COPILOT_HOME=str(home)))
 
     assert "claude-memory" in json.loads((home / "mcp-config.json").read_text())["mcpServers"]
     assert (home / "hooks" / "claude-memory.json").is_file()
@@ -90,7 +99,7 @@ def test_disconnect_removes_only_ours(tmp_path: Path) -> None:
     path = write(tmp_path / ".copilot" / "mcp-config.json", json.dumps(USER_CONFIG))
     copilot(tmp_path, use_token=True)
 
-    change = disconnect("copilot", environ={}, home=tmp_path, now=NOW)
+    change = disconnect("copilot", environ=env(tmp_path), home=tmp_path, now=NOW)
 
     assert change.changed and json.loads(path.read_text()) == USER_CONFIG
     assert not (tmp_path / ".copilot" / "hooks" / "claude-memory.json").exists()

@@ -56,7 +56,18 @@ def cli(folder: Path, name: str, prints: str) -> dict[str, str]:
 
 def attach(agent: str, home: Path, environ: dict[str, str] | None = None, **kwargs: Any) -> Any:
     options: dict[str, Any] = {"now": NOW, **kwargs}
-    return connect(agent, URL, use_token=False, environ=environ or {}, home=home, **options)
+    return connect(
+        agent, URL, use_token=False, environ={**env(home), **(environ or {})}, home=home, **options
+    )
+
+
+def env(home: Path, **more: str) -> dict[str, str]:
+    """An environment whose data dir, where connect keeps its backups, is under `home`."""
+    return {"CLAUDE_MEMORY_HOME": str(data_dir(home)), **more}
+
+
+def data_dir(home: Path) -> Path:
+    return home / "claude-memory-data"
 
 
 def ours(data: dict[str, Any], event: str) -> list[dict[str, Any]]:
@@ -104,14 +115,14 @@ def test_codex_hooks_keep_the_users_hooks_and_leave_with_disconnect(tmp_path: Pa
     assert data["hooks"]["Stop"][0] == {"hooks": [USER_HOOK]}
     assert len(ours(data, "Stop")) == 1
     assert not again.changed
-    disconnect("codex", environ={}, home=tmp_path, now=LATER + timedelta(seconds=1))
+    disconnect("codex", environ=env(tmp_path), home=tmp_path, now=LATER + timedelta(seconds=1))
     assert path.read_text() == before
 
 
 def test_codex_hooks_file_that_only_held_ours_goes_with_disconnect(tmp_path: Path) -> None:
     attach("codex", tmp_path)
 
-    change = disconnect("codex", environ={}, home=tmp_path, now=LATER)
+    change = disconnect("codex", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert change.changed
     assert not hooks_json(tmp_path).exists()
@@ -121,7 +132,14 @@ def test_codex_hooks_file_that_only_held_ours_goes_with_disconnect(tmp_path: Pat
 def test_codex_hooks_follow_a_new_url_in_place(tmp_path: Path) -> None:
     attach("codex", tmp_path)
 
-    connect("codex", "http://127.0.0.1:4000", use_token=False, environ={}, home=tmp_path, now=LATER)
+    connect(
+        "codex",
+        "http://127.0.0.1:4000",
+        use_token=False,
+        environ=env(tmp_path),
+        home=tmp_path,
+        now=LATER,
+    )
 
     data = json.loads(hooks_json(tmp_path).read_text())
     assert all(len(ours(data, event)) == 1 for event in CODEX_EVENTS)
@@ -223,7 +241,7 @@ def test_gemini_hooks_keep_the_users_and_leave_with_disconnect(tmp_path: Path) -
 
     attach("gemini", tmp_path)
     data = json.loads(path.read_text())
-    disconnect("gemini", environ={}, home=tmp_path, now=LATER)
+    disconnect("gemini", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert data["hooks"]["disabled"] == ["lint"]
     assert data["hooks"]["AfterTool"][0] == mine["hooks"]["AfterTool"][0]
@@ -255,7 +273,12 @@ def test_a_cli_whose_version_cannot_be_read_counts_as_current(tmp_path: Path) ->
 
 def test_hooks_are_not_installed_for_an_https_server(tmp_path: Path) -> None:
     change = connect(
-        "gemini", "https://memory.example", use_token=False, environ={}, home=tmp_path, now=NOW
+        "gemini",
+        "https://memory.example",
+        use_token=False,
+        environ=env(tmp_path),
+        home=tmp_path,
+        now=NOW,
     )
 
     assert "hooks" not in json.loads(gemini_settings(tmp_path).read_text())

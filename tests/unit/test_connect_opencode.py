@@ -26,8 +26,17 @@ USER_CONFIG = {
 
 
 def opencode(home: Path, **kwargs: Any) -> Any:
-    options: dict[str, Any] = {"use_token": False, "environ": {}, "now": NOW, **kwargs}
+    options: dict[str, Any] = {"use_token": False, "environ": env(home), "now": NOW, **kwargs}
     return connect("opencode", URL, home=home, **options)
+
+
+def env(home: Path, **more: str) -> dict[str, str]:
+    """An environment whose data dir, where connect keeps its backups, is under `home`."""
+    return {"CLAUDE_MEMORY_HOME": str(data_dir(home)), **more}
+
+
+def data_dir(home: Path) -> Path:
+    return home / "claude-memory-data"
 
 
 def plugin(home: Path) -> Path:
@@ -124,7 +133,7 @@ def test_an_opencode_without_plugins_gets_the_instructions_block(tmp_path: Path)
     fake = write(tmp_path / "bin" / "opencode", "#!/bin/sh\necho 0.15.2\n")
     fake.chmod(0o755)
 
-    change = opencode(tmp_path, environ={"PATH": str(fake.parent)})
+    change = opencode(tmp_path, environ=env(tmp_path, PATH=str(fake.parent)))
 
     assert change.version == "0.15.2" and change.hooks == []
     assert not plugin(tmp_path).exists()
@@ -167,7 +176,9 @@ def test_opencode_disconnect_removes_our_entry_plugin_and_block_and_only_those(
     agents_md = write(tmp_path / ".config" / "opencode" / "AGENTS.md", "# Mine\n\nUse pnpm.\n")
     opencode(tmp_path, instructions=True)
 
-    removed = disconnect("opencode", environ={}, home=tmp_path, now=NOW + timedelta(seconds=1))
+    removed = disconnect(
+        "opencode", environ=env(tmp_path), home=tmp_path, now=NOW + timedelta(seconds=1)
+    )
 
     assert removed.changed and not plugin(tmp_path).exists()
     assert json.loads(path.read_text()) == USER_CONFIG

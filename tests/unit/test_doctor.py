@@ -19,6 +19,7 @@ from server.agents.claude_code import PLUGIN
 from server.agents.registry import AGENTS, connect
 from server.cli.main import main
 from server.jobs import hook_install
+from server.jobs.agent_files import backups_folder
 from server.jobs.doctor import as_json, diagnose
 from server.jobs.server_check import check_server
 from tests.db_fixtures import free_port
@@ -47,7 +48,22 @@ def closed_url() -> str:
 
 
 def attach(agent: str, home: Path, url: str) -> Any:
-    return connect(agent, url, use_token=False, environ={}, home=home, now=NOW)
+    return connect(agent, url, use_token=False, environ=env(home), home=home, now=NOW)
+
+
+def env(home: Path, **more: str) -> dict[str, str]:
+    """An environment whose data dir, where connect keeps its backups, is under `home`."""
+    return {"CLAUDE_MEMORY_HOME": str(data_dir(home)), **more}
+
+
+def data_dir(home: Path) -> Path:
+    return home / "claude-memory-data"
+
+
+def install_hooks(home: Path, url: str) -> None:
+    """`install-hooks` into the user's Claude Code settings, its backups under `home`."""
+    settings = home / ".claude" / "settings.json"
+    hook_install.install(settings, url, now=NOW, backups=backups_folder(data_dir(home)))
 
 
 def report(home: Path, cwd: Path, environ: dict[str, str] | None = None) -> dict[str, Any]:
@@ -125,7 +141,7 @@ def test_claude_code_user_entry_and_install_hooks_agreeing(tmp_path: Path) -> No
     home = tmp_path / "home"
     url = closed_url()
     user_entry(home, url)
-    hook_install.install(home / ".claude" / "settings.json", url, now=NOW)
+    install_hooks(home, url)
 
     entry = agent(report(home, tmp_path), "claude-code")
 
@@ -143,7 +159,7 @@ def test_claude_code_hooks_calling_another_port_than_the_mcp_entry(tmp_path: Pat
     home = tmp_path / "home"
     served, stale = closed_url(), closed_url()
     user_entry(home, served)
-    hook_install.install(home / ".claude" / "settings.json", stale, now=NOW)
+    install_hooks(home, stale)
 
     problems = agent(report(home, tmp_path), "claude-code")["problems"]
 
@@ -155,7 +171,7 @@ def test_claude_code_plugin_next_to_a_user_entry_and_install_hooks(tmp_path: Pat
     home = tmp_path / "home"
     url = closed_url()
     user_entry(home, url)
-    hook_install.install(home / ".claude" / "settings.json", url, now=NOW)
+    install_hooks(home, url)
     install_plugin(home, url)
 
     entry = agent(report(home, tmp_path), "claude-code")
@@ -236,7 +252,7 @@ def test_connect_claude_code_with_the_plugin_removes_install_hooks_hooks(tmp_pat
     home = tmp_path / "home"
     url = closed_url()
     settings = home / ".claude" / "settings.json"
-    hook_install.install(settings, url, now=NOW)
+    install_hooks(home, url)
     install_plugin(home, url)
     before = settings.read_text()
 
@@ -267,19 +283,19 @@ def test_connect_claude_code_with_the_plugin_dry_run_writes_nothing(tmp_path: Pa
     home = tmp_path / "home"
     url = closed_url()
     settings = home / ".claude" / "settings.json"
-    hook_install.install(settings, url, now=NOW)
+    install_hooks(home, url)
     install_plugin(home, url)
     before = settings.read_text()
 
     change = connect(
-        "claude-code", url, use_token=False, environ={}, home=home, now=NOW, dry_run=True
+        "claude-code", url, use_token=False, environ=env(home), home=home, now=NOW, dry_run=True
     )
 
     assert change.changed and change.dry_run
     assert change.files[0].diff.startswith(f"--- {settings}")
     assert "would remove the hooks install-hooks wrote" in change.notes[0]
     assert settings.read_text() == before
-    assert not list(settings.parent.glob("settings.json.bak-*"))
+    assert not backups_folder(data_dir(home)).exists()
 
 
 # --- the check before a URL is written --------------------------------------------------------

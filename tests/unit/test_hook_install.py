@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from server.cli.main import main
+from server.jobs.agent_files import backups_folder
 from server.jobs.hook_install import (
     EVENTS,
     HookSettingsError,
@@ -44,6 +46,11 @@ def existing_settings() -> dict[str, Any]:
     }
 
 
+def backups(tmp_path: Path) -> Path:
+    """Where install and uninstall keep the old file: a data dir under `tmp_path`."""
+    return backups_folder(tmp_path / "data")
+
+
 def write(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=4) + "\n")
 
@@ -61,7 +68,7 @@ def ours(data: dict[str, Any], event: str) -> list[dict[str, Any]]:
 def test_install_adds_one_entry_per_event_in_the_documented_shape(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
 
-    change = install(path, URL, now=NOW)
+    change = install(path, URL, now=NOW, backups=backups(tmp_path))
 
     data = read(path)
     assert change.changed and change.backup is None
@@ -80,9 +87,9 @@ def test_install_twice_leaves_one_copy_of_each_entry_and_keeps_the_others(
     path = tmp_path / "settings.json"
     write(path, existing_settings())
 
-    first = install(path, URL, now=NOW)
+    first = install(path, URL, now=NOW, backups=backups(tmp_path))
     after_first = path.read_text()
-    second = install(path, URL, now=NOW + timedelta(seconds=1))
+    second = install(path, URL, now=NOW + timedelta(seconds=1), backups=backups(tmp_path))
 
     data = read(path)
     assert first.changed and not second.changed
@@ -99,27 +106,42 @@ def test_install_twice_leaves_one_copy_of_each_entry_and_keeps_the_others(
 
 def test_install_replaces_an_older_entry_in_place(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
-    install(path, "http://127.0.0.1:4000", now=NOW)
+    install(path, "http://127.0.0.1:4000", now=NOW, backups=backups(tmp_path))
 
-    install(path, URL, now=NOW + timedelta(seconds=1))
+    install(path, URL, now=NOW + timedelta(seconds=1), backups=backups(tmp_path))
 
     [handler] = ours(read(path), "UserPromptSubmit")
     assert f"--url {URL}" in handler["command"]
     assert "4000" not in json.dumps(read(path))
 
 
-def test_install_writes_a_backup_of_the_previous_file(tmp_path: Path) -> None:
+def test_install_backs_the_previous_file_up_into_the_data_dir_owner_only(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     write(path, existing_settings())
     before = path.read_text()
 
-    change = install(path, URL, now=NOW)
+    change = install(path, URL, now=NOW, backups=backups(tmp_path))
 
     assert change.backup is not None
-    assert change.backup.parent == tmp_path
-    assert change.backup.name.startswith("settings.json.bak-20260822T120000")
+    assert change.backup.parent == backups(tmp_path)
+    flat = str(path).lstrip("/").replace("/", "_")
+    assert change.backup.name == f"{flat}.bak-20260822T120000000000Z"
     assert change.backup.read_text() == before
-    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    assert stat.S_IMODE(change.backup.stat().st_mode) == 0o600
+    assert stat.S_IMODE(backups(tmp_path).stat().st_mode) == 0o700
+    assert [p.name for p in tmp_path.iterdir() if ".bak-" in p.name or ".tmp" in p.name] == []
+
+
+def test_install_refuses_and_leaves_the_file_when_no_backup_can_be_made(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    write(path, existing_settings())
+    before = path.read_text()
+    (tmp_path / "data").write_text("a file where the data dir should be")
+
+    with pytest.raises(HookSettingsError, match=r"cannot back up .*settings\.json was left as it"):
+        install(path, URL, now=NOW, backups=backups(tmp_path))
+
+    assert path.read_text() == before
 
 
 def test_dry_run_shows_a_diff_and_writes_nothing(tmp_path: Path) -> None:
@@ -128,7 +150,7 @@ def test_dry_run_shows_a_diff_and_writes_nothing(tmp_path: Path) -> None:
     write(path, existing_settings())
     before = path.read_text()
 
-    change = install(path, URL, now=NOW, dry_run=True)
+    change = install(path, URL, now=NOW, backups=backups(tmp_path), dry_run=True)
 
     assert change.changed
     assert change.diff.startswith(f"--- {path}")
@@ -140,9 +162,9 @@ def test_dry_run_shows_a_diff_and_writes_nothing(tmp_path: Path) -> None:
 def test_uninstall_removes_only_our_entries(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     write(path, existing_settings())
-    install(path, URL, now=NOW)
+    install(path, URL, now=NOW, backups=backups(tmp_path))
 
-    change = uninstall(path, now=NOW + timedelta(seconds=1))
+    change = uninstall(path, now=NOW + timedelta(seconds=1), backups=backups(tmp_path))
 
     assert change.changed
     assert read(path) == existing_settings()
@@ -151,9 +173,9 @@ def test_uninstall_removes_only_our_entries(tmp_path: Path) -> None:
 def test_uninstall_drops_the_hooks_key_our_install_created(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     write(path, {"model": "opus"})
-    install(path, URL, now=NOW)
+    install(path, URL, now=NOW, backups=backups(tmp_path))
 
-    uninstall(path, now=NOW + timedelta(seconds=1))
+    uninstall(path, now=NOW + timedelta(seconds=1), backups=backups(tmp_path))
 
     assert read(path) == {"model": "opus"}
 
@@ -165,7 +187,7 @@ def test_uninstall_recognises_the_cli_form_of_our_hook_by_its_marker(
     cli_hook = {"type": "command", "command": "claude-memory hook session-start"}
     write(path, {"hooks": {"SessionStart": [{"hooks": [cli_hook, OTHER_HOOK]}]}})
 
-    uninstall(path, now=NOW)
+    uninstall(path, now=NOW, backups=backups(tmp_path))
 
     assert read(path) == {"hooks": {"SessionStart": [{"hooks": [OTHER_HOOK]}]}}
 
@@ -175,7 +197,7 @@ def test_uninstall_without_our_entries_changes_nothing(tmp_path: Path) -> None:
     write(path, json.loads(FIXTURE_SETTINGS.read_text()))
     before = path.read_text()
 
-    change = uninstall(path, now=NOW)
+    change = uninstall(path, now=NOW, backups=backups(tmp_path))
 
     assert not change.changed
     assert path.read_text() == before
@@ -186,7 +208,7 @@ def test_a_settings_file_that_is_not_json_is_left_alone(tmp_path: Path) -> None:
     path.write_text('{"hooks": {')
 
     with pytest.raises(HookSettingsError, match="not valid JSON"):
-        install(path, URL, now=NOW)
+        install(path, URL, now=NOW, backups=backups(tmp_path))
 
     assert path.read_text() == '{"hooks": {'
 
@@ -198,7 +220,7 @@ def test_a_symlinked_settings_file_is_changed_at_its_target(tmp_path: Path) -> N
     link = tmp_path / "settings.json"
     link.symlink_to(target)
 
-    install(link, URL, now=NOW)
+    install(link, URL, now=NOW, backups=backups(tmp_path))
 
     assert link.is_symlink()
     assert len(ours(read(target), "SessionStart")) == 1
@@ -223,7 +245,7 @@ def test_cli_install_then_uninstall_round_trip(
     removed = json.loads(capsys.readouterr().out)
 
     assert diff.startswith("---")
-    assert installed["changed"] and installed["backup"]
+    assert installed["changed"] and Path(installed["backup"]).parent == backups(tmp_path)
     assert "server/hooks.py user-prompt-submit" in installed["command"]
     assert removed["changed"]
     assert read(path) == existing_settings()
