@@ -323,17 +323,21 @@ async def test_doctor_flags_our_old_user_entry_next_to_the_plugin_and_connect_re
     assert doctor.returncode == 1, doctor.stderr
     assert (plugin_route["path"], plugin_route["url"]) == (f"plugin {PLUGIN}", app_url)
     assert plugin_route["answers"]["ours"] and plugin_route["answers"]["version"] == __version__
-    [problem] = claude_code["problems"]
-    assert (
-        "user-scope MCP entry" in problem["message"] and "next to the plugin" in problem["message"]
+    # connect (before the plugin) wrote our entry and our hooks: both sit beside the plugin.
+    problems = claude_code["problems"]
+    assert len(problems) == 2, problems
+    assert any("user-scope MCP entry" in p["message"] for p in problems)
+    assert any(
+        "in the plugin: Claude Code runs each of them twice" in p["message"] for p in problems
     )
-    assert problem["fix"] == "claude-memory connect claude-code"
+    assert {p["fix"] for p in problems} == {"claude-memory connect claude-code"}
     assert "PROBLEM: a user-scope MCP entry" in shown.stdout and shown.returncode == 1
 
     assert connected.returncode == 0, connected.stderr
     assert "ran: claude mcp remove claude-memory --scope user" in connected.stdout
-    assert f"connected by the plugin {PLUGIN} ({app_url}): removed our user-scope MCP entry" in (
-        connected.stdout
+    assert (
+        f"connected by the plugin {PLUGIN} ({app_url}): removed our user-scope MCP entry and the"
+        " hooks install-hooks wrote" in connected.stdout
     )
     kept = Path(claude_env["CLAUDE_MEMORY_HOME"]) / "backups" / "agent-files"
     backups = list(kept.glob("*_.claude.json.bak-*"))
