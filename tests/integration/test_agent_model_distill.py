@@ -36,6 +36,8 @@ from server.jobs.hook_install import install
 from server.learning.agent_models import RunBudget
 from server.learning.child import CHILD_MARKER, child_folder
 from server.learning.claude_code_model import CLAUDE_CODE, ClaudeCodeModel
+from server.learning.codex_model import CODEX as CODEX_PROVIDER
+from server.learning.codex_model import CodexModel
 from server.learning.distill import Distiller, DistillSummary
 from server.learning.distill_core import SYSTEM_PROMPT
 from server.service.memory import MemoryService
@@ -46,6 +48,7 @@ from tests.integration.hook_runs import payload, run_hook
 from tests.integration.processes import run_cli
 from tests.llm_stub import ContentReply
 from tests.messages_stub import ScriptedReply
+from tests.responses_stub import ScriptedShell
 from tests.stub_server import QuietHandler, ScriptedModel, send_json
 
 pytestmark = pytest.mark.integration
@@ -384,3 +387,77 @@ def test_nothing_is_sent_before_llm_use_and_a_dry_run_sends_nothing_either(
     assert (receipt["provider"], receipt["calls"]) == ("claude-code", CLAUDE_SESSIONS)
     assert len(claude_model.requests) == CLAUDE_SESSIONS
     assert json.loads(status.stdout)["last_receipt"]["calls"] == CLAUDE_SESSIONS
+
+
+class DistillingCodex(ScriptedShell):
+    """The Responses API stand-in, answering each request as a distilling model would."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        said = [
+            part.get("text", "")
+            for item in body.get("input", [])
+            if isinstance(item, dict) and item.get("role") == "user"
+            for part in item.get("content", [])
+            if isinstance(part, dict)
+        ]
+        reply = lessons_for([{"role": "user", "content": "\n".join(said)}])
+        assert isinstance(reply, ContentReply)
+        self.reply = reply.content
+        return super().answer(body)
+
+
+def pointed_codex(agent_clis: Path, folder: Path, base_url: str) -> Path:
+    """A `codex` that runs the real one with our arguments plus the stand-in's URL: Codex reads
+    its endpoint only from config (`openai_base_url`), and our arguments ignore the user's."""
+    folder.mkdir()
+    wrapper = folder / "codex"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'sub="$1"; shift\n'
+        f'exec "{agent_clis / "codex"}" "$sub" -c \'openai_base_url="{base_url}"\''
+        " -c features.responses_websockets=false -c features.responses_websockets_v2=false"
+        ' "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return folder
+
+
+async def test_codex_distills_only_codex_sessions_with_its_tools_off(
+    service: MemoryService,
+    imported: Path,
+    child_env: dict[str, str],
+    agent_clis: Path,
+    isolated_home: Path,
+    tmp_path: Path,
+) -> None:
+    codex_root = Path(shutil.copytree(CODEX_FIXTURES, tmp_path / "codex-sessions"))
+    await SessionImporter(service, ImportFilters(min_length=0), agent=CODEX).run(codex_root)
+    queue = await service.learning.distill_queue()
+    codex_ids = {p.session_id for p in queue if p.source == "codex"}
+    with DistillingCodex() as model:
+        bin_dir = pointed_codex(agent_clis, tmp_path / "bin", model.base_url)
+        env = {**child_env, "PATH": f"{bin_dir}{os.pathsep}{child_env['PATH']}"}
+        cli = CodexModel(service.settings.claude_memory_home, timeout=120, environ=env)
+        budget = RunBudget(CODEX_PROVIDER, 20, 200_000, usage=cli.usage)
+        summary = await Distiller(
+            service, cli, model="", workers=1, budget=budget, context_tokens=150_000
+        ).run()
+        asked = model.requests
+    still_pending = {p.session_id for p in await service.learning.distill_queue()}
+    rollouts = list((isolated_home / ".codex").rglob("rollout-*.jsonl"))
+
+    assert codex_ids and summary.stopped is None, summary.stopped
+    assert summary.distilled == len(codex_ids)
+    assert len(asked) == len(codex_ids)
+    for body in asked:
+        offered = {tool.get("name") or tool.get("type") for tool in body.get("tools", [])}
+        assert offered <= {"request_user_input"}, offered
+        developer = json.dumps([i for i in body["input"] if i.get("role") == "developer"])
+        assert json.dumps(SYSTEM_PROMPT)[1:200] in developer
+    assert {p.session_id for p in queue if p.source == "claude-code"} <= still_pending
+    assert any("claude-code session(s) left pending" in line for line in summary.left_pending)
+    assert (summary.llm or {})["calls"] == len(codex_ids)
+    assert rollouts == []
