@@ -174,6 +174,11 @@ class CliModel:
         env[CHILD_MARKER] = "1"
         return env
 
+    def call_environment(self, system: str, folder: Path) -> dict[str, str]:
+        """More of the child's environment for one call (none by default): for a CLI that
+        takes its system prompt from a file."""
+        return {}
+
     def located(self) -> str:
         """The executable's full path; LlmRequestError when it is not installed."""
         found = shutil.which(self.executable, path=self.environ.get("PATH"))
@@ -201,7 +206,7 @@ class CliModel:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=folder,
-                env=self.child_environment(),
+                env=self.child_environment() | self.call_environment(prompt.system, folder),
                 start_new_session=True,
             )
         except OSError as exc:

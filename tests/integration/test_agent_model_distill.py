@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from server.ingest.codex import CODEX
+from server.ingest.gemini import GEMINI as GEMINI_FORMAT
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.jobs.hook_install import install
 from server.learning.agent_models import RunBudget
@@ -40,8 +41,11 @@ from server.learning.codex_model import CODEX as CODEX_PROVIDER
 from server.learning.codex_model import CodexModel
 from server.learning.distill import Distiller, DistillSummary
 from server.learning.distill_core import SYSTEM_PROMPT
+from server.learning.gemini_model import GEMINI, GeminiModel
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port
+from tests.gemini_api_stub import ScriptedGemini
+from tests.gemini_api_stub import request_text as gemini_request_text
 from tests.integration.acme_facts import SHARED_FIXTURES
 from tests.integration.distilling import LESSONS, lessons_for
 from tests.integration.hook_runs import payload, run_hook
@@ -54,6 +58,17 @@ from tests.stub_server import QuietHandler, ScriptedModel, send_json
 pytestmark = pytest.mark.integration
 
 CODEX_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "sessions"
+GEMINI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini"
+READ_ONLY_GEMINI_TOOLS = {
+    "update_topic",
+    "list_directory",
+    "read_file",
+    "grep_search",
+    "glob",
+    "google_web_search",
+    "enter_plan_mode",
+    "invoke_agent",
+}
 CLAUDE_SESSIONS = 4  # the shared Claude Code fixtures the `imported` fixture brings in
 
 
@@ -67,6 +82,13 @@ def request_text(body: dict[str, Any]) -> str:
         elif isinstance(content, list):
             parts += [block.get("text", "") for block in content if isinstance(block, dict)]
     return "\n".join(parts)
+
+
+def distilled(text: str) -> str:
+    """What a distilling model answers to a request holding `text`."""
+    reply = lessons_for([{"role": "user", "content": text}])
+    assert isinstance(reply, ContentReply)
+    return reply.content
 
 
 class DistillingClaude(ScriptedReply):
@@ -461,3 +483,59 @@ async def test_codex_distills_only_codex_sessions_with_its_tools_off(
     assert any("claude-code session(s) left pending" in line for line in summary.left_pending)
     assert (summary.llm or {})["calls"] == len(codex_ids)
     assert rollouts == []
+
+
+async def test_gemini_distills_only_gemini_sessions_with_no_write_tools_and_its_chat_not_imported(
+    service: MemoryService,
+    imported: Path,
+    child_env: dict[str, str],
+    isolated_home: Path,
+    tmp_path: Path,
+) -> None:
+    gemini_root = Path(shutil.copytree(GEMINI_FIXTURES, tmp_path / ".gemini")) / "tmp"
+    await SessionImporter(service, ImportFilters(min_length=0), agent=GEMINI_FORMAT).run(
+        gemini_root
+    )
+    queue = await service.learning.distill_queue()
+    gemini_ids = {p.session_id for p in queue if p.source == "gemini"}
+    settings = isolated_home / ".gemini" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True},
+            }
+        )
+    )
+    with ScriptedGemini(lambda body: distilled(gemini_request_text(body))) as model:
+        env = {**child_env, "GOOGLE_GEMINI_BASE_URL": model.root_url, "GEMINI_API_KEY": "k"}
+        cli = GeminiModel(service.settings.claude_memory_home, timeout=120, environ=env)
+        budget = RunBudget(GEMINI, 20, 200_000, usage=cli.usage)
+        summary = await Distiller(
+            service, cli, model="flash-lite", workers=1, budget=budget, context_tokens=150_000
+        ).run()
+        asked = model.requests
+    still_pending = {p.session_id for p in await service.learning.distill_queue()}
+    child_chats = await SessionImporter(service, ImportFilters(), agent=GEMINI_FORMAT).run(
+        isolated_home / ".gemini" / "tmp"
+    )
+
+    assert gemini_ids and summary.stopped is None, summary.stopped
+    assert summary.distilled == len(gemini_ids)
+    assert len(asked) == len(gemini_ids)
+    for body in asked:
+        offered = {
+            declared["name"]
+            for tool in body.get("tools", [])
+            for declared in tool.get("functionDeclarations", [])
+        }
+        # Known gap (docs/learning.md): Gemini CLI 0.61 still offers its read-only tools.
+        assert offered <= READ_ONLY_GEMINI_TOOLS, offered
+        assert SYSTEM_PROMPT in json.dumps(body["systemInstruction"], ensure_ascii=False).replace(
+            "\\n", "\n"
+        ).replace('\\"', '"')
+    assert {p.session_id for p in queue if p.source == "claude-code"} <= still_pending
+    assert (summary.llm or {})["calls"] == len(gemini_ids)
+    assert child_chats.turns_imported == 0
