@@ -158,8 +158,12 @@ class CliModel:
         self.environ = dict(os.environ if environ is None else environ)
         self.usage = Usage()
 
-    def argv(self, system: str, model: str) -> list[str]:
-        """The command line (stdin carries the prompt)."""
+    # Whether the prompt goes on stdin; a CLI that reads it only from its command line gets it
+    # in `argv` (and a window small enough for one argument: Provider.context_tokens).
+    prompt_on_stdin: ClassVar[bool] = True
+
+    def argv(self, system: str, model: str, prompt: str) -> list[str]:
+        """The command line; `prompt` is in it only when the CLI cannot read it on stdin."""
         raise NotImplementedError
 
     def parse(self, stdout: str) -> CliAnswer:
@@ -198,7 +202,7 @@ class CliModel:
         folder = child_folder(self.home)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.prepare(folder)
-        argv = [self.located(), *self.argv(prompt.system, model)[1:]]
+        argv = [self.located(), *self.argv(prompt.system, model, prompt.text)[1:]]
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -213,7 +217,8 @@ class CliModel:
             raise LlmRequestError(f"cannot run {self.executable}: {exc}") from exc
         try:
             out, err = await asyncio.wait_for(
-                process.communicate(prompt.text.encode()), self.timeout
+                process.communicate(prompt.text.encode() if self.prompt_on_stdin else b""),
+                self.timeout,
             )
         except TimeoutError:
             process.kill()

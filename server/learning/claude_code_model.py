@@ -36,7 +36,7 @@ class ClaudeCodeModel(CliModel):
 
     provider = CLAUDE_CODE
 
-    def argv(self, system: str, model: str) -> list[str]:
+    def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [
             self.executable,
             "-p",

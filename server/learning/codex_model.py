@@ -49,7 +49,7 @@ TOOLS_OFF = (
 class CodexModel(CliModel):
     provider = CODEX
 
-    def argv(self, system: str, model: str) -> list[str]:
+    def argv(self, system: str, model: str, prompt: str) -> list[str]:
         settings = [
             "mcp_servers={}",
             *TOOLS_OFF,

@@ -74,7 +74,7 @@ SETTINGS = {
 class GeminiModel(CliModel):
     provider = GEMINI
 
-    def argv(self, system: str, model: str) -> list[str]:
+    def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [
             self.executable,
             "--output-format",

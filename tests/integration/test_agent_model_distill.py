@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
@@ -31,6 +32,7 @@ from typing import Any
 import pytest
 
 from server.ingest.codex import CODEX
+from server.ingest.copilot import COPILOT as COPILOT_FORMAT
 from server.ingest.gemini import GEMINI as GEMINI_FORMAT
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.jobs.hook_install import install
@@ -39,6 +41,7 @@ from server.learning.child import CHILD_MARKER, child_folder
 from server.learning.claude_code_model import CLAUDE_CODE, ClaudeCodeModel
 from server.learning.codex_model import CODEX as CODEX_PROVIDER
 from server.learning.codex_model import CodexModel
+from server.learning.copilot_model import COPILOT, CopilotModel
 from server.learning.distill import Distiller, DistillSummary
 from server.learning.distill_core import SYSTEM_PROMPT
 from server.learning.gemini_model import GEMINI, GeminiModel
@@ -59,6 +62,8 @@ pytestmark = pytest.mark.integration
 
 CODEX_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "sessions"
 GEMINI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini"
+COPILOT_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "copilot" / "session-state"
+REPOSITORY = Path(__file__).resolve().parents[2]
 READ_ONLY_GEMINI_TOOLS = {
     "update_topic",
     "list_directory",
@@ -539,3 +544,96 @@ async def test_gemini_distills_only_gemini_sessions_with_no_write_tools_and_its_
     assert {p.session_id for p in queue if p.source == "claude-code"} <= still_pending
     assert (summary.llm or {})["calls"] == len(gemini_ids)
     assert child_chats.turns_imported == 0
+
+
+STAND_IN_COPILOT = """\
+#!{python}
+# A stand-in `copilot`: the real one cannot be pointed at a local model. It keeps its
+# arguments and answers -p as a distilling model would, in Copilot's JSON-lines events.
+import json, sys
+sys.path.insert(0, {repository!r})
+from tests.integration.test_agent_model_distill import distilled
+with open({calls!r}, "a") as out:
+    out.write(json.dumps(sys.argv[1:]) + "\\n")
+prompt = sys.argv[sys.argv.index("-p") + 1]
+for event in (
+    {{"type": "session.start", "data": {{"sessionId": "s1"}}}},
+    {{"type": "assistant.turn_start", "data": {{}}}},
+    {{"type": "assistant.message", "data": {{"content": distilled(prompt), "toolRequests": []}}}},
+    {{"type": "assistant.turn_end", "data": {{}}}},
+):
+    print(json.dumps(event))
+"""
+
+
+def stand_in_copilot(folder: Path) -> tuple[Path, Path]:
+    """A folder holding the stand-in `copilot`, and the file its calls' arguments go to."""
+    folder.mkdir()
+    calls = folder / "calls.jsonl"
+    script = folder / "copilot"
+    script.write_text(
+        STAND_IN_COPILOT.format(python=sys.executable, repository=str(REPOSITORY), calls=str(calls))
+    )
+    script.chmod(0o755)
+    return folder, calls
+
+
+async def test_copilot_distills_only_copilot_sessions_through_its_headless_shape(
+    service: MemoryService, imported: Path, child_env: dict[str, str], tmp_path: Path
+) -> None:
+    root = Path(shutil.copytree(COPILOT_FIXTURES, tmp_path / "session-state"))
+    await SessionImporter(service, ImportFilters(min_length=0), agent=COPILOT_FORMAT).run(root)
+    queue = await service.learning.distill_queue()
+    copilot_ids = {p.session_id for p in queue if p.source == "copilot"}
+    bin_dir, calls = stand_in_copilot(tmp_path / "bin")
+    env = {**child_env, "PATH": f"{bin_dir}{os.pathsep}{child_env['PATH']}"}
+    cli = CopilotModel(service.settings.claude_memory_home, timeout=120, environ=env)
+    budget = RunBudget(COPILOT, 20, 200_000, usage=cli.usage)
+
+    summary = await Distiller(
+        service, cli, model="", workers=1, budget=budget, context_tokens=40_000
+    ).run()
+    argvs = [json.loads(line) for line in calls.read_text().splitlines()]
+
+    assert copilot_ids and summary.stopped is None, summary.stopped
+    assert summary.distilled == len(copilot_ids) == len(argvs)
+    for argv in argvs:
+        assert argv[0] == "-p" and argv[1].startswith(SYSTEM_PROMPT)
+        assert "--available-tools=" in argv and "--disable-builtin-mcps" in argv
+    assert (summary.llm or {})["tokens_estimated"] is True
+    assert any("claude-code session(s) left pending" in line for line in summary.left_pending)
+
+
+def test_the_real_copilot_accepts_our_exact_arguments(
+    agent_clis: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    """Offline and logged out, the real CLI given our arguments stops at login; given one it
+    does not know, at a usage error: so acceptance is told apart from refusal."""
+    cli = CopilotModel(tmp_path, timeout=60)
+    ours = cli.argv(SYSTEM_PROMPT, "", "<transcript>hello</transcript>")[1:]
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+    }
+    env.update(HOME=str(isolated_home), NO_COLOR="1")
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [str(agent_clis / "copilot"), *args],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        return done.stdout + done.stderr
+
+    accepted = run(*ours)
+    refused = run(*ours, "--no-such-flag")
+
+    assert "authenticate" in accepted, accepted[-1000:]
+    assert "copilot --help" not in accepted
+    assert "copilot --help" in refused and "authenticate" not in refused
