@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 from server.learning.agent_models import CliAnswer, CliModel, Provider, json_object, whole_number
@@ -41,6 +42,8 @@ GEMINI = Provider(
 )
 
 SETTINGS_FILE = "gemini-settings.json"
+# A call's system prompt file is left for the CLI to read; later calls remove it after this.
+STALE_SECONDS = 3_600
 # Gemini CLI's `tools.core` is an allowlist: a name no tool has leaves none; `tools.exclude`
 # names its built-in tools (0.61) besides, so a tool the allowlist lets through is still out.
 NO_TOOL = "claude-memory-allows-no-tool"
@@ -90,7 +93,12 @@ class GeminiModel(CliModel):
         ]
 
     def prepare(self, folder: Path) -> None:
+        """Our settings file; system prompt files of calls long finished are removed."""
         (folder / SETTINGS_FILE).write_text(json.dumps(SETTINGS), encoding="utf-8")
+        stale = time.time() - STALE_SECONDS
+        for old in folder.glob("system-*.md"):
+            if old.stat().st_mtime < stale:
+                old.unlink(missing_ok=True)
 
     def call_environment(self, system: str, folder: Path) -> dict[str, str]:
         descriptor, path = tempfile.mkstemp(prefix="system-", suffix=".md", dir=folder)
