@@ -13,8 +13,9 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from server.agents.registry import SESSION_FORMATS
 from server.core.access import Viewer, acting_as
@@ -29,7 +30,8 @@ from server.ingest.agent_format import AgentFormat
 
 if TYPE_CHECKING:
     from server.ingest.importer import ImportSummary
-    from server.learning.llm import ChatClient
+    from server.learning.agent_models import RunBudget
+    from server.learning.llm import JsonModel
     from server.service.memory import MemoryService
 
 
@@ -107,7 +109,9 @@ def add_job_commands(commands: Any) -> None:
     importer.set_defaults(run=cmd_import)
 
     distill = commands.add_parser(
-        "distill", help="distill imported sessions into durable memories with a local LLM"
+        "distill",
+        help="distill imported sessions into durable memories with the LLM"
+        " (CLAUDE_MEMORY_LLM_PROVIDER: a local one, or your agent's own after `llm use`)",
     )
     distill.add_argument("--project", help="only sessions of this project")
     distill.add_argument("--session", metavar="ID", help="only this session (id or unique prefix)")
@@ -122,7 +126,11 @@ def add_job_commands(commands: Any) -> None:
         metavar="ID",
         help="make failed sessions (all, or this one) pending again, then exit",
     )
-    distill.add_argument("--dry-run", action="store_true", help="list what would be sent")
+    distill.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list what would be sent, where, and its size; send nothing",
+    )
     distill.add_argument("--json", action="store_true", help="print the summary as JSON")
     distill.set_defaults(run=cmd_distill)
 
@@ -391,18 +399,44 @@ def _print_summary(title: str, summary: dict[str, Any], as_json: bool) -> None:
     print("\n".join(lines))  # noqa: T201
 
 
+@dataclass(frozen=True, slots=True)
+class LlmRun:
+    """What an LLM job is given: the model (an endpoint's or an agent CLI's), its name, and
+    with an agent's model the run's budget and the window size that makes a session one
+    request."""
+
+    client: JsonModel
+    model: str
+    workers: int
+    progress: Callable[[int, int], None]
+    budget: RunBudget | None = None
+    context_tokens: int | None = None
+
+
 def _run_llm_job(
     args: argparse.Namespace,
     settings: Settings,
     name: str,
-    build: Callable[[MemoryService, ChatClient, int, Callable[[int, int], None]], LlmJob],
+    build: Callable[[MemoryService, LlmRun], LlmJob],
 ) -> int:
-    """Open the service and the LLM client, run one job, print its summary; 1 if it stopped."""
+    """Open the service and the model, run one job, print its summary; 1 if it stopped.
+
+    The model is CLAUDE_MEMORY_LLM_PROVIDER's: the OpenAI-compatible endpoint, or an agent's
+    CLI (one session at a time unless --workers says otherwise), whose receipt is also
+    appended to <data dir>/logs/llm-receipts.jsonl.
+    """
     from server.jobs.progress import ProgressLine
-    from server.learning.llm import ChatClient
+    from server.learning.agent_models import RunBudget, model_name, open_model, provider_of
+    from server.learning.llm import ChatClient, LlmError
     from server.service.runtime import open_service
 
-    workers = args.workers or settings.distill_workers
+    agent = None if settings.llm_provider == "openai" else settings.llm_provider
+    if agent is not None:
+        try:
+            provider = provider_of(agent)
+        except LlmError as exc:
+            raise StartupError(str(exc)) from None
+    workers = args.workers or (1 if agent else settings.distill_workers)
     if workers < 1:
         raise StartupError("--workers must be 1 or more")
 
@@ -410,13 +444,39 @@ def _run_llm_job(
         async with open_service(settings) as service:
             if name == "distill" and args.reset_failures is not None:
                 return {"reset": await service.reset_distill_failures(args.reset_failures or None)}
-            api_key = settings.llm_api_key.reveal() if settings.llm_api_key else None
-            async with ChatClient(
-                settings.ollama_url, api_key=api_key, timeout=settings.llm_timeout_seconds
-            ) as client:
-                with ProgressLine(name, sys.stderr) as progress:
-                    job = build(service, client, workers, progress.update)
-                    summary = await job.run(project=args.project, session=args.session)
+            with ProgressLine(name, sys.stderr) as progress:
+                if agent is not None:
+                    cli = open_model(
+                        agent, settings.claude_memory_home, timeout=settings.llm_timeout_seconds
+                    )
+                    budget = RunBudget(
+                        provider,
+                        settings.llm_max_sessions_per_run,
+                        settings.llm_max_input_tokens_per_run,
+                        usage=cli.usage,
+                    )
+                    llm_run = LlmRun(
+                        cli,
+                        args.model or model_name(agent, settings.llm_model),
+                        workers,
+                        progress.update,
+                        budget,
+                        max(provider.context_tokens, settings.distill_context_tokens),
+                    )
+                    summary = await build(service, llm_run).run(
+                        project=args.project, session=args.session
+                    )
+                    return summary.as_json()
+                api_key = settings.llm_api_key.reveal() if settings.llm_api_key else None
+                async with ChatClient(
+                    settings.ollama_url, api_key=api_key, timeout=settings.llm_timeout_seconds
+                ) as client:
+                    llm_run = LlmRun(
+                        client, args.model or settings.distill_model, workers, progress.update
+                    )
+                    summary = await build(service, llm_run).run(
+                        project=args.project, session=args.session
+                    )
         return summary.as_json()
 
     try:
@@ -424,10 +484,29 @@ def _run_llm_job(
     except ServiceError as exc:
         raise StartupError(exc.message) from None
     _print_summary(f"{name}:", result, args.json)
+    if agent is not None and not args.dry_run and isinstance(result.get("llm"), dict):
+        _record_receipt(settings, name, result)
     if result.get("stopped"):
         print(f"claude-memory: {name} stopped: {result['stopped']}", file=sys.stderr)  # noqa: T201
         return 1
     return 0
+
+
+def _record_receipt(settings: Settings, name: str, result: dict[str, object]) -> None:
+    """One JSON line per run that used an agent's model: when, which job, what it cost."""
+    from datetime import UTC, datetime
+
+    folder = settings.claude_memory_home / "logs"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    line = {
+        "at": datetime.now(tz=UTC).isoformat(timespec="seconds"),
+        "job": name,
+        **cast("dict[str, object]", result["llm"]),
+        "stopped": result.get("stopped"),
+        "left_pending": result.get("left_pending"),
+    }
+    with (folder / "llm-receipts.jsonl").open("a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
@@ -437,13 +516,15 @@ def cmd_distill(args: argparse.Namespace, settings: Settings) -> int:
         args,
         settings,
         "distill",
-        lambda service, client, workers, progress: Distiller(
+        lambda service, run: Distiller(
             service,
-            client,
-            model=args.model or settings.distill_model,
-            workers=workers,
+            run.client,
+            model=run.model,
+            workers=run.workers,
             dry_run=args.dry_run,
-            progress=progress,
+            progress=run.progress,
+            budget=run.budget,
+            context_tokens=run.context_tokens,
         ),
     )
 
@@ -455,14 +536,16 @@ def cmd_behavior(args: argparse.Namespace, settings: Settings) -> int:
         args,
         settings,
         "behavior",
-        lambda service, client, workers, progress: BehaviorReader(
+        lambda service, run: BehaviorReader(
             service,
-            client,
-            model=args.model or settings.distill_model,
-            workers=workers,
+            run.client,
+            model=run.model,
+            workers=run.workers,
             force=args.force,
             dry_run=args.dry_run,
-            progress=progress,
+            progress=run.progress,
+            budget=run.budget,
+            context_tokens=run.context_tokens,
         ),
     )
 

@@ -26,6 +26,7 @@ from server.cli.folders import add_folder_command
 from server.cli.jobs import add_hook_commands, add_job_commands
 from server.cli.learn import add_learn_command
 from server.cli.lessons import add_lesson_commands
+from server.cli.llm import add_llm_command
 from server.cli.promote import add_promote_command
 from server.cli.stats import add_stats_command
 from server.cli.users import add_user_commands
@@ -53,6 +54,7 @@ examples:
   claude-memory stats --context --plain    what the hooks injected, per day and project
   claude-memory promote                    proven memories as lines of CLAUDE.md/AGENTS.md (--write)
   claude-memory folder ~/src/shop --project shop   which project a folder is (or --none)
+  claude-memory llm use claude-code        distil with your Claude Code login (says what it sends)
 """
 
 
@@ -158,6 +160,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_stats_command(commands)
     add_user_commands(commands)
     add_learn_command(commands)
+    add_llm_command(commands)
     add_promote_command(commands)
     add_folder_command(commands)
     add_hook_commands(commands)

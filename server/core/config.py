@@ -179,6 +179,16 @@ class Settings:
     distill_min_messages: int = 5
     distill_context_tokens: int = 16_000
     llm_timeout_seconds: float = 300.0
+    # Who distils (#67): `openai` (the endpoint above: Ollama or any OpenAI-compatible one) or
+    # an agent's own CLI in its headless mode with the user's login (`claude-code`, `codex`,
+    # `gemini`, `copilot`). An agent's CLI is the user's say-so: `claude-memory llm use NAME`
+    # writes it to config.env. Its model: LLM_MODEL, else the CLI's small default
+    # (server/learning/agent_models.py). Per run at most LLM_MAX_SESSIONS_PER_RUN sessions and
+    # LLM_MAX_INPUT_TOKENS_PER_RUN estimated prompt tokens go to an agent's model.
+    llm_provider: str = "openai"
+    llm_model: str = ""
+    llm_max_sessions_per_run: int = 20
+    llm_max_input_tokens_per_run: int = 200_000
     log_level: str = "INFO"
 
     @property
@@ -304,6 +314,15 @@ def _parse_provider(name: str, raw: str) -> str:
     return provider
 
 
+def _parse_llm_provider(name: str, raw: str) -> str:
+    """`openai` or an agent's name; which agents can distil, the job checks
+    (server/learning/agent_models.py), so this module names no agent."""
+    provider = raw.strip().lower()
+    if not re.fullmatch(r"[a-z][a-z0-9-]*", provider):
+        raise ConfigError(f"{name} must be openai or an agent's name, got {raw!r}")
+    return provider
+
+
 def _parse_rerank_provider(name: str, raw: str) -> str:
     provider = raw.strip().lower()
     if provider not in RERANK_PROVIDERS:
@@ -392,6 +411,10 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "DISTILL_MIN_MESSAGES": lambda n, r: _parse_int(n, r, 1, 10_000),
     "DISTILL_CONTEXT_TOKENS": lambda n, r: _parse_int(n, r, 2_000, 2_000_000),
     "LLM_TIMEOUT_SECONDS": lambda n, r: _parse_float(n, r, 1.0, 3_600.0),
+    "LLM_PROVIDER": _parse_llm_provider,
+    "LLM_MODEL": _parse_nonempty,
+    "LLM_MAX_SESSIONS_PER_RUN": lambda n, r: _parse_int(n, r, 1, 100_000),
+    "LLM_MAX_INPUT_TOKENS_PER_RUN": lambda n, r: _parse_int(n, r, 1_000, 1_000_000_000),
     "LOG_LEVEL": _parse_log_level,
 }
 

@@ -49,6 +49,7 @@ from server.ingest.claude_code import (
     Turn,
     project_display_names,
 )
+from server.learning.child import is_child_folder
 from server.learning.corrections import correction_cue
 from server.service.memory import MemoryService
 
@@ -205,6 +206,10 @@ class SessionImporter:
         self.summary.turns_skipped.update(chunk.skipped)
         session_id = transcript.session_id or chunk.session_id or transcript.path.stem
         project_path = chunk.cwd or ""
+        if is_child_folder(project_path, self.service.settings.claude_memory_home):
+            # A session claude-memory ran to distil (#67): its own prompt, not the user's work.
+            self.summary.turns_skipped["memory_model_session"] += len(chunk.turns)
+            return
         project = self._project_name(project_path)
         if not self._wanted_project(project, project_path):
             self.summary.turns_skipped["other_project"] += len(chunk.turns)

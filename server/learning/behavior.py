@@ -19,16 +19,18 @@ from dataclasses import dataclass, field
 from server.core.models.learning import SessionTurnRow
 from server.core.models.memories import MemoryDraft
 from server.core.models.sessions import PendingSession
+from server.learning.agent_models import RunBudget
 from server.learning.distill_core import (
     DistillFailed,
     SessionTurn,
     Window,
     ask_for_items,
+    prompt_tokens,
     transcript_windows,
 )
 from server.learning.distill_reply import DistilledItem, merge_items
 from server.learning.jobs import Progress, run_sessions
-from server.learning.llm import ChatClient, LlmError
+from server.learning.llm import JsonModel, LlmError
 from server.service.memory import MemoryService
 
 ASPECTS = ("workflow", "communication", "decisions", "quality")
@@ -70,11 +72,17 @@ class BehaviorSummary:
     failures: list[str] = field(default_factory=list)
     stopped: str | None = None
     seconds: float = 0.0
+    left_pending: list[str] = field(default_factory=list)  # with an agent's model (#67)
+    llm: dict[str, object] | None = None  # the run's receipt, with an agent's model
 
     def as_json(self) -> dict[str, object]:
+        agent_model: dict[str, object] = {}
+        if self.llm is not None:
+            agent_model = {"llm": self.llm, "left_pending": self.left_pending}
         return {
             "dry_run": self.dry_run,
             "model": self.model,
+            **agent_model,
             "sessions": self.sessions,
             "read": self.read,
             "failed": self.failed,
@@ -92,14 +100,18 @@ class BehaviorReader:
     def __init__(
         self,
         service: MemoryService,
-        client: ChatClient,
+        client: JsonModel,
         *,
         model: str,
         workers: int,
         force: bool = False,
         dry_run: bool = False,
         progress: Progress | None = None,
+        budget: RunBudget | None = None,
+        context_tokens: int | None = None,
     ) -> None:
+        self.budget = budget
+        self.context_tokens = context_tokens or service.settings.distill_context_tokens
         self.service = service
         self.client = client
         self.model = model
@@ -126,6 +138,9 @@ class BehaviorReader:
             progress=self.progress,
             claim=None if self.dry_run else self._claim,  # a dry run writes nothing
         )
+        if self.budget is not None:
+            self.summary.llm = self.budget.receipt()
+            self.summary.left_pending = self.budget.notes()
         self.summary.seconds = time.monotonic() - started
         return self.summary
 
@@ -144,14 +159,20 @@ class BehaviorReader:
     async def _session(self, pending: PendingSession) -> None:
         if self.dry_run:
             return
+        if self.budget is not None and not self.budget.allows_source(pending.source):
+            return
         turns = await self.service.learning.session_turns(pending.session_id)
         try:
             windows = transcript_windows(
                 [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
                 project=pending.project,
                 title=pending.title,
-                context_tokens=self.service.settings.distill_context_tokens,
+                context_tokens=self.context_tokens,
             )
+            if self.budget is not None and not self.budget.admit(
+                sum(prompt_tokens(_messages(window)) for window in windows)
+            ):
+                return
             results = [
                 await ask_for_items(self.client, _messages(window), window, model=self.model)
                 for window in windows

@@ -35,17 +35,20 @@ from server.core.models.memories import MemoryDraft
 from server.core.models.sessions import PendingSession, StoredTurn
 from server.core.validation import MAX_PAGE
 from server.domain.trajectories import trajectory_metadata
+from server.learning.agent_models import RunBudget
 from server.learning.attempts import failed_attempts
 from server.learning.distill_core import (
     DistillFailed,
     SessionTurn,
+    distill_messages,
     distill_window,
+    prompt_tokens,
     transcript_windows,
 )
 from server.learning.distill_reply import DistilledItem, merge_items
 from server.learning.jobs import Progress, run_sessions
 from server.learning.link_review import InvalidVerdicts, parse_verdicts, review_request
-from server.learning.llm import ChatClient, LlmError
+from server.learning.llm import JsonModel, LlmError
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
@@ -74,11 +77,24 @@ class DistillSummary:
     failures: list[str] = field(default_factory=list)
     stopped: str | None = None
     seconds: float = 0.0
+    # With an agent's model (#67): what a dry run would send, what was left pending and why,
+    # and the run's receipt (calls, tokens in and out, cost).
+    would_send: list[str] = field(default_factory=list)
+    left_pending: list[str] = field(default_factory=list)
+    llm: dict[str, object] | None = None
 
     def as_json(self) -> dict[str, object]:
+        agent_model: dict[str, object] = {}
+        if self.llm is not None:
+            agent_model = {
+                "llm": self.llm,
+                "would_send": self.would_send,
+                "left_pending": self.left_pending,
+            }
         return {
             "dry_run": self.dry_run,
             "model": self.model,
+            **agent_model,
             "sessions": self.sessions,
             "distilled": self.distilled,
             "failed": self.failed,
@@ -98,17 +114,25 @@ class DistillSummary:
 
 
 class Distiller:
-    """One run: the pending sessions, `workers` at a time."""
+    """One run: the pending sessions, `workers` at a time.
+
+    With a `budget` (an agent's model, server/learning/agent_models.py), only sessions of that
+    agent are sent, each counted against the run's caps before it is sent, windows are as
+    large as `context_tokens` (one request per session, as a rule), and no link review is
+    asked: its older memories may come from another agent's sessions.
+    """
 
     def __init__(
         self,
         service: MemoryService,
-        client: ChatClient,
+        client: JsonModel,
         *,
         model: str,
         workers: int,
         dry_run: bool = False,
         progress: Progress | None = None,
+        budget: RunBudget | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         self.service = service
         self.client = client
@@ -116,6 +140,8 @@ class Distiller:
         self.workers = workers
         self.dry_run = dry_run
         self.progress = progress
+        self.budget = budget
+        self.context_tokens = context_tokens or service.settings.distill_context_tokens
         self.summary = DistillSummary(dry_run=dry_run, model=model)
         self._stop = asyncio.Event()
 
@@ -133,6 +159,9 @@ class Distiller:
             progress=self.progress,
             claim=None if self.dry_run else self._claim,  # a dry run writes nothing
         )
+        if self.budget is not None:
+            self.summary.llm = self.budget.receipt()
+            self.summary.left_pending = self.budget.notes()
         self.summary.seconds = time.monotonic() - started
         return self.summary
 
@@ -150,6 +179,8 @@ class Distiller:
             await self._distill_session(pending)
 
     async def _distill_session(self, pending: PendingSession) -> None:
+        if self.budget is not None and not self.budget.allows_source(pending.source):
+            return
         turns = await self.service.learning.undistilled_turns(pending.session_id)
         if not turns:
             return
@@ -162,12 +193,26 @@ class Distiller:
                 [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
                 project=pending.project,
                 title=pending.title,
-                context_tokens=self.service.settings.distill_context_tokens,
+                context_tokens=self.context_tokens,
                 attempts=attempts,
             )
         except ValueError as exc:  # a context too small for any transcript
             self._halt(str(exc))
             return
+        if self.budget is not None:
+            tokens = sum(prompt_tokens(distill_messages(w, pending.project)) for w in windows)
+            admitted = self.budget.admit(tokens)
+            if self.dry_run:
+                verdict = "would send" if admitted else "would leave pending (cap)"
+                chars = sum(len(w.text) for w in windows)
+                model = self.model or "its default model"
+                self.summary.would_send.append(
+                    f"{pending.session_id} ({pending.source}, {pending.project}): {verdict}"
+                    f" {len(windows)} request(s), {chars} characters, ~{tokens} tokens, to"
+                    f" {self.budget.provider.label} ({model})"
+                )
+            if not admitted:
+                return
         self.summary.windows += len(windows)
         if self.dry_run:
             return
@@ -200,7 +245,7 @@ class Distiller:
     async def _review_links(self, pending: PendingSession, stored: DistillOutcome) -> None:
         """One request asking the model about the session's supersession pairs, made with no
         transaction open; a failure leaves the committed memories and rule links as they are."""
-        if not stored.memory_ids:
+        if not stored.memory_ids or self.budget is not None:
             return
         pairs = await self.service.learning.link_review_pairs(stored.memory_ids, stored.links)
         request = review_request(pairs, self.service.settings.distill_context_tokens)

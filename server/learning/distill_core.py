@@ -1,6 +1,6 @@
 """Distilling a session into durable memories: prompt windows, the prompts, one repair.
 
-Pure apart from `distill_window`, which makes one ChatClient call (two when the first reply is
+Pure apart from `distill_window`, which makes one model call (two when the first reply is
 unusable). The model sees numbered turns (`[T3] User: ...`) and cites the numbers;
 `distill_reply.parse_items` maps them back to memory ids, so every distilled memory points at
 the raw turns it came from.
@@ -26,7 +26,7 @@ from server.learning.distill_reply import (
     InvalidOutput,
     parse_items,
 )
-from server.learning.llm import ChatClient
+from server.learning.llm import JsonModel
 
 logger = logging.getLogger(__name__)
 
@@ -315,7 +315,7 @@ def repair_messages(
 
 
 async def distill_window(
-    client: ChatClient, window: Window, *, project: str, model: str
+    client: JsonModel, window: Window, *, project: str, model: str
 ) -> list[DistilledItem]:
     """The memories in one window: one request, and one repair request if the reply is unusable.
 
@@ -325,7 +325,7 @@ async def distill_window(
 
 
 async def ask_for_items(
-    client: ChatClient, messages: list[dict[str, str]], window: Window, *, model: str
+    client: JsonModel, messages: list[dict[str, str]], window: Window, *, model: str
 ) -> list[DistilledItem]:
     """Send `messages` about `window` and parse the items, with one repair request.
 

@@ -8,7 +8,7 @@ can raise becomes an `LlmError` whose message names the endpoint and says what t
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
@@ -33,6 +33,28 @@ class LlmUnavailable(LlmError):
 
 class LlmRequestError(LlmError):
     """The endpoint refused the request (unknown model, bad key, bad URL): fix settings first."""
+
+
+class LlmRateLimited(LlmUnavailable):
+    """The provider answered that the user's quota or rate is used up; `resumes` says when it
+    expects to take requests again, as the provider put it (empty when it did not say)."""
+
+    def __init__(self, message: str, resumes: str = "") -> None:
+        super().__init__(message)
+        self.resumes = resumes
+
+
+class JsonModel(Protocol):
+    """What the LLM jobs ask of a model: the reply to chat `messages`, asked for as JSON.
+
+    ChatClient (an OpenAI-compatible endpoint) and the agents' CLIs
+    (server/learning/agent_models.py) both answer it; the prompts and the parsing of the reply
+    are the jobs' own and the same for every provider.
+    """
+
+    async def complete_json(
+        self, messages: list[dict[str, str]], *, model: str, max_tokens: int | None = None
+    ) -> str: ...
 
 
 class ChatClient:

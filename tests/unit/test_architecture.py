@@ -234,15 +234,18 @@ def agent_stems() -> dict[str, str]:
 
 def owner(module: str) -> str | None:
     """The stem of the agent whose own module `module` is: server/agents/about/<stem>.py,
-    server/agents/<stem>.py, and server/ingest/<stem>.py or <stem>_*.py; None for others."""
+    server/agents/<stem>.py, server/ingest/<stem>.py or <stem>_*.py, and the model that
+    distils with its CLI, server/learning/<stem>_model.py; None for others."""
     package, _, last = module.rpartition(".")
-    if package not in ("server.agents.about", "server.agents", "server.ingest"):
+    if package not in ("server.agents.about", "server.agents", "server.ingest", "server.learning"):
         return None
     return next(
         (
             stem
             for stem in agent_stems().values()
-            if last == stem or (package == "server.ingest" and last.startswith(f"{stem}_"))
+            if (last == stem and package != "server.learning")
+            or (package == "server.ingest" and last.startswith(f"{stem}_"))
+            or (package == "server.learning" and last == f"{stem}_model")
         ),
         None,
     )

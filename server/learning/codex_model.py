@@ -1,0 +1,106 @@
+"""Codex as the model that distils (#67): `codex exec --json` with the user's own login.
+
+Flags checked against the pinned CLI's `codex exec --help` (0.169.0) and proven with it in
+tests/integration/test_agent_model_distill.py:
+
+- `--ephemeral`: no session file is written; `--ignore-user-config`, `--ignore-rules`: none of
+  the user's config.toml (so none of their MCP servers, hooks or profiles) or exec rules;
+  `-c mcp_servers={}` besides; `-s read-only`.
+- Tools off: the shell and exec tools, image viewing, web search, sub-agents and goals are
+  turned off with `-c features.*`/`web_search`; Codex 0.169 still offers `request_user_input`,
+  which in `exec` has nobody to ask and acts on nothing.
+- Our system prompt goes as `developer_instructions` (after Codex's own base instructions,
+  which `exec` always sends); the transcript on stdin (`-`).
+- The model: the CLI's own default unless CLAUDE_MEMORY_LLM_MODEL names one, with low reasoning
+  effort; Codex names its models by codename, and none is documented as its cheapest.
+
+Its `--json` output is JSON lines: the answer is the last `item.completed` of type
+`agent_message`, the tokens are `turn.completed`'s `usage` (no cost is reported); a failed turn
+is `turn.failed` or an `error` event.
+"""
+
+from __future__ import annotations
+
+import json
+
+from server.learning.agent_models import CliAnswer, CliModel, Provider, whole_number
+from server.learning.llm import LlmUnavailable
+
+CODEX = Provider(
+    name="codex",
+    label="Codex",
+    company="OpenAI",
+    executable="codex",
+    default_model=None,
+    sources=("codex",),
+)
+
+TOOLS_OFF = (
+    "features.shell_tool=false",
+    "features.unified_exec=false",
+    "features.view_image=false",
+    'web_search="disabled"',
+    "features.multi_agent=false",
+    "features.goals=false",
+    "features.default_mode_request_user_input=false",
+)
+
+
+class CodexModel(CliModel):
+    provider = CODEX
+
+    def argv(self, system: str, model: str, prompt: str) -> list[str]:
+        settings = [
+            "mcp_servers={}",
+            *TOOLS_OFF,
+            'model_reasoning_effort="low"',
+            f"developer_instructions={json.dumps(system)}",
+        ]
+        return [
+            self.executable,
+            "exec",
+            "--json",
+            "--ephemeral",
+            "--skip-git-repo-check",
+            "--ignore-user-config",
+            "--ignore-rules",
+            "--sandbox",
+            "read-only",
+            *(["--model", model] if model else []),
+            *[part for setting in settings for part in ("-c", setting)],
+            "-",
+        ]
+
+    def parse(self, stdout: str) -> CliAnswer:
+        text = ""
+        usage: dict[str, object] = {}
+        errors = []
+        for line in stdout.splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("type")
+            item = event.get("item")
+            if kind == "item.completed" and isinstance(item, dict):
+                if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                    text = item["text"]
+            elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
+                usage = event["usage"]
+            elif kind == "turn.failed":
+                error = event.get("error")
+                errors.append(str(error.get("message") if isinstance(error, dict) else error))
+            elif kind == "error" and not str(event.get("message", "")).startswith("Reconnecting"):
+                errors.append(str(event.get("message")))
+        if errors and not text:
+            raise LlmUnavailable(f"{self.provider.label} answered an error: {errors[-1]}")
+        return CliAnswer(
+            text=text,
+            tokens_in=whole_number(usage.get("input_tokens")),
+            tokens_out=whole_number(usage.get("output_tokens")),
+        )
+
+
+MODEL = CodexModel
