@@ -127,6 +127,9 @@ class Settings:
     # never longer than the first hits alone would have made it (#55).
     # 0: RECALL_MAX_HITS only.
     recall_room_hits: int = 5
+    # Beneath the hits that pass the cut-off, up to this many next candidates, one line each,
+    # for the agent to open if they bear on the task (#67); 0: none.
+    recall_index_lines: int = 5
     # Prompt recall learns from whether the agent used what it was given (#38): a memory
     # injected and never used sinks, one used often rises; verdicts count half after this many
     # days. Off: recall ranks as search does.
