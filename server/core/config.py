@@ -116,7 +116,10 @@ class Settings:
         None  # None: measured for the model (server/service/cutoffs.py)
     )
     recall_max_hits: int = 3
-    recall_max_chars: int = 3_000
+    # 2,200 characters: about 550 tokens, the most a prompt's text may cost at p95 (#67), hits
+    # in full and the index beneath them together (CONTEXT_PROMPT_TOKENS, 600, is the ceiling
+    # the session's receipts count).
+    recall_max_chars: int = 2_200
     # A long memory that does not fit its share of the prompt budget is shown as the statements
     # that name the prompt's words (with its id and date, so the agent can fetch the rest),
     # rather than one run of its text cut at the share (#55; docs/benchmarks-history.md,
@@ -360,6 +363,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RECALL_LEARNS_FROM_USE": lambda n, r: _parse_bool(n, r),
     "RECALL_STATEMENTS": lambda n, r: _parse_bool(n, r),
     "RECALL_ROOM_HITS": lambda n, r: _parse_int(n, r, 0, 20),
+    "RECALL_INDEX_LINES": lambda n, r: _parse_int(n, r, 0, 20),
     "RECALL_USE_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 1.0, 3_650.0),
     "RECEIPTS_RETENTION_DAYS": lambda n, r: _parse_int(n, r, 0, 3_650),
     "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),

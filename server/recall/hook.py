@@ -83,9 +83,11 @@ MAX_SESSIONS = 10_000
 # Less room than this (in characters) for a session-start context or a lesson is none: a title
 # and no memory is noise.
 MIN_CONTEXT_CHARS = 200
-# Room kept for each index line (label and statement) out of the prompt budget when there are
-# candidates to list; what the hits above leave unused goes to the index too.
+# Room kept for an index line (label and statement).
 INDEX_LINE_CHARS = INDEX_STATEMENT_CHARS + 60
+# Index lines always kept room for, out of the hits' share, when there are candidates
+# (chosen on the team corpus: docs/benchmarks-history.md, "#67: an index beneath the hits").
+INDEX_LINES_KEPT = 2
 
 
 class InjectedMemories:
@@ -284,17 +286,26 @@ class HookRecall:
         name = viewer.name if viewer else None
         said: set[str] = set()
         listing = [hit for hit in candidates if hit.id in kept]
-        reserve = min(len(listing), self.index_lines) * INDEX_LINE_CHARS
-        text, shown = recall_markdown(
-            checked,
-            budget - reserve,
-            drift,
-            query,
-            name,
-            statements=self.statements,
-            first=self.max_hits,
-            said=said,
-        )
+
+        def in_full(room: int, said: set[str]) -> tuple[str, list[int]]:
+            return recall_markdown(
+                checked,
+                room,
+                drift,
+                query,
+                name,
+                statements=self.statements,
+                first=self.max_hits,
+                said=said,
+            )
+
+        # The hits in full take what they need of the budget, less room for the first index
+        # lines when they would fill it; the index gets what they leave.
+        reserve = min(len(listing), INDEX_LINES_KEPT, self.index_lines) * INDEX_LINE_CHARS
+        text, shown = in_full(budget, said)
+        if reserve and len(text) > budget - reserve:
+            said = set()
+            text, shown = in_full(budget - reserve, said)
         # Hits that passed the cut-off but found no room above come first in the index.
         left = [hit for hit in checked if hit.id not in set(shown)] + listing
         index, listed = index_markdown(
