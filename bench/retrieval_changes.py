@@ -19,9 +19,12 @@ the better of its two lists.
   first hit that mentions the fact at all (holds an expected or a stale string) does;
 per category and for all. Negative questions are asked of the prompt-recall hook instead
 (what it would inject unasked, in the question's project): `negatives_injected` counts those
-for which it injects anything. Positive questions are asked of it too, from their project's
-folder (`recall_answered`: its injected text holds the answer) and from an unrelated
-project's folder (`unrelated_injected`: it injects text that does not answer).
+for which its confident part (memories shown in full) is not empty, `negatives_listed` those
+given an index (candidates listed one line each). Positive questions are asked of it too,
+from their project's folder (`recall_answered`: its text, either part, holds the answer;
+`recall_answered_confident` and `recall_answered_index`: that part alone does) and from an
+unrelated project's folder (`unrelated_injected`: its confident part is not empty and does
+not answer; `unrelated_listed`: it is given an index). Tokens count the whole text.
 
 Each search includes the memories of no project, as `POST /api/search` does by default;
 `--project-only` keeps each search to its project alone. `--without-links` asks everything
@@ -65,7 +68,8 @@ from server.core.models.memories import MemoryFilter  # noqa: E402
 from server.core.models.search import SearchResult  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
-from server.recall.hook import HookRecall  # noqa: E402
+from server.recall.hook import HookRecall, PromptAnswer  # noqa: E402
+from server.recall.text import INDEX_HEADING  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.store.tx import transaction  # noqa: E402
@@ -230,10 +234,22 @@ def family(project: str) -> str:
     return project.split("-")[0]
 
 
+def hook_parts(answer: PromptAnswer) -> tuple[str, str]:
+    """The hook's text as its confident part (the memories shown in full) and its index part
+    (the candidates listed one line each beneath them), each lower-cased; "" for a part it
+    does not have."""
+    text = answer.markdown.lower()
+    at = text.find(INDEX_HEADING.lower())
+    if at < 0:
+        return text, ""
+    return (text[:at] if answer.memory_ids else ""), text[at:]
+
+
 async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> dict[str, Any]:
     """What the prompt-recall hook injects for each question, from its project's folder, and
-    from the folder of an unrelated project (where nothing answers: what is injected there is
-    noise)."""
+    from the folder of an unrelated project (where nothing answers: what is shown in full
+    there is noise). Its text is judged as a whole (either part) and by part: the confident
+    part (memories shown in full) and the index (candidates listed one line each)."""
     # The hook as the environment's CLAUDE_MEMORY_* variables set it (e.g. RECALL_STATEMENTS),
     # with the reranker's settings the bench was given.
     rerank = {n: getattr(service.settings, n) for n in ("rerank_hooks", "rerank_hook_min_score")}
@@ -241,38 +257,60 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
     # A project's folder: notes and chats of a project carry none, so they are skipped.
     folders = {p.project: p.project_path for p in await service.projects() if p.project_path}
     injected_negatives: list[str] = []
-    answered: list[float] = []
+    listed_negatives: list[str] = []
+    answered: dict[str, list[float]] = {"either": [], "confident": [], "index": []}
     astray: list[float] = []
+    astray_listed: list[float] = []
     tokens: list[int] = []  # estimated (four characters each), of the prompts given any
     by_category: dict[str, list[float]] = {}
+    confident_by_category: dict[str, list[float]] = {}
     for position, question in enumerate(questions):
         cwd = folders.get(question.project or "", "")
-        text = (await recall.prompt("", cwd, question.text)).markdown
-        if text:
-            tokens.append(len(text) // 4)
+        answer = await recall.prompt("", cwd, question.text)
+        if answer.markdown:
+            tokens.append(len(answer.markdown) // 4)
+        confident, index = hook_parts(answer)
         if question.category == "negative":
-            if text:
+            if confident:
                 injected_negatives.append(question.id)
+            if index:
+                listed_negatives.append(question.id)
             continue
-        answered.append(float(question.answered_by([text.lower()])))
-        by_category.setdefault(question.category, []).append(answered[-1])
+        answered["either"].append(float(question.answered_by([answer.markdown.lower()])))
+        answered["confident"].append(float(question.answered_by([confident])))
+        answered["index"].append(float(question.answered_by([index])))
+        by_category.setdefault(question.category, []).append(answered["either"][-1])
+        confident_by_category.setdefault(question.category, []).append(answered["confident"][-1])
         others = sorted(p for p in folders if family(p) != family(question.project or ""))
         if others:
             away = folders[others[position % len(others)]]
-            text = (await recall.prompt("", away, question.text)).markdown
-            astray.append(float(bool(text) and not question.answered_by([text.lower()])))
+            confident, index = hook_parts(await recall.prompt("", away, question.text))
+            astray.append(float(bool(confident) and not question.answered_by([confident])))
+            astray_listed.append(float(bool(index)))
     negatives = sum(1 for q in questions if q.category == "negative")
+
+    def mean(values: list[float]) -> float | None:
+        return round(statistics.fmean(values), 3) if values else None
+
     return {
         "threshold": recall.threshold,
-        "recall_answered": round(statistics.fmean(answered), 3) if answered else None,
-        "unrelated_injected": round(statistics.fmean(astray), 3) if astray else None,
+        "index_lines": recall.index_lines,
+        "recall_answered": mean(answered["either"]),
+        "recall_answered_confident": mean(answered["confident"]),
+        "recall_answered_index": mean(answered["index"]),
+        "unrelated_injected": mean(astray),
+        "unrelated_listed": mean(astray_listed),
         "negatives": negatives,
         "negatives_injected": len(injected_negatives),
         "negatives_injected_ids": injected_negatives,
+        "negatives_listed": len(listed_negatives),
         "tokens_p50": round(statistics.median(tokens)) if tokens else 0,
         "tokens_p95": round(statistics.quantiles(tokens, n=20)[-1]) if len(tokens) > 1 else 0,
         "recall_answered_by_category": {
-            name: round(statistics.fmean(values), 3) for name, values in sorted(by_category.items())
+            name: mean(values) for name, values in sorted(by_category.items())
+        },
+        "recall_answered_confident_by_category": {
+            name: mean(values) for name, values in sorted(confident_by_category.items())
         },
     }
 

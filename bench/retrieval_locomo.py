@@ -30,9 +30,11 @@ Figures under `hook`, per split and per category:
 - recall_answered: the injected text holds the text of one of the question's evidence turns
   (`speaker: text`, whitespace collapsed as the hook shows it): whole, or, when the hook cut
   that turn to fit its budget, a run of at least 80 characters of it (all of it when shorter);
+  recall_answered_confident and recall_answered_index: that part of the text alone does (the
+  memories shown in full; the candidates listed one line each beneath them);
   recall_answered_whole counts whole turns only, recall_all_evidence every evidence turn;
-- unrelated_injected: the share of questions given anything when asked from the unrelated
-  conversation's folder;
+- unrelated_injected: the share of questions whose confident part is not empty when asked
+  from the unrelated conversation's folder; unrelated_listed: given an index there;
 - tokens per prompt p50/p95/mean, by the product's estimate (4 characters a token,
   server/core/models/receipts.py) of the injected text asked from the question's own folder,
   a prompt given nothing counting 0; given_anything: the share of those prompts given any text.
@@ -71,7 +73,8 @@ from server.core.models.memories import MemoryFilter, NewMemory  # noqa: E402
 from server.core.models.receipts import estimated_tokens  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
 from server.domain.context import flat  # noqa: E402
-from server.recall.hook import HookRecall  # noqa: E402
+from server.recall.hook import HookRecall, PromptAnswer  # noqa: E402
+from server.recall.text import INDEX_HEADING  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.service.supersessions import link_new_memories  # noqa: E402
@@ -297,9 +300,12 @@ def summarise_hook(rows: list[dict[str, float]]) -> dict[str, Any]:
     summary: dict[str, Any] = {"questions": len(rows)}
     for key in (
         "recall_answered",
+        "recall_answered_confident",
+        "recall_answered_index",
         "recall_answered_whole",
         "recall_all_evidence",
         "unrelated_injected",
+        "unrelated_listed",
         "given_anything",
     ):
         summary[key] = round(statistics.fmean(r[key] for r in rows), 3) if rows else None
@@ -318,6 +324,15 @@ def summarise_hook(rows: list[dict[str, float]]) -> dict[str, Any]:
     return summary
 
 
+def parts(answer: PromptAnswer) -> tuple[str, str]:
+    """The hook's text as its confident part (memories shown in full) and its index part
+    (candidates listed one line each); "" for a part it does not have."""
+    at = answer.markdown.find(INDEX_HEADING)
+    if at < 0:
+        return answer.markdown, ""
+    return (answer.markdown[:at] if answer.memory_ids else ""), answer.markdown[at:]
+
+
 async def ask_hook(
     service: MemoryService, conversations: list[tuple[str, list[Turn], list[Question]]]
 ) -> dict[str, Any]:
@@ -333,17 +348,30 @@ async def ask_hook(
         content = {turn.dialog_id: turn.content for turn in turns}
         other = folder_of(names[(index + 1) % len(names)]) if len(names) > 1 else ""
         for question in questions:
-            own = (await recall.prompt("", folder_of(name), question.text)).markdown
-            held = [holds_turn(own, content[d]) for d in sorted(question.evidence) if d in content]
-            away = (await recall.prompt("", other, question.text)).markdown if other else ""
+            answer = await recall.prompt("", folder_of(name), question.text)
+            own = answer.markdown
+            confident, index = parts(answer)
+            evidence = [content[d] for d in sorted(question.evidence) if d in content]
+            held = [holds_turn(own, turn) for turn in evidence]
+            away = await recall.prompt("", other, question.text) if other else None
+            away_confident, away_index = parts(away) if away is not None else ("", "")
             row = {
                 "recall_answered": float(any(found for found, _ in held)),
+                "recall_answered_confident": float(
+                    any(holds_turn(confident, turn)[0] for turn in evidence)
+                ),
+                "recall_answered_index": float(
+                    any(holds_turn(index, turn)[0] for turn in evidence)
+                ),
                 "recall_answered_whole": float(any(whole for _, whole in held)),
                 "recall_all_evidence": float(bool(held) and all(found for found, _ in held)),
-                "unrelated_injected": float(bool(away)),
+                "unrelated_injected": float(bool(away_confident)),
+                "unrelated_listed": float(bool(away_index)),
                 "given_anything": float(bool(own)),
                 "tokens": float(estimated_tokens(len(own))),
-                "unrelated_tokens": float(estimated_tokens(len(away))),
+                "unrelated_tokens": float(
+                    estimated_tokens(len(away.markdown) if away is not None else 0)
+                ),
             }
             for bucket in (split, "all"):
                 rows.setdefault(bucket, []).append(row)

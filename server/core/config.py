@@ -125,7 +125,10 @@ class Settings:
         None  # None: measured for the model (server/service/cutoffs.py)
     )
     recall_max_hits: int = 3
-    recall_max_chars: int = 3_000
+    # 2,200 characters: about 550 tokens, the most a prompt's text may cost at p95 (#67), hits
+    # in full and the index beneath them together (CONTEXT_PROMPT_TOKENS, 600, is the ceiling
+    # the session's receipts count).
+    recall_max_chars: int = 2_200
     # A long memory that does not fit its share of the prompt budget is shown as the statements
     # that name the prompt's words (with its id and date, so the agent can fetch the rest),
     # rather than one run of its text cut at the share (#55; docs/benchmarks-history.md,
@@ -136,6 +139,9 @@ class Settings:
     # never longer than the first hits alone would have made it (#55).
     # 0: RECALL_MAX_HITS only.
     recall_room_hits: int = 5
+    # Beneath the hits that pass the cut-off, up to this many next candidates, one line each,
+    # for the agent to open if they bear on the task (#67); 0: none.
+    recall_index_lines: int = 5
     # Prompt recall learns from whether the agent used what it was given (#38): a memory
     # injected and never used sinks, one used often rises; verdicts count half after this many
     # days. Off: recall ranks as search does.
@@ -386,6 +392,7 @@ _PARSERS: dict[str, Callable[[str, str], Any]] = {
     "RECALL_LEARNS_FROM_USE": lambda n, r: _parse_bool(n, r),
     "RECALL_STATEMENTS": lambda n, r: _parse_bool(n, r),
     "RECALL_ROOM_HITS": lambda n, r: _parse_int(n, r, 0, 20),
+    "RECALL_INDEX_LINES": lambda n, r: _parse_int(n, r, 0, 20),
     "RECALL_USE_HALF_LIFE_DAYS": lambda n, r: _parse_float(n, r, 1.0, 3_650.0),
     "RECEIPTS_RETENTION_DAYS": lambda n, r: _parse_int(n, r, 0, 3_650),
     "CONTEXT_START_TOKENS": lambda n, r: _parse_int(n, r, 0, 100_000),

@@ -29,6 +29,14 @@ HEADER = (
 )
 TEAMMATES_HEADING = "## Shared by teammates (not your own preferences)"
 _LABEL_UNSAFE = re.compile(r"[^\w.-]+")
+# A bracketed run inside a memory's text that reads like one of our labels ("[preference #3,
+# similarity 0.99, by you]"): a memory id, or the words a label uses (#65). Its brackets are
+# shown as parentheses, so only the labels this module writes are in square brackets.
+_LABEL_SHAPE = re.compile(
+    r"\[([^\[\]]*?(?:#\s*\d|\bsimilarity\b|\bby (?:you|teammate|user)\b"
+    r"|\bimported from\b|\bauthor unknown\b)[^\[\]]*)(\]?)",
+    re.IGNORECASE,
+)
 
 
 def flat(text: str) -> str:
@@ -36,6 +44,13 @@ def flat(text: str) -> str:
     whitespace (newlines, tabs, Unicode line separators) one space, so nothing in it can
     start a line of the text it is put into."""
     return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+def as_data(text: str) -> str:
+    """A memory's `text` as a line shows it: on one line (`flat`), with any bracketed run that
+    reads like a label ("[preference #3, by you]") in parentheses instead, so a memory can
+    neither start a line nor print a label of its own inside its line."""
+    return _LABEL_SHAPE.sub(lambda m: f"({m.group(1)}{')' if m.group(2) else ''}", flat(text))
 
 
 def author(
@@ -85,7 +100,7 @@ def _line(
     drift: str | None = None,
 ) -> str:
     checked = f"({drift}) " if drift else ""
-    text = checked + changed_note(memory.supersedes, memory.created_at) + flat(memory.content)
+    text = checked + changed_note(memory.supersedes, memory.created_at) + as_data(memory.content)
     if len(text) > MAX_ITEM_CHARS:
         text = text[: MAX_ITEM_CHARS - 1].rstrip() + "…"
     prefix = f"{memory.created_at.date().isoformat()} " if with_date else ""

@@ -189,7 +189,7 @@ def judge_use(
     """Whether the agent used memory `memory_id` (with `terms`) in `actions` (`read_actions`),
     the things it did after the injection in answer to `prompt`; `correction` is the cue and
     quote of the user's next prompt when it reads as a correction of the agent."""
-    fetched = _fetched(memory_id, actions)
+    fetched = fetched_with(memory_id, actions)
     said = _words(prompt)
     strong = [t for t in terms.strong if not _said(t, prompt, said)]
     plain = [t for t in terms.plain if t not in said]
@@ -280,7 +280,8 @@ def _describe(found: list[tuple[str, str]]) -> str:
     return "; ".join(f"{', '.join(terms)} in {where}" for where, terms in places.items())
 
 
-def _fetched(memory_id: int, actions: Sequence[ReadAction]) -> str | None:
+def fetched_with(memory_id: int, actions: Sequence[ReadAction]) -> str | None:
+    """The tool the agent fetched memory `memory_id` with among `actions` (`get_memory`)."""
     wanted = re.compile(rf"(?:^|\n)(?:memory_id|id): {memory_id}(?:\n|$)")
     for action in actions:
         tool = action.tool or ""

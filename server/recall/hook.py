@@ -9,10 +9,13 @@
   better, `asked_elsewhere`), CLAUDE_MEMORY_RECALL_MAX_HITS of them within
   CLAUDE_MEMORY_RECALL_MAX_CHARS (a long one as its statements that name the prompt's words,
   the room that saves going to hits after them, up to CLAUDE_MEMORY_RECALL_ROOM_HITS:
-  server/recall/text.py); nothing relevant gives an empty
-  answer, so the hook stays silent. A reranker the user trusts with the hook
-  (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE) decides by its score instead, whenever it answers in
-  time. Each fact is shown in its current version only
+  server/recall/text.py). Beneath them, in the same budget, the next candidates search found
+  (CLAUDE_MEMORY_RECALL_INDEX_LINES, none when the prompt is about another project) are
+  listed one line each for the agent to open (`get_memory`) if they bear on the task: the
+  bundled model decides what is shown in full, the agent what else it reads. No statement is
+  shown twice. Nothing found gives an empty answer, so the hook stays silent. A reranker
+  the user trusts with the hook (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE) decides by its score
+  instead, whenever it answers in time. Each fact is shown in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
   when the change is recent. When the server shares the machine (single-user mode), the
   memories picked are checked against the session's working tree first
@@ -39,7 +42,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,6 +57,7 @@ from server.core.models.receipts import CHARS_PER_TOKEN, Injection, estimated_to
 from server.core.models.search import SearchHit
 from server.core.models.views import StartupContext
 from server.domain.lessons import reason, reminder
+from server.domain.use_judge import FETCH_TOOLS
 from server.ingest.gemini_messages import without_hook_context
 from server.ingest.tool_calls import call_from_hook
 from server.recall.cutoff import (
@@ -64,7 +68,7 @@ from server.recall.cutoff import (
     learned_order,
     words_needed,
 )
-from server.recall.text import recall_markdown
+from server.recall.text import INDEX_STATEMENT_CHARS, index_markdown, recall_markdown
 from server.recall.working_tree import WORKING_TREES, R, Recalled, hook_check_items
 from server.service.face import RecallApi
 from server.worktree.context_check import memory_ids_in
@@ -79,6 +83,11 @@ MAX_SESSIONS = 10_000
 # Less room than this (in characters) for a session-start context or a lesson is none: a title
 # and no memory is noise.
 MIN_CONTEXT_CHARS = 200
+# Room kept for an index line (label and statement).
+INDEX_LINE_CHARS = INDEX_STATEMENT_CHARS + 60
+# Index lines always kept room for, out of the hits' share, when there are candidates
+# (chosen on the team corpus: docs/benchmarks-history.md, "#67: an index beneath the hits").
+INDEX_LINES_KEPT = 2
 
 
 class InjectedMemories:
@@ -90,6 +99,9 @@ class InjectedMemories:
         self._sessions: TTLCache[tuple[int, str], frozenset[int]] = TTLCache(
             maxsize=max_sessions, ttl=ttl
         )
+        self._listed: TTLCache[tuple[int, str], frozenset[int]] = TTLCache(
+            maxsize=max_sessions, ttl=ttl
+        )
 
     def of(self, session_id: str) -> frozenset[int]:
         return self._sessions.get((viewer_key(), session_id), frozenset())
@@ -99,17 +111,26 @@ class InjectedMemories:
 
     def forget(self, session_id: str) -> None:
         self._sessions.pop((viewer_key(), session_id), None)
+        self._listed.pop((viewer_key(), session_id), None)
+
+    def listed_of(self, session_id: str) -> frozenset[int]:
+        """The ids the session's index lines listed (shown in full later if they count)."""
+        return self._listed.get((viewer_key(), session_id), frozenset())
+
+    def add_listed(self, session_id: str, ids: Sequence[int]) -> None:
+        self._listed[(viewer_key(), session_id)] = self.listed_of(session_id) | frozenset(ids)
 
 
 @dataclass(frozen=True, slots=True)
 class PromptAnswer:
-    """Prompt recall's context, the ids of the memories in it, and `check`: the items the
-    hook process checks against the session's tree when this server could not
-    (server/worktree/context_check.py)."""
+    """Prompt recall's context, the ids of the memories shown in full in it, `check`: the items
+    the hook process checks against the session's tree when this server could not
+    (server/worktree/context_check.py), and `listed_ids`: those its index lists."""
 
     markdown: str
     memory_ids: list[int]
     check: list[Any]
+    listed_ids: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +173,7 @@ class HookRecall:
         self.room_hits = (
             max(settings.recall_room_hits, self.max_hits) if self.statements else self.max_hits
         )
+        self.index_lines = max(settings.recall_index_lines, 0)
         self.start_tokens = settings.context_start_tokens
         self.prompt_tokens = settings.context_prompt_tokens
         self.session_tokens = settings.context_session_tokens
@@ -234,31 +256,72 @@ class HookRecall:
             needed = words_needed(hit.similarity or 0.0, threshold, with_words)
             return needed is not None and shares.get(hit.id, 0.0) >= needed
 
-        relevant = [
-            hit
-            for hit in current_versions(hits, counts)
-            if hit.id not in seen
-            and not (session_id and hit.kind == "raw" and hit.session_id == session_id)
-        ]
-        checked, drift = await self.trees.checked(cwd, relevant[: self.room_hits])
-        room = await self._room(session_id, self.prompt_tokens) if checked else 0
-        viewer = current_viewer()
-        text, shown = recall_markdown(
-            checked,
-            min(self.max_chars, room),
-            drift,
-            query,
-            viewer.name if viewer else None,
-            statements=self.statements,
-            first=self.max_hits,
+        def new_here(hit: SearchHit) -> bool:
+            return hit.id not in seen and not (
+                session_id and hit.kind == "raw" and hit.session_id == session_id
+            )
+
+        relevant = [hit for hit in current_versions(hits, counts) if new_here(hit)]
+        # The index: the next candidates, each fact in its current version, not listed before
+        # in this session; none for a prompt about another project (its near misses here are
+        # noise, as for the cut-off).
+        listed_before = self.injected.listed_of(session_id) if session_id else frozenset()
+        taken = {hit.id for hit in relevant}
+        candidates = (
+            []
+            if elsewhere or not self.index_lines
+            else [
+                hit
+                for hit in current_versions(hits, lambda _: True)
+                if hit.id not in taken and hit.id not in listed_before and new_here(hit)
+            ]
         )
+        wanted = relevant[: self.room_hits] + candidates[: 2 * self.index_lines]
+        vetted, drift = await self.trees.checked(cwd, wanted)
+        kept = {hit.id for hit in vetted}
+        checked = [hit for hit in vetted if hit.id in taken]
+        room = await self._room(session_id, self.prompt_tokens) if vetted else 0
+        budget = min(self.max_chars, room)
+        viewer = current_viewer()
+        name = viewer.name if viewer else None
+        said: set[str] = set()
+        listing = [hit for hit in candidates if hit.id in kept]
+
+        def in_full(room: int, said: set[str]) -> tuple[str, list[int]]:
+            return recall_markdown(
+                checked,
+                room,
+                drift,
+                query,
+                name,
+                statements=self.statements,
+                first=self.max_hits,
+                said=said,
+            )
+
+        # The hits in full take what they need of the budget, less room for the first index
+        # lines when they would fill it; the index gets what they leave.
+        reserve = min(len(listing), INDEX_LINES_KEPT, self.index_lines) * INDEX_LINE_CHARS
+        text, shown = in_full(budget, said)
+        if reserve and len(text) > budget - reserve:
+            said = set()
+            text, shown = in_full(budget - reserve, said)
+        # Hits that passed the cut-off but found no room above come first in the index.
+        left = [hit for hit in checked if hit.id not in set(shown)] + listing
+        index, listed = index_markdown(
+            left, budget - len(text), query, name, said, self.index_lines, titled=bool(text)
+        )
+        text += index
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
             self.injected.add(session_id, shown)
+        if session_id and listed:
+            self.injected.add_listed(session_id, listed)
         logger.info(
-            "prompt recall: %d of %d hits injected in %.0f ms%s%s",
+            "prompt recall: %d of %d hits injected, %d listed, in %.0f ms%s%s",
             len(shown),
             len(result.hits),
+            len(listed),
             result.took_ms,
             f" (unknown to memory: {', '.join(unknown)})" if unknown else "",
             f" (the reranker's score decided, at {judge})"
@@ -277,10 +340,11 @@ class HookRecall:
             scores=[round(similarity[i], 4) for i in shown],
             cutoff=None if judge is not None else threshold,
             prompt_id=prompt_id,
+            listed_ids=listed,
         )
-        if shown:
+        if text:
             await self._keep(receipt)
-        return PromptAnswer(text, shown, check)
+        return PromptAnswer(text, shown, check, listed)
 
     def _left_to_the_hook(self, cwd: str, shown: Sequence[Recalled]) -> list[Any]:
         """The check items of what is shown when this server could not check it against the
@@ -355,11 +419,26 @@ class HookRecall:
         if call is None or not call.session_id:
             return False
         await self.service.record_calls([call])
+        opened = _opened_memory(payload) if call.success else None
+        if opened is not None:  # an index line the agent opened counts as used
+            await self.service.open_listed(call.session_id, opened, call.tool)
         return True
 
     async def project_for(self, cwd: str) -> str | None:
         """The known project whose path is `cwd` or a parent of it, longest path first."""
         return await self.service.project_at_folder(cwd)
+
+
+def _opened_memory(payload: dict[str, Any]) -> int | None:
+    """The memory id a `get_memory` call (any agent's MCP name for it) fetched; else None."""
+    tool = str(payload.get("tool_name") or "")
+    given = payload.get("tool_input")
+    if not tool.endswith(FETCH_TOOLS) or not isinstance(given, dict):
+        return None
+    memory_id = given.get("memory_id")
+    if isinstance(memory_id, str) and memory_id.isdigit():
+        memory_id = int(memory_id)
+    return memory_id if isinstance(memory_id, int) and not isinstance(memory_id, bool) else None
 
 
 def _ids(hits: Sequence[SearchHit]) -> list[int]:

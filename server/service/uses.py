@@ -9,7 +9,10 @@ receipt names:
 - a prompt's receipt is judged on the actions of that prompt's turn: those the transcript
   files under the receipt's `prompt_id` (Claude Code 2.1+), else those after the receipt and
   before the session's next prompt; its contradiction on that next prompt;
-- a session-start receipt on every action after it, against all the session's prompts.
+- a session-start receipt on every action after it, against all the session's prompts;
+- a memory a prompt's index listed is used when the agent fetched it (`get_memory`), and
+  otherwise not judged: the agent chose not to open it. The PostToolUse hook reports such a
+  fetch at once (`open_listed`).
 
 A read that holds nothing of a receipt's turn leaves it unjudged; a later read of the same
 turn can raise a verdict (server/store/receipts.save_uses). Prompts come from the journal,
@@ -28,7 +31,7 @@ import anyio
 from server.core.config import Settings
 from server.core.models.journal import AgentAction
 from server.core.models.receipts import Receipt, SessionWork, UseCounts, UseJudgement
-from server.domain.use_judge import apart, judge_use, memory_terms, read_actions
+from server.domain.use_judge import apart, fetched_with, judge_use, memory_terms, read_actions
 from server.store import journal as journal_store
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
@@ -85,6 +88,18 @@ class Uses:
         logger.info("judged %d injected memories in %d sessions", len(judgements), len(sessions))
         return len(judgements)
 
+    async def open_listed(self, session_id: str, memory_id: int, tool: str) -> bool:
+        """The agent of `session_id` opened memory `memory_id` with `tool`: when a prompt
+        receipt of that session listed it in its index, it counts as used there (#67);
+        whether one did."""
+        if not session_id:
+            return False
+        async with transaction(self.pool) as conn:
+            opened = await receipt_store.open_listed(
+                conn, session_id, memory_id, f"opened from the index with {tool}"
+            )
+        return opened > 0
+
     async def _use_factors(self, conn: Conn, memory_ids: Sequence[int]) -> dict[int, float]:
         """The caller's recall factor of each memory that has verdicts (`use_factor`); none
         when recall does not learn from use. Read within the caller's transaction
@@ -137,6 +152,12 @@ def _judge_receipt(
         judgements.append(
             UseJudgement(receipt.id, memory_id, receipt.at, judged.verdict, judged.evidence)
         )
+    # An index line counts as used when the agent opened it; one left unopened gets no verdict.
+    for memory_id in dict.fromkeys(receipt.listed_ids):
+        tool = fetched_with(memory_id, seen)
+        if tool is not None and memory_id not in receipt.memory_ids:
+            evidence = f"opened from the index with {tool}"
+            judgements.append(UseJudgement(receipt.id, memory_id, receipt.at, "used", evidence))
     return judgements
 
 

@@ -33,7 +33,7 @@ _FILTER = (
 )
 _COLUMNS = (
     "id, at, hook, session_id, prompt_id, project, memory_ids, lesson_ids, scores, cutoff,"
-    " chars, tokens"
+    " chars, tokens, listed_ids"
 )
 
 
@@ -59,9 +59,9 @@ def _params(where: ReceiptFilter) -> dict[str, Any]:
 async def insert(conn: Conn, injection: Injection, at: datetime) -> None:
     await conn.execute(
         "INSERT INTO injections (at, hook, session_id, prompt_id, project, memory_ids,"
-        " lesson_ids, scores, cutoff, chars, tokens)"
+        " lesson_ids, scores, cutoff, chars, tokens, listed_ids)"
         " VALUES (%(at)s, %(hook)s, %(session_id)s, %(prompt_id)s, %(project)s, %(memory_ids)s,"
-        " %(lesson_ids)s, %(scores)s, %(cutoff)s, %(chars)s, %(tokens)s)",
+        " %(lesson_ids)s, %(scores)s, %(cutoff)s, %(chars)s, %(tokens)s, %(listed_ids)s)",
         {
             "at": at,
             "hook": injection.hook,
@@ -74,6 +74,7 @@ async def insert(conn: Conn, injection: Injection, at: datetime) -> None:
             "cutoff": injection.cutoff,
             "chars": injection.chars,
             "tokens": injection.tokens,
+            "listed_ids": injection.listed_ids,
         },
     )
 
@@ -156,7 +157,8 @@ async def judgeable(conn: Conn, session_ids: list[str]) -> list[Receipt]:
     async with conn.cursor(row_factory=class_row(Receipt)) as cur:
         await cur.execute(
             f"SELECT {_COLUMNS} FROM injections WHERE {_MINE}"
-            " AND session_id = ANY(%(sessions)s) AND cardinality(memory_ids) > 0"
+            " AND session_id = ANY(%(sessions)s)"
+            " AND (cardinality(memory_ids) > 0 OR cardinality(listed_ids) > 0)"
             " AND hook IN ('session_start', 'prompt') ORDER BY at, id",
             {"sessions": session_ids},
         )
@@ -188,6 +190,23 @@ async def save_uses(conn: Conn, judgements: list[UseJudgement]) -> None:
                 for j in judgements
             ],
         )
+
+
+async def open_listed(conn: Conn, session_id: str, memory_id: int, evidence: str) -> int:
+    """Mark `memory_id` used on the caller's latest prompt receipt of `session_id` whose index
+    listed it (the agent opened that line); how many receipts that was (0 or 1)."""
+    cur = await conn.execute(
+        "INSERT INTO injection_uses (receipt_id, memory_id, owner_id, at, verdict, evidence)"
+        " SELECT id, %(memory_id)s, owner_id, at, 'used', %(evidence)s FROM injections"
+        f" WHERE {_MINE} AND hook = 'prompt' AND session_id = %(session_id)s"
+        " AND %(memory_id)s = ANY(listed_ids) ORDER BY at DESC, id DESC LIMIT 1"
+        " ON CONFLICT (receipt_id, memory_id) DO UPDATE SET verdict = excluded.verdict,"
+        " evidence = excluded.evidence, judged_at = now()"
+        f" WHERE {_RANK.format('excluded.verdict')}"
+        f" > {_RANK.format('injection_uses.verdict')}",
+        {"session_id": session_id, "memory_id": memory_id, "evidence": evidence},
+    )
+    return cur.rowcount
 
 
 async def uses_of(conn: Conn, receipt_ids: list[int]) -> list[UseJudgement]:

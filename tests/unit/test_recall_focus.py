@@ -51,7 +51,8 @@ def _note(memory_id: int, content: str) -> SearchHit:
 
 def test_hits_past_the_first_fill_only_the_room_statements_saved() -> None:
     prompt = "when does the ledger export run?"
-    first = [_note(1, HANDBOOK * 4), _note(2, HANDBOOK * 4)]
+    # Two handbooks that state nothing alike (one statement is never shown twice).
+    first = [_note(1, HANDBOOK * 4), _note(2, HANDBOOK.replace(".\n", " (staging).\n") * 4)]
     more = [
         _note(3, "The ledger export moved to 03:00 UTC after the archive bucket filled up."),
         _note(4, "Ledger export failures page the billing on-call."),

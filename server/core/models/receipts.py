@@ -31,7 +31,8 @@ class Injection:
     `memory_ids` in the order the text shows them; `scores` (prompt recall) their similarity to
     the prompt, in the same order, and `cutoff` the similarity at which a memory counts on
     similarity alone (one below it was let in by the prompt's words it holds); None when a
-    reranker's score decided (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE)."""
+    reranker's score decided (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE). `listed_ids`: the
+    candidates prompt recall listed one line each beneath them, for the agent to open."""
 
     hook: InjectionHook
     session_id: str
@@ -42,6 +43,7 @@ class Injection:
     scores: list[float] = field(default_factory=list)
     cutoff: float | None = None
     prompt_id: str = ""
+    listed_ids: list[int] = field(default_factory=list)
 
     @property
     def tokens(self) -> int:
@@ -64,6 +66,7 @@ class Receipt:
     cutoff: float | None
     chars: int
     tokens: int
+    listed_ids: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
