@@ -9,9 +9,12 @@ pg_url, embedder, pool, settings, service       from tests/db_fixtures.py (root 
 Seeded, Ui and the seeded data                  from tests/e2e/browser.py
 ui_dist (session)       ui/dist/index.html must exist: `cd ui && npm ci && npm run build`
 chromium (session)      /usr/bin/chromium launched once, headless
-seeded (function)       `service` on emptied tables, filled: the Claude Code fixtures through
-                        SessionImporter, the pnpm preference, learned and superseded
-                        preferences, and a note whose content carries HTML and script
+seed_template (session) a database filled once: the Claude Code fixtures through
+                        SessionImporter (embedded by the real model), the pnpm preference, learned
+                        and superseded preferences, and a note whose content carries HTML and script
+seeded_settings (function)  `settings` pointing at this test's copy of that database
+                        (`CREATE DATABASE … TEMPLATE`), dropped afterwards
+seeded (function)       a MemoryService over that copy, and the seeded rows' ids
 ui_url (function)       the real app (create_app with ui_dist) over `seeded`, on a free port
 ui (function)           a fresh page at 1280x800 that records every JS dialog and page error
 api (function)          an httpx client on ui_url, to check what the server now holds
@@ -22,6 +25,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -30,8 +34,11 @@ import pytest
 from playwright.async_api import Browser, Dialog, async_playwright, expect
 
 from server.app import create_app
-from server.core.config import Settings
+from server.core.config import Secret, Settings
 from server.core.models.views import PreferenceTier
+from server.db.embedded import EmbeddedPostgres
+from server.db.migrate import apply_migrations
+from server.db.pool import open_pool
 from server.domain.preferences import (
     BASE_CONFIDENCE,
     FADE_FLOOR,
@@ -39,8 +46,10 @@ from server.domain.preferences import (
     SESSION_BONUS,
 )
 from server.ingest.importer import ImportFilters, SessionImporter
+from server.service.embeddings import Embedder
 from server.service.memory import MemoryService
-from tests.db_fixtures import serving
+from server.service.reembed import ensure_model_recorded
+from tests.db_fixtures import create_database, database_url, drop_databases, serving
 from tests.e2e.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -101,9 +110,15 @@ async def _save(service: MemoryService, content: str, **fields: object) -> int:
     return outcome.id
 
 
-@pytest.fixture
-async def seeded(service: MemoryService, tmp_path: Path) -> Seeded:
-    projects = tmp_path / "projects"
+@dataclass(frozen=True, slots=True)
+class SeedTemplate:
+    """A database filled once with what every browser test starts from, and its rows' ids."""
+
+    name: str
+    ids: dict[str, int]
+
+
+async def _seed(service: MemoryService, projects: Path) -> dict[str, int]:
     shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
     summary = await SessionImporter(service, ImportFilters()).run(projects)
     assert summary.turns_imported > 0 and not summary.errors, summary
@@ -148,20 +163,62 @@ async def seeded(service: MemoryService, tmp_path: Path) -> Seeded:
     hostile_id = await _save(
         service, HOSTILE_NOTE, kind="note", project="acme-api", tags=["release"], force=True
     )
-    return Seeded(
-        service=service,
-        pnpm_id=pnpm_id,
-        hostile_id=hostile_id,
-        signals_id=signals_id,
-        inferred_id=inferred_id,
-        superseded_id=superseded_id,
-        replacement_id=replacement_id,
-    )
+    return {
+        "pnpm_id": pnpm_id,
+        "hostile_id": hostile_id,
+        "signals_id": signals_id,
+        "inferred_id": inferred_id,
+        "superseded_id": superseded_id,
+        "replacement_id": replacement_id,
+    }
+
+
+@pytest.fixture(scope="session")
+async def seed_template(
+    pg_server: EmbeddedPostgres, embedder: Embedder, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[SeedTemplate]:
+    """The seed imported (and embedded) once per run; each test gets a copy of it, since
+    importing the fixtures took most of every browser test's time."""
+    name = create_database(pg_server)
+    url = database_url(pg_server, name)
+    await apply_migrations(url)
+    folder = tmp_path_factory.mktemp("seed")
+    pool = await open_pool(url, min_size=1, max_size=4)
+    try:
+        await ensure_model_recorded(pool, embedder)
+        settings = Settings(database_url=Secret(url), claude_memory_home=folder / "data")
+        ids = await _seed(MemoryService(pool, embedder, settings), folder / "projects")
+    finally:
+        await pool.close()
+    yield SeedTemplate(name, ids)
+    drop_databases(pg_server, [name])
 
 
 @pytest.fixture
-async def ui_url(seeded: Seeded, settings: Settings, ui_dist: Path) -> AsyncIterator[str]:
-    async with serving(create_app(settings, seeded.service, ui_dist=ui_dist)) as url:
+async def seeded_settings(
+    pg_server: EmbeddedPostgres, seed_template: SeedTemplate, settings: Settings
+) -> AsyncIterator[Settings]:
+    """`settings` pointing at this test's own copy of the seeded database."""
+    name = create_database(pg_server, template=seed_template.name)
+    yield replace(settings, database_url=Secret(database_url(pg_server, name)))
+    drop_databases(pg_server, [name])
+
+
+@pytest.fixture
+async def seeded(
+    seeded_settings: Settings, seed_template: SeedTemplate, embedder: Embedder
+) -> AsyncIterator[Seeded]:
+    pool = await open_pool(seeded_settings.database_url.reveal(), min_size=1, max_size=8)
+    try:
+        service = MemoryService(pool, embedder, seeded_settings)
+        yield Seeded(service=service, **seed_template.ids)
+    finally:
+        await pool.close()
+
+
+@pytest.fixture
+async def ui_url(seeded: Seeded, seeded_settings: Settings, ui_dist: Path) -> AsyncIterator[str]:
+    async with serving(create_app(seeded_settings, seeded.service, ui_dist=ui_dist)) as url:
         yield url
 
 
