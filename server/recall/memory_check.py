@@ -3,7 +3,12 @@
 `check_memory` is what the web UI shows beside a memory: what it names (its anchors), and
 whether the code in its project's folder still agrees (fresh, drifted with what changed,
 orphaned, unchecked with why). `drifted_memories` is a project's list of those the code no
-longer agrees with, for the user to fix or retire.
+longer agrees with, for the user to fix or retire. Both check a memory against the folder
+`folder_of` gives it: the one asked for, else the memory's own project path, else its
+project's folder, which is the folder promote (the Instructions page) checks it against, so
+the three pages give one memory one verdict (#68: a memory saved under a project's name with
+no folder of its own was "no working folder known" on its page, "orphaned" on Instructions
+and absent from the Drifted list).
 
 Recording the current value supersedes a drifted memory in one step by what the code says now.
 
@@ -55,7 +60,7 @@ async def check_memory(
 ) -> CodeCheck:
     """`memory_id` checked against `cwd`, or its project's folder when no `cwd` is given."""
     memory = await service.get(memory_id)
-    folder = cwd or memory.project_path or None
+    folder = folder_of(memory, cwd, await _project_folders(service))
     anchors = [AnchorView(a.kind, a.name, a.value) for a in await service.anchors(memory)]
     if folder is None:
         return CodeCheck(memory_id, None, "unchecked", "no working folder known", anchors, False)
@@ -79,9 +84,10 @@ async def drifted_memories(
     if resolved is None:
         raise InvalidInput("name a project: its memories are checked against its folder")
     anchored, complete = await _anchored_memories(service, resolved)
+    project_folders = await _project_folders(service)
     by_folder: dict[str, list[Memory]] = {}
     for memory in anchored:
-        folder = cwd or memory.project_path
+        folder = folder_of(memory, cwd, project_folders)
         if folder:
             by_folder.setdefault(folder, []).append(memory)
     found: dict[int, DriftedMemory] = {}
@@ -100,6 +106,26 @@ async def drifted_memories(
     checked = sum(len(by_folder[folder]) for folder in folders)
     drifted = [found[m.id] for m in anchored if m.id in found]  # newest first, as listed
     return DriftedList(resolved, folders, checked, len(anchored) - checked, complete, drifted)
+
+
+def folder_of(memory: Memory, cwd: str | None, project_folders: dict[str, str]) -> str | None:
+    """The folder `memory` is checked against: `cwd` when asked, else its own project path,
+    else its project's folder (a memory saved under a project's name alone); None if none."""
+    if cwd:
+        return cwd
+    if memory.project_path:
+        return memory.project_path
+    return project_folders.get(memory.project) if memory.project else None
+
+
+async def _project_folders(service: MemoryApi) -> dict[str, str]:
+    """Each project's folder, the most recently active one where it has several (as
+    /api/projects and promote take it)."""
+    folders: dict[str, str] = {}
+    for summary in await service.projects():
+        if summary.project and summary.project_path:
+            folders.setdefault(summary.project, summary.project_path)
+    return folders
 
 
 async def _anchored_memories(service: MemoryApi, project: str) -> tuple[list[Memory], bool]:

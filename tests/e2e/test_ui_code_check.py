@@ -86,3 +86,29 @@ async def test_the_drifted_page_lists_a_projects_stale_memories_and_records_one(
     versions = (await api.get(f"/api/memories/{ids[GO_PIN]}/versions")).json()
     assert [v["current"] for v in versions] == [False, True]
     assert ui.errors == []
+
+
+async def test_a_memory_saved_under_its_projects_name_alone_has_one_verdict_everywhere(
+    ui: Ui, seeded: Seeded, tmp_path: Path
+) -> None:
+    """Saved with a project's name and no folder of its own (as MCP save_memory does), a memory
+    is checked against its project's folder on its page and on Drifted, as Instructions does."""
+    repo = acme_repository(tmp_path / "shop-api")
+    runbook = "The on-call steps are written down in docs/runbook.md."
+    await seeded.service.save(
+        ERRORS, project="shop-api", project_path=str(repo), created_at=MEMORIES_WRITTEN
+    )
+    saved = await seeded.service.save(runbook, project="shop-api", created_at=MEMORIES_WRITTEN)
+    assert saved.memory.project_path in ("", None)
+
+    await ui.open(f"/ui/memories/{saved.id}")
+    verdict = ui.page.locator(".code-check .verdict")
+    await expect(verdict.locator(".verdict-badge")).to_have_text("orphaned")
+    await expect(verdict).to_contain_text("docs/runbook.md was deleted")
+    said = (await verdict.inner_text()).removeprefix("orphaned").strip()
+
+    await ui.open("/ui/drifted?project=shop-api")
+    listed = ui.page.get_by_role("list", name="Memories the code no longer agrees with")
+    item = listed.locator(".drifted-item").filter(has_text=runbook)
+    await expect(item.locator(".verdict-badge")).to_have_text("orphaned")
+    await expect(item.locator(".drifted-note")).to_have_text(said)

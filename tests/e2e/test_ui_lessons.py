@@ -1,4 +1,4 @@
-"""The preferences page lists the server's lessons, and disables and enables them through it;
+"""The Lessons page lists the server's lessons, and disables and enables them through it;
 lessons proposed from the fixture sessions' journal are accepted or dismissed there."""
 
 from __future__ import annotations
@@ -49,12 +49,27 @@ def _card(ui: Ui, message: str) -> Locator:
     )
 
 
+async def test_lessons_have_their_own_page_in_the_nav_and_left_preferences(
+    ui: Ui, api: httpx.AsyncClient
+) -> None:
+    await _create(api, WARN)
+    await ui.open("/ui/preferences")
+    await expect(ui.page.get_by_role("heading", name="Preferences", exact=True)).to_be_visible()
+    await expect(ui.page.get_by_role("region", name="Lessons")).to_have_count(0)
+
+    await ui.page.get_by_role("navigation").get_by_role("link", name="Lessons").click()
+    await expect(ui.page).to_have_url(f"{ui.base_url}/ui/lessons")
+    await expect(ui.page.get_by_role("heading", level=1, name="Lessons")).to_be_visible()
+    await expect(_card(ui, WARN["message"])).to_have_count(1)
+    await expect(ui.page).to_have_title("Lessons · claude-memory")
+
+
 async def test_lessons_are_listed_with_their_pattern_and_strictness(
     ui: Ui, api: httpx.AsyncClient
 ) -> None:
     await _create(api, WARN)
     await _create(api, ASK)
-    await ui.open("/ui/preferences")
+    await ui.open("/ui/lessons")
 
     region = ui.page.get_by_role("region", name="Lessons")
     await expect(region.get_by_role("heading", name="Lessons")).to_be_visible()
@@ -82,7 +97,7 @@ async def test_disabling_a_lesson_mutes_it_and_enabling_restores_it(
 ) -> None:
     kept = await _create(api, WARN)
     lesson = await _create(api, ASK)
-    await ui.open("/ui/preferences")
+    await ui.open("/ui/lessons")
     card = _card(ui, ASK["message"])
 
     await card.get_by_role("button", name="Disable").click()
@@ -111,7 +126,7 @@ async def test_disabling_a_lesson_mutes_it_and_enabling_restores_it(
 async def test_adding_a_lesson_from_the_form_stores_it_and_shows_a_refused_pattern(
     ui: Ui, api: httpx.AsyncClient
 ) -> None:
-    await ui.open("/ui/preferences")
+    await ui.open("/ui/lessons")
     region = ui.page.get_by_role("region", name="Lessons")
     await expect(region).to_contain_text("No lessons yet.")
     form = region.get_by_role("form", name="Add a lesson")
@@ -147,7 +162,7 @@ async def test_a_proposed_lesson_is_accepted_or_dismissed_from_its_card(
     summary = await propose_lessons(seeded.service, project="acme-api")
     by_pattern = {lesson["pattern"]: lesson for lesson in summary.lessons}
     npm, staging = by_pattern[r"\bnpm\b"], by_pattern[r"\bstaging\b"]
-    await ui.open("/ui/preferences?project=acme-api")
+    await ui.open("/ui/lessons?project=acme-api")
     npm_card = _card(ui, npm["message"])
     staging_card = _card(ui, staging["message"])
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.async_api import expect
 
@@ -51,3 +53,20 @@ async def test_search_results_show_content_markup_as_text(ui: Ui, seeded: Seeded
     await expect(ui.page.locator(".results img, .results script")).to_have_count(0)
     assert ui.dialogs == []
     assert await ui.page.evaluate("window.__pwned") is None
+
+
+async def test_a_superseded_hit_says_what_replaced_it_and_opens_it(ui: Ui, seeded: Seeded) -> None:
+    await ui.open("/ui/search?mode=keyword&q=rate%20limits%20invoices")
+
+    old = ui.page.locator(".result", has_text="per IP address.").filter(has_not_text="per API key")
+    current = ui.page.locator(".result", has_text="per API key")
+    await expect(current).to_have_count(1)
+    await expect(current.locator(".superseded-badge")).to_have_count(0)
+    badge = old.get_by_role("button", name=f"replaced by #{seeded.replacement_id}")
+    await expect(badge).to_be_visible()
+    await expect(old).to_have_class(re.compile(r"\bis-superseded\b"))
+
+    await badge.click()
+    pane = ui.page.locator(".detail-pane")
+    heading = pane.get_by_role("heading", name=f"Memory #{seeded.replacement_id}")
+    await expect(heading).to_be_visible()

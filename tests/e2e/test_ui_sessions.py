@@ -39,10 +39,22 @@ async def test_sessions_show_import_and_distill_state_and_turns(
     await expect(listed.first).to_contain_text("Add cursor-based pagination to GET /orders")
     await ui.screenshot("sessions")
 
-    await ui.page.get_by_role("button", name="Reset all failures").click()
+
+async def test_reset_all_failures_is_offered_only_while_a_session_has_failed(
+    ui: Ui, seeded: Seeded
+) -> None:
+    reset_all = ui.page.get_by_role("button", name="Reset all failures")
+    await ui.open("/ui/sessions")
+    await expect(ui.page.locator("table.sessions tbody tr").first).to_be_visible()
+    await expect(reset_all).to_have_count(0)
+
+    await seeded.service.learning.record_distill_failure(S1, "the model timed out")
+    await ui.open("/ui/sessions")
+    await reset_all.click()
     await expect(
-        ui.page.get_by_role("status").filter(has_text="No failed sessions")
+        ui.page.get_by_role("status").filter(has_text="1 session set back to pending")
     ).to_be_visible()
+    await expect(reset_all).to_have_count(0)
 
 
 async def test_a_session_shows_its_prompts_with_the_tool_calls_under_them(

@@ -13,6 +13,7 @@ import { useHealth } from "./lib/useHealth";
 import { ContextPage } from "./pages/ContextPage";
 import { DriftedPage } from "./pages/DriftedPage";
 import { InstructionsPage } from "./pages/InstructionsPage";
+import { LessonsPage } from "./pages/LessonsPage";
 import { MemoryPage } from "./pages/MemoryPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { PreferencesPage } from "./pages/PreferencesPage";
@@ -26,6 +27,7 @@ const TITLES: Record<Route["name"], string> = {
   search: "Search",
   memory: "Memory",
   preferences: "Preferences",
+  lessons: "Lessons",
   sessions: "Sessions",
   context: "Context",
   drifted: "Drifted",
@@ -47,6 +49,8 @@ function page(route: Route, params: URLSearchParams) {
       return <MemoryPage id={route.id} />;
     case "preferences":
       return <PreferencesPage params={params} />;
+    case "lessons":
+      return <LessonsPage params={params} />;
     case "sessions":
       return <SessionsPage params={params} />;
     case "context":

@@ -2,19 +2,13 @@ import { useState } from "react";
 import { checkMemory, errorMessage, updateMemory } from "../api";
 import { bumpData } from "../lib/dataVersion";
 import { useApi } from "../lib/useApi";
-import type { CodeCheck, Memory } from "../types";
+import { verdictText } from "../lib/verdicts";
+import type { Memory } from "../types";
 import { ErrorNotice } from "./ErrorNotice";
 
 export type CodeCheckSectionProps = {
   memory: Memory;
   onNavigate: (id: number) => void;
-};
-
-const VERDICT_TEXT: Record<CodeCheck["verdict"], string> = {
-  fresh: "The code still agrees.",
-  drifted: "The code has changed since.",
-  orphaned: "The files it is about are gone.",
-  unchecked: "Not checked.",
 };
 
 /**
@@ -57,7 +51,7 @@ export function CodeCheckSection({ memory, onNavigate }: CodeCheckSectionProps) 
             <span className={`badge verdict-badge verdict-badge-${result.verdict}`}>
               {result.verdict}
             </span>{" "}
-            {result.note ? withoutVerdict(result.note) : VERDICT_TEXT[result.verdict]}
+            {verdictText(result.verdict, result.note)}
           </p>
           {writtenOn(memory.metadata) && (
             <p className="muted written-on">{writtenOn(memory.metadata)}</p>
@@ -101,9 +95,4 @@ export function writtenOn(metadata: Record<string, unknown>): string | null {
   if (!branch && !commit) return null;
   const where = [branch && `on branch ${branch}`, commit && `at commit ${commit}`];
   return `Said ${where.filter(Boolean).join(" ")}.`;
-}
-
-/** "drifted: go is now 1.23" beside a "drifted" badge reads once: the badge says it. */
-function withoutVerdict(note: string): string {
-  return note.replace(/^(drifted|orphaned): /, "");
 }

@@ -14,6 +14,7 @@ const NAV: { name: RouteName; label: string; href: string; hint?: string }[] = [
     hint: searchShortcutLabel(),
   },
   { name: "preferences", label: "Preferences", href: routePath({ name: "preferences" }) },
+  { name: "lessons", label: "Lessons", href: routePath({ name: "lessons" }) },
   { name: "sessions", label: "Sessions", href: routePath({ name: "sessions" }) },
   { name: "context", label: "Context", href: routePath({ name: "context" }) },
   { name: "drifted", label: "Drifted", href: routePath({ name: "drifted" }) },

@@ -20,7 +20,10 @@ export type LessonsSectionProps = {
   onAdd: (lesson: NewLesson) => Promise<void>;
 };
 
-/** The lessons agents are reminded of before matching tool calls, and a form to add one. */
+/**
+ * The Lessons page's body: the lessons agents are reminded of before matching tool calls, each
+ * to accept, dismiss, disable or enable, and a form to add one.
+ */
 export function LessonsSection({
   lessons,
   error,
@@ -33,14 +36,7 @@ export function LessonsSection({
   onAdd,
 }: LessonsSectionProps) {
   return (
-    <section className="lessons" aria-label="Lessons">
-      <h2>Lessons {lessons && <span className="count">{lessons.length}</span>}</h2>
-      <p className="tier-description">
-        Reminders an agent gets before a tool call whose input matches the pattern. A lesson that
-        asks first also makes Claude Code ask you before the call runs. Proposed lessons come from
-        your corrections in past sessions (<code>claude-memory lessons propose</code>); none applies
-        until you accept it.
-      </p>
+    <div className="lessons">
       {error && <ErrorNotice message={error} onRetry={onRetry} />}
       {!lessons && !error && <LoadingNotice label="Loading lessons…" />}
       {lessons && lessons.length === 0 && (
@@ -66,6 +62,6 @@ export function LessonsSection({
         </ul>
       )}
       <LessonForm key={project} projects={projects} project={project} onAdd={onAdd} />
-    </section>
+    </div>
   );
 }

@@ -1,6 +1,6 @@
 import { useSourceLabel } from "../lib/agents";
 import { formatDate } from "../lib/format";
-import { hitSnippet, hitTitle, scoreView } from "../lib/search";
+import { hitSnippet, hitTitle, replacedByLabel, scoreView } from "../lib/search";
 import type { SearchHit, SearchMode } from "../types";
 import { Highlighted } from "./Highlighted";
 import { KindBadge } from "./KindBadge";
@@ -27,13 +27,25 @@ export function SearchResultItem({
   const sourceLabel = useSourceLabel();
   const score = scoreView(hit, mode, best);
   const body = hitSnippet(hit, terms);
+  const replacedBy = replacedByLabel(hit);
+  const classes = `result${selected ? " is-selected" : ""}${replacedBy ? " is-superseded" : ""}`;
   return (
-    <li className={`result${selected ? " is-selected" : ""}`}>
+    <li className={classes}>
       <div className="result-meta">
         <span className="result-project">{hit.project || "(no project)"}</span>
         <KindBadge kind={hit.kind} />
         <span className="result-source">{sourceLabel(hit.source)}</span>
         <OwnerNote owner={hit.owner} visibility={hit.visibility} separator="" />
+        {replacedBy && hit.superseded_by !== null && (
+          <button
+            type="button"
+            className="badge superseded-badge"
+            title="A newer memory replaced this one: open it"
+            onClick={() => onOpen(hit.superseded_by!)}
+          >
+            {replacedBy}
+          </button>
+        )}
         <time dateTime={hit.created_at}>{formatDate(hit.created_at)}</time>
         <span className="result-score" title={score.detail}>
           <MeterBar fraction={score.fraction} label={score.label} name={score.name} />

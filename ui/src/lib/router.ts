@@ -10,6 +10,7 @@ export type Route =
   | { name: "search" }
   | { name: "memory"; id: number }
   | { name: "preferences" }
+  | { name: "lessons" }
   | { name: "sessions" }
   | { name: "context" }
   | { name: "drifted" }
@@ -24,6 +25,7 @@ const SIMPLE: Record<string, Route> = {
   timeline: { name: "timeline" },
   search: { name: "search" },
   preferences: { name: "preferences" },
+  lessons: { name: "lessons" },
   sessions: { name: "sessions" },
   context: { name: "context" },
   drifted: { name: "drifted" },

@@ -5,6 +5,7 @@ import {
   hitSnippet,
   hitTitle,
   noResultHints,
+  replacedByLabel,
   scoreView,
   searchRequest,
   searchStateFrom,
@@ -94,5 +95,15 @@ describe("noResultHints", () => {
     expect(hints.join(" ")).toContain("0.50");
     expect(hints.join(" ")).toContain("hybrid");
     expect(hints.join(" ")).toContain("acme-api");
+  });
+});
+
+describe("replacedByLabel", () => {
+  it("names the successor of a superseded hit", () => {
+    expect(replacedByLabel({ superseded_by: 42 })).toBe("replaced by #42");
+  });
+
+  it("says nothing for a current hit", () => {
+    expect(replacedByLabel({ superseded_by: null })).toBeNull();
   });
 });

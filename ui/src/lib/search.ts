@@ -119,3 +119,11 @@ export function noResultHints(state: SearchState): string[] {
   hints.push("Use fewer or different words.");
   return hints;
 }
+
+/**
+ * "replaced by #N" for a hit a newer memory superseded (it stays searchable, ranked below its
+ * successor by the server), or null for a current one.
+ */
+export function replacedByLabel(hit: Pick<SearchHit, "superseded_by">): string | null {
+  return hit.superseded_by === null ? null : `replaced by #${hit.superseded_by}`;
+}

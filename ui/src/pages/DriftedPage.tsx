@@ -9,6 +9,7 @@ import { bumpData } from "../lib/dataVersion";
 import { formatCount } from "../lib/format";
 import { routePath, setParams } from "../lib/router";
 import { useApi } from "../lib/useApi";
+import { verdictText } from "../lib/verdicts";
 import type { DriftedMemory } from "../types";
 
 export type DriftedPageProps = { params: URLSearchParams };
@@ -87,7 +88,7 @@ export function DriftedPage({ params }: DriftedPageProps) {
                 #{item.memory.id}
               </Link>{" "}
               <span className="drifted-content">{item.memory.content}</span>
-              <span className="drifted-note muted">{item.note}</span>
+              <span className="drifted-note muted">{verdictText(item.verdict, item.note)}</span>
               {item.can_record && (
                 <button
                   type="button"

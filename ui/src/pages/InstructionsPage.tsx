@@ -9,6 +9,7 @@ import { bumpData } from "../lib/dataVersion";
 import { formatCount } from "../lib/format";
 import { routePath, setParams } from "../lib/router";
 import { useApi } from "../lib/useApi";
+import { verdictOfReason } from "../lib/verdicts";
 import type { PromoteChange, PromoteFile, PromoteResult } from "../types";
 
 export type InstructionsPageProps = { params: URLSearchParams };
@@ -270,7 +271,7 @@ function ChangeRow({ change, group, decisionOf, onDecide }: ChangeRowProps) {
           <p className="promote-text">{change.text}</p>
         )}
         <p className="promote-reason muted">
-          {change.reason}
+          <Reason reason={change.reason} />
           {change.source ? ` · from ${change.source}` : ""}
           {id !== null && (
             <>
@@ -306,6 +307,20 @@ function ChangeRow({ change, group, decisionOf, onDecide }: ChangeRowProps) {
         </fieldset>
       )}
     </li>
+  );
+}
+
+/** Why a line changes; a verdict against the code is its badge, as on the memory's page. */
+function Reason({ reason }: { reason: string }) {
+  const verdict = verdictOfReason(reason);
+  if (!verdict) return <>{reason}</>;
+  return (
+    <>
+      <span className={`badge verdict-badge verdict-badge-${verdict.verdict}`}>
+        {verdict.verdict}
+      </span>{" "}
+      {verdict.rest}
+    </>
   );
 }
 

@@ -1,27 +1,17 @@
 import { useState } from "react";
-import {
-  addLesson,
-  deleteMemory,
-  errorMessage,
-  getLessons,
-  getPreferences,
-  getProjects,
-  lockPreference,
-  setLessonActive,
-} from "../api";
+import { deleteMemory, errorMessage, getPreferences, getProjects, lockPreference } from "../api";
 import { ProjectField } from "../components/ProjectField";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
-import { LessonsSection } from "../components/LessonsSection";
+import { Link } from "../components/Link";
 import { LoadingNotice } from "../components/LoadingNotice";
 import { PreferenceTierSection } from "../components/PreferenceTierSection";
 import { bumpData } from "../lib/dataVersion";
 import { firstLine } from "../lib/format";
 import { countPreferences, tierSections } from "../lib/preferences";
 import { navigate, routePath, setParams } from "../lib/router";
-import { projectChoices } from "../lib/projects";
 import { useApi } from "../lib/useApi";
-import type { Lesson, NewLesson, Preference } from "../types";
+import type { Preference } from "../types";
 
 export type PreferencesPageProps = { params: URLSearchParams };
 
@@ -29,9 +19,6 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
   const project = params.get("project") ?? "";
   const preferences = useApi(`preferences:${project}`, (signal) =>
     getPreferences(project || undefined, signal),
-  );
-  const lessons = useApi(`lessons:${project}`, (signal) =>
-    getLessons(project || undefined, signal),
   );
   const projects = useApi("projects", (signal) => getProjects(signal));
   const [busy, setBusy] = useState(false);
@@ -62,25 +49,6 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
       await deleteMemory(item.memory.id);
       return `Dismissed “${firstLine(item.memory.content, 60)}”. Restore it from Settings → Deleted memories.`;
     });
-  const toggle = (lesson: Lesson) =>
-    act(async () => {
-      const changed = await setLessonActive(lesson.id, !lesson.active);
-      const what = `the lesson “${firstLine(changed.message, 60)}”`;
-      if (lesson.proposed) return `Accepted ${what}: agents see it before matching calls.`;
-      return changed.active ? `Enabled ${what}.` : `Disabled ${what}: agents no longer see it.`;
-    });
-  const dismissLesson = (lesson: Lesson) =>
-    act(async () => {
-      const changed = await setLessonActive(lesson.id, false);
-      return `Dismissed the proposed lesson “${firstLine(changed.message, 60)}”.`;
-    });
-  // The form shows its own failure (a bad pattern) next to the fields it is about.
-  const add = async (draft: NewLesson) => {
-    const added = await addLesson(draft);
-    setFailure(null);
-    setMessage(`Added the lesson “${firstLine(added.message, 60)}”.`);
-    bumpData();
-  };
   const open = (id: number) => navigate(routePath({ name: "memory", id }));
 
   const data = preferences.data;
@@ -96,7 +64,9 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
         />
       </div>
       <p className="page-intro">
-        How you like to work, as learned from your sessions. Agents get the explicit tier first.
+        How you like to work, as learned from your sessions. Agents get the explicit tier first. The
+        reminders agents get before a tool call are on{" "}
+        <Link href={routePath({ name: "lessons" })}>Lessons</Link>.
       </p>
       {message && (
         <p className="notice notice-ok" role="status">
@@ -131,17 +101,6 @@ export function PreferencesPage({ params }: PreferencesPageProps) {
           ))}
         </div>
       )}
-      <LessonsSection
-        lessons={lessons.data?.lessons}
-        error={lessons.error}
-        onRetry={lessons.reload}
-        busy={busy}
-        projects={projectChoices(projects.data)}
-        project={project}
-        onToggle={toggle}
-        onDismiss={dismissLesson}
-        onAdd={add}
-      />
     </section>
   );
 }

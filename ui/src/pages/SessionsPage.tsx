@@ -1,5 +1,5 @@
 import { Fragment, useState } from "react";
-import { errorMessage, getSessions, resetFailures } from "../api";
+import { errorMessage, getSessions, getStats, resetFailures } from "../api";
 import { EmptyState } from "../components/EmptyState";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { LoadingNotice } from "../components/LoadingNotice";
@@ -28,6 +28,8 @@ export function SessionsPage({ params }: SessionsPageProps) {
       getSessions({ limit: SESSION_PAGE_SIZE, offset, source: source || undefined }, signal),
     { keepPrevious: true },
   );
+  // Whether any session has failed to distill: "Reset all failures" is offered only then.
+  const stats = useApi("stats", (signal) => getStats(signal), { keepPrevious: true });
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<string | null>(null);
   const [failure, setFailure] = useState<string | null>(null);
@@ -52,6 +54,9 @@ export function SessionsPage({ params }: SessionsPageProps) {
   }
 
   const data = sessions.data;
+  const failed =
+    (stats.data?.sessions.failed ?? 0) > 0 ||
+    (data?.sessions.some((session) => session.distill_failures > 0) ?? false);
   const pages = data ? Math.max(1, Math.ceil(data.total / SESSION_PAGE_SIZE)) : 1;
   return (
     <section className="page sessions-page" aria-labelledby="sessions-title">
@@ -62,9 +67,11 @@ export function SessionsPage({ params }: SessionsPageProps) {
             {formatCount(data.total)} imported{source && ` from ${sourceLabel(source)}`}
           </p>
         )}
-        <button type="button" className="button" disabled={busy} onClick={() => reset()}>
-          Reset all failures
-        </button>
+        {failed && (
+          <button type="button" className="button" disabled={busy} onClick={() => reset()}>
+            Reset all failures
+          </button>
+        )}
       </div>
       <p className="page-intro">
         Agent sessions imported so far, and whether they have been distilled into memories. Select a
