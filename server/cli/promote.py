@@ -51,7 +51,9 @@ def cmd_promote(args: argparse.Namespace, settings: Settings) -> int:
         cwd = os.getcwd()
 
     async def run() -> Proposal | PromotionResult:
-        async with open_service(settings) as service:
+        # Proposing reads stored memories only: the model is loaded only for a write, which
+        # may save hand edits as memories.
+        async with open_service(settings, needs_model=args.write) as service:
             if args.write:
                 return await apply(service, args.project, cwd)
             return await propose(service, args.project, cwd)

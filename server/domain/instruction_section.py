@@ -28,8 +28,14 @@ BEGIN = "<!-- claude-memory:promoted:begin -->"
 END = "<!-- claude-memory:promoted:end -->"
 HEADING = "## What memory has learned about this project"
 NOTE = (
-    "<!-- Proposed by `claude-memory promote` from memories that were used and still hold."
+    "<!-- Proposed by `claude-memory promote` from memories that proved themselves (used"
+    " again and again, or stated by you) and still hold in the code."
     " Edit or delete lines freely: edits come back as memories, deleted lines stay deleted. -->"
+)
+# The note as earlier versions wrote it: still ours when a file holds it, never a person's line.
+_EARLIER_NOTES = (
+    "<!-- Proposed by `claude-memory promote` from memories that were used and still hold."
+    " Edit or delete lines freely: edits come back as memories, deleted lines stay deleted. -->",
 )
 _MEMORY_ID = re.compile(r"\s*<!--\s*memory:(\d+)\s*-->\s*$")
 _LIST_ITEM = re.compile(r"^\s*[-*+]\s+")
@@ -95,7 +101,7 @@ def _section_lines(body: str) -> tuple[SectionLine, ...]:
     lines: list[SectionLine] = []
     for raw in body.splitlines():
         line = raw.strip()
-        if not line or line in (HEADING, NOTE):
+        if not line or line in (HEADING, NOTE, *_EARLIER_NOTES):
             continue
         found = _MEMORY_ID.search(line)
         memory_id = int(found.group(1)) if found else None

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from server.agents.about.every import ABOUT
 from server.core.access import current_viewer
 from server.core.errors import InvalidInput
 from server.core.models.memories import Memory, MemoryFilter
@@ -73,6 +74,7 @@ from server.domain.promotion import (
     source_of,
 )
 from server.recall.promote_files import (
+    SHARED_FILE,
     InstructionFile,
     read_files,
     repository_root,
@@ -161,7 +163,8 @@ async def apply(
         lines = [line for line, _ in placed]
         text = with_lines(file.parsed, lines)
         if text != file.text:
-            written.append(WrittenFile(str(file.path), write_with_backup(file, text)))
+            backups = service.settings.claude_memory_home / "backups" / "instructions"
+            written.append(WrittenFile(str(file.path), write_with_backup(file, text, backups)))
         ours = [line for line, foreign in placed if not foreign]  # a foreign line's id: not ours
         now_ids = {line.memory_id for line in ours if line.memory_id is not None}
         recorded = {memory_id for (path, memory_id) in plan.records if path == file.key}
@@ -202,7 +205,7 @@ async def make_plan(
         raise InvalidInput(TEAM_SERVER)
     resolved, folder = await _project_and_folder(service, project, cwd)
     root = repository_root(folder, cwd)
-    files = read_files(root)
+    files = read_files(root, await _file_to_create(service, resolved))
     records = {
         (r.file_path, r.memory_id): r for r in await service.promoted_lines([f.key for f in files])
     }
@@ -268,6 +271,15 @@ async def _project_and_folder(
             f" write in as cwd ({_listed(folders)})"
         )
     return resolved, folders[0]
+
+
+async def _file_to_create(service: MemoryApi, project: str) -> str:
+    """The instruction file to create where the repository has none: the one file every agent
+    whose sessions of `project` were imported reads (CLAUDE.md for a Claude Code user only),
+    else AGENTS.md, which most agents read."""
+    agents = (await service.sessions(project=project, limit=1)).by_source
+    wanted = {ABOUT[agent].INSTRUCTIONS_FILE for agent in agents if agent in ABOUT}
+    return wanted.pop() if len(wanted) == 1 else SHARED_FILE
 
 
 def _listed(folders: list[str]) -> str:

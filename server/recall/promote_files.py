@@ -1,15 +1,16 @@
 """The instruction files promote reads and writes (#58): where they are, their text, the diff,
-and the backup kept before a write.
+and the backup kept (in the data dir) before a write.
 
-Only four names are ever touched, at the repository's root: CLAUDE.md (Claude Code), AGENTS.md
-(Codex, OpenCode and several others), GEMINI.md (Gemini CLI) and
-.github/copilot-instructions.md. The root is the repository holding the working folder, kept
+Only the agents' own instruction files are ever touched (each agent's INSTRUCTIONS_FILE in
+server/agents/about/: CLAUDE.md, AGENTS.md, GEMINI.md, .github/copilot-instructions.md), at the
+repository's root. The root is the repository holding the working folder, kept
 inside the project's folder (a project that is a sub-folder of a repository keeps its own
 files); nothing is written outside it. A cloned repository is hostile input (#65): every name
 is looked at without following it (`lstat`), a link whose target, there or not, lies outside
 the root is refused before anything is written, and the write itself never follows a link: a
 new file is created with O_EXCL|O_NOFOLLOW, an existing one is replaced by a file written beside
-it the same way and renamed over it, and so is the backup. The new text is parsed before any of
+it the same way and renamed over it; the backup is created the same way, in the data dir
+(`backups/instructions/`), never in the repository. The new text is parsed before any of
 that, so text that would break the section is refused with nothing written.
 """
 
@@ -23,13 +24,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from server.agents.about.every import ABOUT
 from server.core.errors import InvalidInput
 from server.domain.instruction_section import InstructionText, SectionError, parse
 from server.worktree.tree_check import tree_root
 
-INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", ".github/copilot-instructions.md")
-CREATED_WHEN_NONE = "AGENTS.md"
-BACKUP_SUFFIX = ".claude-memory-backup-"
+INSTRUCTION_FILES = tuple(dict.fromkeys(about.INSTRUCTIONS_FILE for about in ABOUT.values()))
+SHARED_FILE = "AGENTS.md"  # read by most agents: created when the project's agents differ
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,10 @@ def repository_root(folder: str, cwd: str | None) -> Path:
     return root if root.is_relative_to(base) else base
 
 
-def read_files(root: Path) -> list[InstructionFile]:
-    """The instruction files at `root`; AGENTS.md (not there yet) when there is none. A file
+def read_files(root: Path, to_create: str = SHARED_FILE) -> list[InstructionFile]:
+    """The instruction files at `root`; `to_create` (not there yet) when there is none. A file
     that is a link to one read already is read once; a link out of `root` (its target there or
-    not) is refused, and so is an AGENTS.md to create that is already some other thing."""
+    not) is refused, and so is a file to create that is already some other thing."""
     found = []
     seen: set[Path] = set()
     for name in INSTRUCTION_FILES:
@@ -90,13 +91,13 @@ def read_files(root: Path) -> list[InstructionFile]:
             raise InvalidInput(f"{name}: {exc}") from None
         found.append(InstructionFile(path, name, True, text, parsed, str(real)))
     if not found:
-        path = root / CREATED_WHEN_NONE
+        path = root / to_create
         if _lstat(path) is not None:
             raise InvalidInput(
-                f"{CREATED_WHEN_NONE} is there but is not a file promote can read (a link to"
+                f"{to_create} is there but is not a file promote can read (a link to"
                 " nothing, a folder): promote leaves it alone"
             )
-        found.append(InstructionFile(path, CREATED_WHEN_NONE, False, "", parse(""), str(path)))
+        found.append(InstructionFile(path, to_create, False, "", parse(""), str(path)))
     return found
 
 
@@ -114,11 +115,12 @@ def unified_diff(name: str, old: str, new: str) -> str:
     )
 
 
-def write_with_backup(file: InstructionFile, text: str, now: datetime | None = None) -> str | None:
-    """Write `text` to the file, a copy of the old one kept beside it first; the copy's path
-    (None for a new file). InvalidInput, with nothing written, when `text` would not parse as
-    one section or the file is no longer what was read (a link now, or there when it was not).
-    """
+def write_with_backup(file: InstructionFile, text: str, backups: Path) -> str | None:
+    """Write `text` to the file, a copy of the old one kept first in `backups` (a folder of the
+    data dir: a copy beside the file would sit untracked in the repository, where `git add -A`
+    commits it); the copy's path (None for a new file). InvalidInput, with nothing written, when
+    `text` would not parse as one section or the file is no longer what was read (a link now,
+    or there when it was not)."""
     try:
         parse(text)
     except SectionError as exc:
@@ -130,9 +132,11 @@ def write_with_backup(file: InstructionFile, text: str, now: datetime | None = N
             _create(target, data)
             return None
         old = _read_bytes(target)
-        stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S%fZ")
-        copy = target.with_name(f"{target.name}{BACKUP_SUFFIX}{stamp}")
-        _create(copy, old.data, old.mode)
+        backups.mkdir(mode=0o700, parents=True, exist_ok=True)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        flat = str(target).strip("/").replace("/", "_")[-200:]
+        copy = backups / f"{flat}.bak-{stamp}"
+        _create(copy, old.data, 0o600)
         _replace(target, data, old.mode)
         return str(copy)
     except OSError as exc:  # ELOOP: a link now; EEXIST: there now; both since it was read

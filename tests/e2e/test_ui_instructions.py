@@ -1,6 +1,6 @@
 """The Instructions page (#58): what memory has proven in a project, proposed as lines of its
 repository's CLAUDE.md; one line accepted, one rejected, written, and the file on disk holds
-exactly the accepted one, the user's own text untouched and a backup beside it."""
+exactly the accepted one, the user's own text untouched and a backup in the data dir."""
 
 from __future__ import annotations
 
@@ -66,8 +66,10 @@ async def test_accepting_one_line_and_rejecting_another_writes_only_the_accepted
     section = text[text.index(BEGIN) : text.index(END)]
     assert f"<!-- memory:{ids[PNPM]} -->" in section
     assert "sendProblem" not in section
-    backups = [p for p in repo.iterdir() if p.name.startswith("CLAUDE.md.") and p != repo]
+    kept = seeded.service.settings.claude_memory_home / "backups" / "instructions"
+    backups = list(kept.glob("*CLAUDE.md.bak-*"))
     assert [b.read_text() for b in backups] == [USERS_OWN]
+    assert not [p for p in repo.iterdir() if ".bak-" in p.name], "no backup in the repository"
     again = (await api.get("/api/promote", params={"project": PROJECT})).json()
     [file] = again["files"]
     assert {c["action"] for c in file["changes"]} == {"keep"}

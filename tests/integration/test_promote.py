@@ -8,6 +8,7 @@ deleted is not proposed again; a line they edited comes back as a memory."""
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -137,7 +138,8 @@ async def test_write_edits_only_our_section_keeps_a_backup_and_a_second_write_ch
     first = run_cli("promote", "--cwd", str(history.repo), "--write", env=env)
     assert first.returncode == 0, first.stderr
     written = (history.repo / "CLAUDE.md").read_text()
-    backups = list(history.repo.glob("CLAUDE.md.claude-memory-backup-*"))
+    kept = tmp_path / "home" / "backups" / "instructions"
+    backups = list(kept.glob("*CLAUDE.md.bak-*"))
     second = run_cli("promote", "--cwd", str(history.repo), "--write", env=env)
     assert second.returncode == 0, second.stderr
 
@@ -148,7 +150,9 @@ async def test_write_edits_only_our_section_keeps_a_backup_and_a_second_write_ch
     assert [b.read_text() for b in backups] == [USERS_OWN]
     assert "nothing to write" in second.stdout
     assert (history.repo / "CLAUDE.md").read_text() == written
-    assert len(list(history.repo.glob("CLAUDE.md.claude-memory-backup-*"))) == 1
+    assert len(list(kept.glob("*CLAUDE.md.bak-*"))) == 1
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o700
+    assert not list(history.repo.glob("*.bak-*")), "no backup left in the repository"
     after = subprocess.run(
         ["git", "rev-list", "--count", "HEAD"], cwd=history.repo, capture_output=True, text=True
     ).stdout
@@ -275,9 +279,11 @@ async def test_a_hand_edit_in_our_section_comes_back_as_a_memory_superseding_its
     assert kept[came_back.id]["reason"] == "written by hand in CLAUDE.md"
 
 
-async def test_a_repository_without_instruction_files_gets_agents_md_and_says_so(
+async def test_a_repository_without_instruction_files_gets_its_agents_file_and_says_so(
     service: MemoryService, settings: Settings, history: History
 ) -> None:
+    """The project's sessions are all Claude Code's: promote creates CLAUDE.md, the one file
+    that agent reads (AGENTS.md is for projects whose agents differ)."""
     (history.repo / "CLAUDE.md").unlink()
     (history.repo / "GEMINI.md").symlink_to(history.repo / "AGENTS.md")  # dangling: not a file
     async with (
@@ -285,17 +291,17 @@ async def test_a_repository_without_instruction_files_gets_agents_md_and_says_so
         httpx.AsyncClient(base_url=url) as http,
     ):
         proposal = await get_proposal(http)
-        ids = [c["memory_id"] for c in changes(proposal, "AGENTS.md")["add"]]
+        ids = [c["memory_id"] for c in changes(proposal, "CLAUDE.md")["add"]]
         result = await http.post("/api/promote", json={"project": PROJECT, "accept": ids})
-        (history.repo / "CLAUDE.md").symlink_to(history.repo / "AGENTS.md")
+        (history.repo / "AGENTS.md").symlink_to(history.repo / "CLAUDE.md")
         linked = await get_proposal(http)
 
     [file] = proposal["files"]
-    assert (file["name"], file["exists"], file["creates"]) == ("AGENTS.md", False, True)
-    assert file["diff"].startswith("--- /dev/null\n+++ b/AGENTS.md\n")
+    assert (file["name"], file["exists"], file["creates"]) == ("CLAUDE.md", False, True)
+    assert file["diff"].startswith("--- /dev/null\n+++ b/CLAUDE.md\n")
     [written] = result.json()["written"]
-    assert written == {"path": str(history.repo / "AGENTS.md"), "backup": None}
-    assert (history.repo / "AGENTS.md").read_text().startswith(BEGIN)
+    assert written == {"path": str(history.repo / "CLAUDE.md"), "backup": None}
+    assert (history.repo / "CLAUDE.md").read_text().startswith(BEGIN)
     assert [f["name"] for f in linked["files"]] == ["CLAUDE.md"], "a link is read once"
     assert linked["files"][0]["diff"] == ""
 

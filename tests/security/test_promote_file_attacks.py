@@ -64,8 +64,9 @@ async def test_a_dangling_link_out_of_the_repository_is_refused_and_nothing_is_w
         serving(create_app(settings, service)) as url,
         httpx.AsyncClient(base_url=url, timeout=60) as http,
     ):
-        shown = await http.get("/api/promote", params={"project": PROJECT})
-        written = await http.post("/api/promote", json={"project": PROJECT, "accept": [rule]})
+        asked = {"project": PROJECT, "cwd": str(repo)}  # no session yet: the user names it
+        shown = await http.get("/api/promote", params=asked)
+        written = await http.post("/api/promote", json={**asked, "accept": [rule]})
 
     assert not global_instructions.exists(), "promote wrote outside the repository"
     assert list(global_instructions.parent.iterdir()) == []
@@ -91,8 +92,9 @@ async def test_a_memory_holding_our_section_markers_leaves_the_file_whole(
         httpx.AsyncClient(base_url=url, timeout=60) as http,
     ):
         accept = [hostile, plain]
-        written = await http.post("/api/promote", json={"project": PROJECT, "accept": accept})
-        again = await http.get("/api/promote", params={"project": PROJECT})
+        asked = {"project": PROJECT, "cwd": str(repo)}  # no session yet: the user names it
+        written = await http.post("/api/promote", json={**asked, "accept": accept})
+        again = await http.get("/api/promote", params=asked)
 
     assert written.status_code == 200, written.text
     text = (repo / "CLAUDE.md").read_text()

@@ -205,7 +205,8 @@ async def test_an_imported_project_path_is_never_where_promote_writes(
     assert accept == [mine.id], "the import's preference is not the user's own word"
     assert written.status_code == 200, written.text
     assert list(global_instructions.iterdir()) == []
-    assert [w["path"] for w in written.json()["written"]] == [str(repo / "AGENTS.md")]
+    # The session is Claude Code's: the file to create is the one it reads.
+    assert [w["path"] for w in written.json()["written"]] == [str(repo / "CLAUDE.md")]
 
 
 async def test_tags_metadata_and_imported_notes_do_not_pass_for_the_user_s_rules(
