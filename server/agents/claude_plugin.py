@@ -35,12 +35,14 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 PLUGIN = REPOSITORY / "plugins" / "memories"
 CLIENT = "client"
 # The hook client and everything it may import (tests/unit/test_architecture.py holds it to
-# these: the working-tree check, redaction, and each agent's standard-library description), with
-# the packages they sit in, as paths under the repository and, the same, under the plugin's
-# client/ folder. Globbed, so a new agent's description ships without editing this list.
+# these: the working-tree check, redaction and the reading it matches on, and each agent's
+# standard-library description), with the packages they sit in, as paths under the
+# repository and, the same, under the plugin's client/ folder. Globbed, so a new agent's
+# description ships without editing this list.
 _CLIENT_MODULES = (
     REPOSITORY / "server" / "hooks.py",
     REPOSITORY / "server" / "core" / "redact.py",
+    REPOSITORY / "server" / "core" / "readable.py",
     *(REPOSITORY / "server" / "worktree").glob("*.py"),
     *(REPOSITORY / "server" / "agents" / "about").glob("*.py"),
 )

@@ -113,6 +113,7 @@ def test_the_shipped_client_is_the_hook_client_and_every_module_it_may_import() 
         server / "hooks.py",
         *(server / "worktree").glob("*.py"),
         server / "core" / "redact.py",
+        server / "core" / "readable.py",
         *(server / "agents" / "about").glob("*.py"),
     ]
     packages = {path.parent / "__init__.py" for path in allowed} | {

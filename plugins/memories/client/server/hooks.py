@@ -48,6 +48,8 @@ if _REPOSITORY not in sys.path:
 from server.agents.about import DEFAULT  # noqa: E402
 from server.agents.about.answers import ANSWERED  # noqa: E402
 
+CHILD_MARKER = "CLAUDE_MEMORY_CHILD"  # server/learning/agent_models.py sets it in its child
+
 _CALL_FIELDS = (
     "hook_event_name",
     "session_id",
@@ -134,8 +136,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO) -> None:
-    """Parse `<event> [--url URL] [--agent NAME] [--timeout SECONDS]`, call the server, answer."""
-    if not argv:
+    """Parse `<event> [--url URL] [--agent NAME] [--timeout SECONDS]`, call the server, answer.
+
+    Nothing at all inside an agent CLI that claude-memory runs to distil (`CHILD_MARKER` set,
+    server/learning/agent_models.py): that session is ours, not the user's, and a hook calling
+    back into memory from it would loop.
+    """
+    if not argv or os.environ.get(CHILD_MARKER):
         return
     event = argv[0]
     options = dict(zip(argv[1::2], argv[2::2], strict=False))

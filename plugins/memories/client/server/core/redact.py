@@ -25,9 +25,14 @@ Design rules:
   the text is kept exactly.
 """
 
+import binascii
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache, partial
+
+from server.core.readable import Reading, readable
 
 __all__ = ["Redaction", "redact"]
 
@@ -180,6 +185,29 @@ def _accept_password_assignment(m: re.Match[str]) -> bool:
     return not (standalone and m["secret"].isdigit()) and _accept_assignment(m)
 
 
+# What a sentence says a password is, when it is not the password: a way it is kept or made.
+_SAID_NOT_PASSWORD = re.compile(
+    r"(?i:sha-?\d*|md5|utf-?\d+|base64|aes-?\d*|rsa-?\d*|argon2\w*|pbkdf2\w*|[bs]crypt\w*"
+    r"|\d+\+?(?:-?(?:chars?|characters?|digits?|bytes?|bits?|letters?|long))?)"
+    r"|.*-[a-z]{3,}"  # SHA256-hashed, 2FA-protected, 64-bit
+)
+
+
+def _accept_said_password(m: re.Match[str]) -> bool:
+    """`password is Tr0ub4dor&3`, not `password is required`, `is 12`, `is SHA256-hashed`."""
+    value = m["secret"]
+    if _is_placeholder(value) or value[0] in "$<{%[/~" or "://" in value:
+        return False
+    if _ENDS_WITH_CREDENTIAL_WORD.fullmatch(value) or _CODE_REFERENCE.fullmatch(value):
+        return False
+    if value.isdigit():
+        return len(value) >= 6
+    if _SAID_NOT_PASSWORD.fullmatch(value) or _NUMBER.fullmatch(value):
+        return False
+    has_symbol = any(not c.isalnum() and c not in "-_." for c in value)
+    return len(value) >= 6 and (has_symbol or _looks_random(value))
+
+
 def _accept_command_value(m: re.Match[str]) -> bool:
     """A credential given to a command: not a placeholder, a variable or a uid:gid pair."""
     value = m["secret"]
@@ -316,12 +344,16 @@ _RULES: tuple[_Rule, ...] = (
         ),
     ),
     # Azure connection strings: AccountKey= (Storage, Cosmos DB), SharedAccessKey= (Service
-    # Bus, Event Hubs, IoT Hub), AccessKey= (SignalR): base64 of 32 or 64 random bytes.
+    # Bus, Event Hubs, IoT Hub), AccessKey= (SignalR): base64 of 32 or 64 random bytes. One
+    # without a digit (an all-`A` key) still goes when it is padded base64;
+    # `AccessKey=ThisIsJustAVeryLongConfigSettingName` is a setting's name.
     _Rule(
         "azure-key",
         re.compile(
             r"(?<![A-Za-z])(?i:(?:account|sharedaccess|access)key)[ \t]*=[ \t]*"
-            r"(?P<secret>(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{30,}={0,2})(?![A-Za-z0-9+/=])"
+            r"(?P<secret>(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{30,}={0,2}"
+            r"|(?:[A-Za-z0-9+/]{4}){7,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=))"  # padded base64
+            r"(?![A-Za-z0-9+/=])"
         ),
     ),
     # Shared access signatures (Azure SAS URLs and SharedAccessSignature=): the `sig` parameter
@@ -356,7 +388,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "jwt",
         re.compile(
-            r"(?<![\w-])eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}(?![\w-])",
+            r"(?<![\w-])eyJ[A-Za-z0-9_-]{10,}(?:[ \t]*\.[ \t]*[A-Za-z0-9_-]{10,}){2}(?![\w-])",
             re.ASCII,
         ),
     ),
@@ -482,6 +514,19 @@ _RULES: tuple[_Rule, ...] = (
         ),
         _accept_secret_named_assignment,
     ),
+    # Said in a sentence: "the sudo password is Tr0ub4dor&3", "my passphrase was set to ...".
+    _Rule(
+        "password",
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?i:pass(?:word|phrase|code)|passwd)"
+            r"(?:[ \t]+(?i:for|of|on|to)(?:[ \t]+[\w.@/:-]{1,64}){1,3}?)?"  # for the staging db
+            r"(?:[ \t]+(?i:is|was)|'s)"
+            r"(?:[ \t]+(?i:now|still|just|actually|(?:set|changed|reset)[ \t]+to))?"
+            r"[ \t]*:?[ \t]+(?P<q>[\"'`]?)"
+            r"(?P<secret>[^\s\"'`]*[^\s\"'`.,;:!?)])(?P=q)"
+        ),
+        _accept_said_password,
+    ),
 )
 
 
@@ -519,67 +564,163 @@ def _replaced(text: str, edits: list[_Edit]) -> str:
     return "".join(pieces)
 
 
-# --- invisible characters and escapes inside tokens ---------------------------
+# --- tokens written so that no pattern sees them -------------------------------
 
-# Zero-width characters and soft hyphens render as nothing, and a percent-escape of a letter,
-# digit or - . _ ~ inside a word reads as that character; either can split a token so no
-# pattern sees it. Rules run on the text without them; their edits are mapped back onto the
-# original, so text without a secret is stored exactly as given (emoji keep their joiners).
-_HIDDEN = re.compile(
-    r"[\u200b-\u200d\u2060\ufeff\u00ad]"
-    r"|(?<=[A-Za-z0-9\u200b-\u200d\u2060\ufeff\u00ad])"
-    r"%(?P<escape>2[DEde]|3[0-9]|[46][1-9A-Fa-f]|[57][0-9Aa]|5[Ff]|7[Ee])"
-    r"(?=[A-Za-z0-9%\u200b-\u200d\u2060\ufeff\u00ad])"
+# Where a token rule's match can start: a line that ends after one of these and is not yet a
+# whole token is joined with the next line (server/core/readable.py).
+_WRAPPED = re.compile(
+    r"(?<![A-Za-z0-9_])(?P<token>"
+    r"(?:gh[pousr]_|github_pat_|sk-|[srp]k_(?:live|test)_|AKIA|ASIA|gl[a-z]{1,4}[-_]|xox|xapp-"
+    r"|AIza|npm_|hf_|SG\.|pypi-|shp|do[opr]_|hv[sbr]\.|dp\.|dapi|lin_api_|PMAK-|NRAK-"
+    r"|AGE-SECRET-KEY-|eyJ|SK[0-9a-f]|key-|[0-9]{8,10}:AA)[\w.+/=-]*)"
+    r"(?P<wrap>\r?\n[ \t]*)(?=[\w.+/=-])",
+    re.ASCII,
+)
+# The rules a whole token matches on its own (no context, no veto).
+_TOKEN_PATTERNS = tuple(
+    rule.pattern
+    for rule in _RULES
+    if rule.accept is None
+    and "secret" not in rule.pattern.groupindex
+    and rule.kind != "private-key"
 )
 
 
-def _normalised(text: str) -> tuple[str, list[int], list[int]]:
-    """The text as read, and for each of its characters where it starts and ends in `text`."""
-    pieces: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    position = 0
-    for m in _HIDDEN.finditer(text):
-        pieces.append(text[position : m.start()])
-        starts.extend(range(position, m.start()))
-        ends.extend(range(position + 1, m.start() + 1))
-        if m["escape"]:
-            pieces.append(chr(int(m["escape"], 16)))
-            starts.append(m.start())
-            ends.append(m.end())
-        position = m.end()
-    pieces.append(text[position:])
-    starts.extend(range(position, len(text)))
-    ends.extend(range(position + 1, len(text) + 1))
-    return "".join(pieces), starts, ends
+def _is_whole_token(text: str) -> bool:
+    return any(pattern.fullmatch(text) for pattern in _TOKEN_PATTERNS)
 
 
-def _redact_hidden(text: str) -> Redaction:
-    """Redact `text` as read, replacing each secret's whole span in `text` itself."""
-    normal, starts, ends = _normalised(text)
-    # For each character of the working text, the range of `normal` it stands for.
-    origin = [(i, i + 1) for i in range(len(normal))]
-    spans: list[tuple[int, int, str]] = []  # (start, end) in `normal`, marker
-    for rule in _RULES:
-        edits = _edits(rule, normal)
-        if not edits:
+# A run of base64 (either alphabet) long enough to hold a token once decoded.
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_KIND = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
+_BASE64_DEPTH = 2  # base64 of base64 of a token is still read; deeper is not
+
+
+def _decoded(run: str) -> str | None:
+    """The text `run` is base64 of, or None if it is not base64 of text."""
+    body = run.rstrip("=")
+    if "-" in body or "_" in body:
+        if "+" in body or "/" in body:
+            return None
+        body = body.translate(_URL_SAFE)
+    body = body[: len(body) - 1] if len(body) % 4 == 1 else body
+    try:
+        text = binascii.a2b_base64(body + "=" * (-len(body) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return None if _CONTROL.search(text) else text
+
+
+_URL_SAFE = str.maketrans("-_", "+/")
+
+
+def _base64_edits(text: str, depth: int) -> list[_Edit]:
+    """Each base64 run whose decoded text holds a secret, replaced whole."""
+    edits: list[_Edit] = []
+    for m in _BASE64.finditer(text):
+        decoded = _decoded(m[0])
+        if decoded is None:
             continue
+        short = len(decoded) <= _CACHED_CHARS
+        kind = (_cached_secret_kind if short else _secret_kind)(decoded, depth + 1)
+        if kind:
+            edits.append((*m.span(), _marker(kind)))
+    return edits
+
+
+def _secret_kind(text: str, depth: int) -> str | None:
+    """The kind of the first secret in `text`, or None if it holds none."""
+    inner = _redact(text, depth)
+    if not inner.count:
+        return None
+    kind = _KIND.search(inner.text)
+    return kind[1] if kind else "secret"
+
+
+# The same cursor or token comes back turn after turn; long decoded texts are not kept.
+_CACHED_CHARS = 4096
+_cached_secret_kind = lru_cache(maxsize=256)(_secret_kind)
+
+
+@lru_cache(maxsize=_BASE64_DEPTH + 1)
+def _finders(depth: int) -> tuple[Callable[[str], list[_Edit]], ...]:
+    """What finds the secrets at `depth` (0: the text; 1 and on: base64 inside it)."""
+    finders: list[Callable[[str], list[_Edit]]] = [partial(_edits, rule) for rule in _RULES]
+    if depth < _BASE64_DEPTH:
+        finders.append(partial(_base64_edits, depth=depth))
+    return tuple(finders)
+
+
+@dataclass(slots=True)
+class _Mark:
+    """A marker in the working text, and the span of the read text it replaced."""
+
+    start: int
+    end: int
+    read_start: int
+    read_end: int
+    marker: str
+
+
+def _redact_read(reading: Reading, text: str, depth: int) -> Redaction:
+    """Redact `reading.text`, replacing each secret's whole span in `text` it was read from.
+
+    Rules run one after another on the read text, each on the previous one's output; `marks`
+    records, for each marker in that output, the span of the read text it replaced.
+    """
+    work = reading.text
+    marks: list[_Mark] = []  # in order
+    for find in _finders(depth):
+        edits = find(work)
         for start, end, marker in reversed(edits):
-            low = origin[start][0] if start < len(origin) else len(starts)
-            high = origin[end - 1][1] if end > start else low
-            spans = [span for span in spans if not low <= span[0] < high]
-            spans.append((low, high, marker))
-            origin[start:end] = [(low, high)] * len(marker)
-        normal = _replaced(normal, edits)
-    count = len(spans)
+            low, high = _read_span(marks, start, end)
+            marks = [mark for mark in marks if not start <= mark.start < end]  # swallowed
+            shift = len(marker) - (end - start)
+            for mark in marks:
+                if mark.start >= end:
+                    mark.start += shift
+                    mark.end += shift
+            new = _Mark(start, start + len(marker), low, high, marker)
+            bisect.insort(marks, new, key=lambda mark: mark.start)
+        if edits:
+            work = _replaced(work, edits)
     pieces: list[str] = []
     position = 0
-    for low, high, marker in sorted(spans):
-        if high > low:
-            pieces += (text[position : starts[low]], marker)
-            position = ends[high - 1]
+    for mark in marks:
+        start, end = reading.original(mark.read_start, mark.read_end)
+        pieces += (text[position:start], mark.marker)
+        position = max(position, end)
     pieces.append(text[position:])
-    return Redaction(text="".join(pieces), count=count)
+    return Redaction(text="".join(pieces), count=len(marks))
+
+
+def _read_span(marks: list[_Mark], start: int, end: int) -> tuple[int, int]:
+    """The span of the read text that `work[start:end]` stands for."""
+
+    def position(i: int, first: bool) -> int:
+        before = None
+        for mark in marks:
+            if mark.start <= i < mark.end:
+                return mark.read_start if first else mark.read_end
+            if mark.end <= i:
+                before = mark
+        read = i if before is None else before.read_end + i - before.end
+        return read if first else read + 1
+
+    return position(start, True), position(end - 1, False)
+
+
+def _redact(text: str, depth: int) -> Redaction:
+    reading = readable(text, _WRAPPED, _is_whole_token)
+    if reading.maps or reading.text != text:
+        return _redact_read(reading, text, depth)
+    count = 0
+    for find in _finders(depth):
+        if edits := find(text):
+            text = _replaced(text, edits)
+            count += len(edits)
+    return Redaction(text=text, count=count)
 
 
 def redact(text: str) -> Redaction:
@@ -588,11 +729,4 @@ def redact(text: str) -> Redaction:
     Keys, URL shapes and the ``Bearer`` keyword are kept; only the secret part
     is replaced. Running it on its own output changes nothing.
     """
-    if _HIDDEN.search(text):
-        return _redact_hidden(text)
-    count = 0
-    for rule in _RULES:
-        if edits := _edits(rule, text):
-            text = _replaced(text, edits)
-            count += len(edits)
-    return Redaction(text=text, count=count)
+    return _redact(text, 0)

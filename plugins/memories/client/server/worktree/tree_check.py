@@ -21,7 +21,9 @@ The memory's verdict: **drifted** when an anchor changed, **orphaned** when ever
 names is gone (and nothing else of it holds), **fresh** when every anchor checked holds and at
 least one was checked, else **unchecked**. Only the files named and the manifests are read,
 each once per check (kept by path and modification time across checks), at most
-MAX_FILE_BYTES of each; git is called at most once per check.
+MAX_FILE_BYTES of each; git is called at most once per check. A name comes from a memory's
+text, which anyone who can write a memory chooses: it is resolved (through `..` and links) and
+read only when it lands inside the tree (#65), never a file elsewhere on the machine.
 """
 
 from __future__ import annotations
@@ -101,6 +103,7 @@ class TreeChecker:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._real_root = _resolved(root)
         self._files: dict[Path, tuple[float, str | None]] = {}
 
     def check(
@@ -169,10 +172,15 @@ class TreeChecker:
         return MemoryCheck("fresh" if held else "unchecked", checked)
 
     def _path(self, name: str) -> Path | None:
+        """Where `name` is in the tree; None for a name that leads out of it (`/`, `~`,
+        `src/../../x`, a link to elsewhere)."""
         relative = name.removeprefix("./")
-        if relative.startswith(("/", "~", "../")):
+        if relative.startswith(("/", "~")) or self._real_root is None:
             return None
-        return self.root / relative
+        path = _resolved(self.root / relative)
+        if path is None or not path.is_relative_to(self._real_root):
+            return None
+        return path
 
     def _exists(self, name: str) -> bool:
         path = self._path(name)
@@ -229,6 +237,13 @@ class TreeChecker:
             if text:
                 versions.update(_pins(name, text))
         return versions
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError):  # a loop of links, a NUL byte
+        return None
 
 
 def _any(memories: Iterable[tuple[Sequence[AnchorValue], object]], kind: str) -> bool:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 LABEL = "Claude Code"
+INSTRUCTIONS_FILE = "CLAUDE.md"  # the instruction file it reads at a repository's root
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("claude-code",)
 # (its event name, the hook client's argument, timeout, what the client asks: answers.ANSWERED)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 NAME = "codex"
 LABEL = "Codex CLI"
+INSTRUCTIONS_FILE = "AGENTS.md"  # the instruction file it reads at a repository's root
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("codex-mcp-client", "codex")
 HOOKS = (

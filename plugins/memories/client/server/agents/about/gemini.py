@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
+INSTRUCTIONS_FILE = "GEMINI.md"  # the instruction file it reads at a repository's root
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("gemini-cli-mcp-client", "gemini-cli")
 HOOKS = (

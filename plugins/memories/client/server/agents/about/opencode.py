@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 NAME = "opencode"
 LABEL = "OpenCode"
+INSTRUCTIONS_FILE = "AGENTS.md"  # the instruction file it reads at a repository's root
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("opencode",)
 HOOKS: tuple[tuple[str, str, int, str], ...] = ()
