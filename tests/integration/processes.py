@@ -81,3 +81,13 @@ def wait_for_health(
             pass
         time.sleep(0.25)
     raise AssertionError("server did not become healthy in time")
+
+
+def cli_env(pg_url: str, home: Path, port: int = 1) -> dict[str, str]:
+    """The environment a CLI run needs: the test database, a data dir of its own, and a port
+    nothing listens on (a command that should not reach a server cannot)."""
+    return {
+        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
+        "CLAUDE_MEMORY_HOME": str(home),
+        "CLAUDE_MEMORY_PORT": str(port),
+    }

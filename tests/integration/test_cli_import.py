@@ -12,17 +12,9 @@ from urllib.parse import urlparse
 import httpx
 
 from server.service.memory import MemoryService
-from tests.integration.processes import cli_command, run_cli
+from tests.integration.processes import cli_command, cli_env, run_cli
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-
-
-def cli_env(pg_url: str, home: Path, port: int = 1) -> dict[str, str]:
-    return {
-        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
-        "CLAUDE_MEMORY_HOME": str(home),
-        "CLAUDE_MEMORY_PORT": str(port),
-    }
 
 
 async def run_cli_async(*args: str, env: dict[str, str]) -> tuple[int, str, str]:

@@ -21,7 +21,7 @@ from server.domain.trajectories import Trajectory
 from server.ingest.from_tools import import_from_tool
 from server.ingest.importer import ImportFilters
 from server.service.memory import MemoryService
-from tests.integration.processes import run_cli
+from tests.integration.processes import cli_env, run_cli
 from tests.other_tools import (
     CLAUDE_MD,
     MARKDOWN,
@@ -254,14 +254,6 @@ async def test_project_and_since_filters_leave_other_memories_out(
         "before_since": 1,
         "empty": 1,
         "other_project": 4,
-    }
-
-
-def cli_env(pg_url: str, home: Path) -> dict[str, str]:
-    return {
-        "CLAUDE_MEMORY_DATABASE_URL": pg_url,
-        "CLAUDE_MEMORY_HOME": str(home),
-        "CLAUDE_MEMORY_PORT": "1",
     }
 
 

@@ -15,8 +15,7 @@ from fastmcp import Client
 
 from server.recall.promote import propose
 from server.service.memory import MemoryService
-from tests.integration.processes import run_cli
-from tests.integration.test_cli_import import cli_env
+from tests.integration.processes import cli_env, run_cli
 
 GENERAL = "Answer in British English and keep commit subjects under 72 characters."
 OTHER_PROJECTS = {

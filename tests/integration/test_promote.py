@@ -26,7 +26,7 @@ from server.domain.instruction_section import BEGIN, END
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
 from tests.git_history import MEMORIES_WRITTEN, acme_repository, git, write
-from tests.integration.processes import run_cli
+from tests.integration.processes import cli_env, run_cli
 from tests.judged_uses import used_in_sessions
 
 PROJECT = "acme-api"
@@ -72,10 +72,6 @@ async def history(service: MemoryService, settings: Settings, tmp_path: Path) ->
     ids["lint_new"] = await save(service, repo, LINT_NEW, "preference", supersedes=ids["lint_old"])
     await used_in_sessions(service, settings, repo, tmp_path / "projects", range(3))
     return History(repo, ids)
-
-
-def cli_env(pg_url: str, home: Path) -> dict[str, str]:
-    return {"CLAUDE_MEMORY_DATABASE_URL": pg_url, "CLAUDE_MEMORY_HOME": str(home)}
 
 
 def changes(proposal: dict[str, Any], name: str = "CLAUDE.md") -> dict[str, list[dict[str, Any]]]:

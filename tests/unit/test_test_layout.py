@@ -6,6 +6,7 @@
 - a conftest holds fixtures and hooks, not a list of names for others: no module imports from
   one (pytest loads conftests itself), every name it imports it uses itself (a fixture shared
   by every group is a plugin in tests/conftest.py's `pytest_plugins`), and it has no `__all__`.
+- every test file has a name of its own across the groups (pytest imports it by name).
 """
 
 from __future__ import annotations
@@ -105,3 +106,12 @@ def test_the_rules_see_what_they_forbid(tmp_path: Path) -> None:
     )
     assert unused_imports(conftest) == ["serving (line 1)"]
     assert exports(conftest)
+
+
+def test_every_test_file_name_is_unique_across_the_groups() -> None:
+    """The test folders are not packages: pytest imports a test file by its name alone, and
+    a second file of the same name in another group stops collection of the whole run."""
+    names: dict[str, list[str]] = {}
+    for path in (REPO / "tests").rglob("test_*.py"):
+        names.setdefault(path.name, []).append(str(path.relative_to(REPO)))
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
