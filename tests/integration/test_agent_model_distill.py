@@ -146,6 +146,7 @@ def child_env(
         isolated_home / ".claude" / "settings.json",
         hook_calls.base_url.removesuffix("/v1"),
         now=datetime.now(tz=UTC),
+        backups=isolated_home / "backups",
     )
     skipped = ("CLAUDE_CONFIG_DIR", "CLAUDE_MEMORY_URL", "CLAUDE_MEMORY_TOKEN")
     env = {key: value for key, value in os.environ.items() if key not in skipped}
