@@ -151,8 +151,10 @@ def trickle_until_closed(connection: socket.socket, body_bytes: int) -> bytes:
 
 
 def test_the_server_closes_connections_whose_body_trickles_in_with_a_valid_token(
-    pg_url: str, tmp_path: Path
+    pg_url: str, service: MemoryService, tmp_path: Path
 ) -> None:
+    """`service` empties the tables first: a user left by an earlier test would make this a
+    team's server, where the test's token is no user's."""
     env = {
         "CLAUDE_MEMORY_DATABASE_URL": pg_url,
         "CLAUDE_MEMORY_HOME": str(tmp_path),
