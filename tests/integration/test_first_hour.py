@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.db_fixtures import free_port
+from tests.integration.processes import completed
 
 pytestmark = pytest.mark.integration
 
@@ -31,19 +31,9 @@ USER_SETTINGS = {
 USER_SERVER = {"type": "stdio", "command": "my-tool", "args": []}
 
 
-def run(command: list[str], env: dict[str, str], timeout: float = 600) -> str:
-    done = subprocess.run(
-        command,
-        env=env,
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    return done.stdout
+def run(command: list[str], env: dict[str, str]) -> str:
+    """A README command, run from the checkout as a user would."""
+    return completed(command, env, cwd=REPOSITORY, timeout=600)
 
 
 def claude_memory_servers(listing: str) -> list[str]:
