@@ -55,6 +55,7 @@ from server.service.turn_context import embed_in_context, place_of_new, turn_pla
 from server.store import learning as learning_store
 from server.store import memories as memory_store
 from server.store import search as search_store
+from server.store import supersessions as links_store
 from server.store.tx import Pool, transaction
 
 logger = logging.getLogger(__name__)
@@ -342,6 +343,11 @@ class Writes(ProjectRule):
             updated = await memory_store.update_fields(
                 conn, memory_id, tags=new_tags, project=new_project, kind=new_kind
             )
+            # The memory's versions stay with their project: links to or from a memory of the
+            # project it left go (#65 H1).
+            moved = new_project is not None and updated is not None
+            if moved and await links_store.cut_links_across_projects(conn, memory_id):
+                updated = await memory_store.get(conn, memory_id)
             if supersedes is not None and updated is not None:
                 # After the move to a new project, so the link is checked against it.
                 await set_link(conn, memory_id, supersedes or None)

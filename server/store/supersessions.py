@@ -248,6 +248,19 @@ async def set_link(conn: Conn, newer_id: int, older_id: int | None, reason: str)
     )
 
 
+async def cut_links_across_projects(conn: Conn, memory_id: int) -> int:
+    """Clear every link between `memory_id` and a memory of another project (after it moved
+    project: a version of a fact stays with its fact's project, #65 H1); how many."""
+    cur = await conn.execute(
+        "UPDATE memories AS m SET supersedes = NULL, supersede_reason = '', updated_at = now()"
+        " FROM memories AS older"
+        " WHERE older.id = m.supersedes AND (m.id = %(id)s OR m.supersedes = %(id)s)"
+        " AND m.project IS DISTINCT FROM older.project",
+        {"id": memory_id},
+    )
+    return cur.rowcount
+
+
 async def confirm_link(conn: Conn, newer_id: int, older_id: int, reason: str, note: str) -> bool:
     """Append `note` to a link's reason; False if the link is no longer the one with `reason`."""
     cur = await conn.execute(

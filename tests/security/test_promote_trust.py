@@ -273,3 +273,23 @@ async def test_a_project_with_sessions_in_several_folders_asks_which(
     message = answer.json()["error"]["message"]
     assert str(first) in message and str(second) in message
     assert chosen.status_code == 200 and chosen.json()["root"] == str(second)
+
+
+async def test_moving_a_memory_to_another_project_takes_its_links_with_neither(
+    service: MemoryService, app_url: str, tmp_path: Path
+) -> None:
+    older = await service.save("cloned-tool deploys with fly.", project=CLONED, force=True)
+    newer = await service.save("cloned-tool deploys with render now.", project=CLONED, force=True)
+    after = await service.save("cloned-tool deploys with render, region fra.", project=CLONED,
+                               force=True)  # fmt: skip
+    async with httpx.AsyncClient(base_url=app_url, timeout=60) as http:
+        for later, earlier in ((newer.id, older.id), (after.id, newer.id)):
+            linked = await http.patch(f"/api/memories/{later}", json={"supersedes": earlier})
+            assert linked.status_code == 200, linked.text
+        moved = await http.patch(f"/api/memories/{newer.id}", json={"project": OTHER})
+
+    assert moved.status_code == 200, moved.text
+    service.invalidate_cache()
+    assert (await service.get(newer.id)).supersedes is None, "its link to the old project's"
+    assert (await service.get(after.id)).supersedes is None, "the old project's link to it"
+    assert (await service.get(older.id)).superseded_by is None
