@@ -21,7 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from server.agents.about import codex as about
+from server.agent_facts import codex as about
+from server.agents.detect import (
+    entry,
+    entry_url,
+    hook_routes,
+    read_json,
+    read_toml,
+    sends_token,
+)
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.codex import CODEX
 from server.jobs.agent_files import (
@@ -39,14 +47,6 @@ from server.jobs.connect import (
     FileAgent,
     HookSupport,
     read_text,
-)
-from server.jobs.detect import (
-    entry,
-    entry_url,
-    hook_routes,
-    read_json,
-    read_toml,
-    sends_token,
 )
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import gemini as about
+from server.agent_facts import gemini as about
+from server.agents.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.gemini import GEMINI
 from server.jobs.agent_files import (
@@ -34,7 +35,6 @@ from server.jobs.connect import (
     FileAgent,
     HookSupport,
 )
-from server.jobs.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
 NAME = about.NAME

@@ -33,7 +33,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import opencode as about
+from server.agent_facts import opencode as about
+from server.agents.detect import entry, entry_url, read_json, sends_token
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.opencode import OPENCODE
 from server.jobs.agent_files import (
@@ -50,7 +51,6 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
-from server.jobs.detect import entry, entry_url, read_json, sends_token
 
 NAME = about.NAME
 CONFIG_FILES = ("opencode.jsonc", "opencode.json", "config.json")  # OpenCode's own order

@@ -685,8 +685,8 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_hook_commands(commands: Any) -> None:
     """Add `hook`, `install-hooks` and `uninstall-hooks` to `commands` (argparse subparsers)."""
-    from server.agents.about import DEFAULT
-    from server.agents.about.every import ABOUT
+    from server.agent_facts import DEFAULT
+    from server.agent_facts.every import ABOUT
 
     events = [argument for _, argument, _, _ in ABOUT[DEFAULT].HOOKS]
     hook = commands.add_parser(

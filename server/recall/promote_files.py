@@ -2,7 +2,7 @@
 and the backup kept (in the data dir) before a write.
 
 Only the agents' own instruction files are ever touched (each agent's INSTRUCTIONS_FILE in
-server/agents/about/: CLAUDE.md, AGENTS.md, GEMINI.md, .github/copilot-instructions.md), at the
+server/agent_facts/: CLAUDE.md, AGENTS.md, GEMINI.md, .github/copilot-instructions.md), at the
 repository's root. The root is the repository holding the working folder, kept
 inside the project's folder (a project that is a sub-folder of a repository keeps its own
 files); nothing is written outside it. A cloned repository is hostile input (#65): every name
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.agents.about.every import ABOUT
+from server.agent_facts.every import ABOUT
 from server.core.errors import InvalidInput
 from server.domain.instruction_section import InstructionText, SectionError, parse
 from server.worktree.tree_check import tree_root

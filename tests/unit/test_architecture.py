@@ -5,7 +5,7 @@
 - psycopg and SQL live only in server/store/ and server/db/;
 - adapters, schemas and the entry points never import server.store;
 - adapters reach the service only through its face (server/service/face.py);
-- hooks.py imports only the standard library, server/worktree and server/agents/about (the
+- hooks.py imports only the standard library, server/worktree and server/agent_facts (the
   same rule), since the agents run it with `python -I -S`;
 - an agent is named only by its own modules and the one list of agents;
 - no function in server/adapters/ is over 80 lines; every REST handler and MCP tool is a
@@ -25,7 +25,7 @@ SERVER = Path(__file__).resolve().parents[2] / "server"
 LAYERS = (
     # shared vocabulary; the stdlib-only hook client, the working-tree check it runs and the
     # agents' facts it reads
-    ("server.core", "server.hooks", "server.worktree", "server.agents.about"),
+    ("server.core", "server.hooks", "server.worktree", "server.agent_facts"),
     ("server.domain",),  # pure rules, no I/O
     ("server.db", "server.store"),  # getting a database; all SQL
     ("server.service",),  # MemoryService and its parts
@@ -188,7 +188,7 @@ HOOK_PROCESS = (
     "server.worktree",
     "server.core.redact",
     "server.core.readable",
-    "server.agents.about",
+    "server.agent_facts",
 )
 
 
@@ -210,7 +210,7 @@ def test_hooks_use_only_the_standard_library() -> None:
 
 
 # The one list of agents, and the registry that loads each agent's connect module from it.
-AGENT_LISTS = ("server.agents.about", "server.agents.about.every", "server.agents.registry")
+AGENT_LISTS = ("server.agent_facts", "server.agent_facts.every", "server.agents.registry")
 # Modules that import one agent's module on purpose, and why.
 AGENT_IMPORTS_ALLOWED = {
     # Claude Code is the default agent of the importer (hooks that name no agent predate it).
@@ -227,17 +227,17 @@ AGENT_IMPORTS_ALLOWED = {
 
 def agent_stems() -> dict[str, str]:
     """Each agent's name -> the stem of its modules (`claude_code` for claude-code)."""
-    from server.agents.about.every import ABOUT
+    from server.agent_facts.every import ABOUT
 
     return {name: about.__name__.rsplit(".", 1)[1] for name, about in ABOUT.items()}
 
 
 def owner(module: str) -> str | None:
-    """The stem of the agent whose own module `module` is: server/agents/about/<stem>.py,
+    """The stem of the agent whose own module `module` is: server/agent_facts/<stem>.py,
     server/agents/<stem>.py, server/ingest/<stem>.py or <stem>_*.py, and the model that
     distils with its CLI, server/learning/<stem>_model.py; None for others."""
     package, _, last = module.rpartition(".")
-    if package not in ("server.agents.about", "server.agents", "server.ingest", "server.learning"):
+    if package not in ("server.agent_facts", "server.agents", "server.ingest", "server.learning"):
         return None
     return next(
         (
@@ -253,8 +253,8 @@ def owner(module: str) -> str | None:
 
 def test_an_agent_is_named_only_by_its_own_modules() -> None:
     """Adding an agent is its modules and one line in the list: no other module names one,
-    the hook client included (it reads the agents from server/agents/about/)."""
-    from server.agents.about.every import ABOUT
+    the hook client included (it reads the agents from server/agent_facts/)."""
+    from server.agent_facts.every import ABOUT
 
     words = set(ABOUT) | {about.LABEL for about in ABOUT.values()}
     offenders = [
@@ -281,13 +281,13 @@ def test_only_an_agents_own_modules_import_it() -> None:
 
 
 def test_every_agent_has_its_modules() -> None:
-    """Its facts in about/ and its connect module, whose Agent is the one the registry holds."""
-    from server.agents.about.every import ABOUT
+    """Its facts in agent_facts/ and its connect module, whose Agent is the registry's."""
+    from server.agent_facts.every import ABOUT
     from server.agents.registry import AGENTS
 
     assert list(AGENTS) == list(ABOUT)
     for name, agent in AGENTS.items():
-        # The hook client imports server/agents/about/<name>.py by the agent's name alone.
+        # The hook client imports server/agent_facts/<name>.py by the agent's name alone.
         assert agent_stems()[name] == name.replace("-", "_")
         assert agent.about is ABOUT[name]
         assert agent.connect.__module__ in (f"server.agents.{agent_stems()[name]}", "functools")

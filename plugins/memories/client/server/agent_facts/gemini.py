@@ -12,7 +12,7 @@ as the reason): Gemini's "ask" waits for ever in a non-interactive run (`gemini 
 
 from __future__ import annotations
 
-from server.agents.about.answers import DENIAL, context_only
+from server.agent_facts.answers import DENIAL, context_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

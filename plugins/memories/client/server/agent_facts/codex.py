@@ -14,7 +14,7 @@ call (`permissionDecision: "deny"`, the lesson as the reason): Codex's PreToolUs
 
 from __future__ import annotations
 
-from server.agents.about.answers import DENIAL, nested
+from server.agent_facts.answers import DENIAL, nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ Code asks the user, showing the reason, before the call.
 
 from __future__ import annotations
 
-from server.agents.about.answers import nested
+from server.agent_facts.answers import nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
