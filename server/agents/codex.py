@@ -144,7 +144,9 @@ FILES = FileAgent(
     label="Codex",
     program="codex",
     edits=_edits,
-    instructions_file=lambda request: codex_home(request.environ, request.home) / "AGENTS.md",
+    instructions_file=lambda request: (
+        codex_home(request.environ, request.home) / about.INSTRUCTIONS_FILE
+    ),
     hooks=HookSupport([name for name, _, _ in HOOK_EVENTS], HOOKS_SINCE, _notes),
 )
 
@@ -155,6 +157,6 @@ AGENT = configured_by_files(
     FILES,
     "add claude-memory to ~/.codex/config.toml and our hooks to "
     "~/.codex/hooks.json (trust them in /hooks)",
-    instructions_file="AGENTS.md",
+    instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

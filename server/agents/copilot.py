@@ -117,14 +117,15 @@ def _hook_urls(hooks_file: dict[str, Any]) -> list[str]:
     return urls
 
 
+# Its personal instructions file, in $COPILOT_HOME: the repository's file's name.
+HOME_FILE = Path(about.INSTRUCTIONS_FILE).name
+
 FILES = FileAgent(
     name=NAME,
     label="Copilot CLI",
     program="copilot",
     edits=_edits,
-    instructions_file=lambda request: (
-        copilot_home(request.environ, request.home) / "copilot-instructions.md"
-    ),
+    instructions_file=lambda request: copilot_home(request.environ, request.home) / HOME_FILE,
     hooks=HookSupport([name for name, _, _, _ in about.HOOKS], HOOKS_SINCE),
 )
 
@@ -135,6 +136,6 @@ AGENT = configured_by_files(
     FILES,
     "add claude-memory to ~/.copilot/mcp-config.json and our hooks to "
     "~/.copilot/hooks/claude-memory.json",
-    instructions_file="copilot-instructions.md",
+    instructions_file=HOME_FILE,
     detect=detect,
 )

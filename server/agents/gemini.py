@@ -104,7 +104,9 @@ FILES = FileAgent(
     label="Gemini CLI",
     program="gemini",
     edits=_edits,
-    instructions_file=lambda request: gemini_dir(request.environ, request.home) / "GEMINI.md",
+    instructions_file=lambda request: (
+        gemini_dir(request.environ, request.home) / about.INSTRUCTIONS_FILE
+    ),
     hooks=HookSupport([name for name, _, _ in HOOK_EVENTS], HOOKS_SINCE),
     connect_notes=(
         "Gemini CLI loads MCP servers and hooks only in a folder you trusted: answer its trust "
@@ -118,6 +120,6 @@ AGENT = configured_by_files(
     GEMINI,
     FILES,
     "add claude-memory and our hooks to ~/.gemini/settings.json",
-    instructions_file="GEMINI.md",
+    instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

@@ -154,7 +154,9 @@ FILES = FileAgent(
     label="OpenCode",
     program="opencode",
     edits=_edits,
-    instructions_file=lambda request: config_dir(request.environ, request.home) / "AGENTS.md",
+    instructions_file=lambda request: (
+        config_dir(request.environ, request.home) / about.INSTRUCTIONS_FILE
+    ),
     hooks=HookSupport(PLUGIN_EVENTS, PLUGINS_SINCE),
 )
 
@@ -165,6 +167,6 @@ AGENT = configured_by_files(
     FILES,
     "add claude-memory to ~/.config/opencode/opencode.json, our plugin to "
     "~/.config/opencode/plugins/ and a recall subagent to ~/.config/opencode/agents/",
-    instructions_file="AGENTS.md",
+    instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

@@ -567,6 +567,7 @@ def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
     from datetime import UTC, datetime
 
     from server.learning.profile import (
+        CLAUDE_MD,
         claude_dir,
         current_user,
         patch_claude_md,
@@ -586,7 +587,7 @@ def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
             tiers, projects, user=current_user(), generated_at=datetime.now(tz=UTC)
         )
         write_atomically(output, text)
-        patched = patch_claude_md(folder / "CLAUDE.md", output) if args.patch_claude_md else False
+        patched = patch_claude_md(folder / CLAUDE_MD, output) if args.patch_claude_md else False
         return {"profile": str(output), "characters": len(text), "claude_md_patched": patched}
 
     _print_summary("profile:", asyncio.run(run()), args.json)

@@ -20,6 +20,7 @@ import difflib
 import os
 import secrets
 import stat
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +31,8 @@ from server.domain.instruction_section import InstructionText, SectionError, par
 from server.worktree.tree_check import tree_root
 
 INSTRUCTION_FILES = tuple(dict.fromkeys(about.INSTRUCTIONS_FILE for about in ABOUT.values()))
-SHARED_FILE = "AGENTS.md"  # read by most agents: created when the project's agents differ
+# The file most agents read (AGENTS.md): created when the project's agents differ.
+SHARED_FILE: str = Counter(about.INSTRUCTIONS_FILE for about in ABOUT.values()).most_common(1)[0][0]
 
 
 @dataclass(frozen=True)
