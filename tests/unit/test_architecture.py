@@ -24,8 +24,8 @@ from pathlib import Path
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 # The floors, lowest first; on each, its rooms. A module is in the room of its longest matching
-# prefix. Rooms share a floor only where neither imports the other: each floor is as the code's
-# own imports place it (its rooms import something on the floor just below).
+# prefix. Each room is placed where its imports put it today (the lowest floor above everything
+# it imports); rooms share a floor only where neither imports the other.
 LAYERS = (
     # shared vocabulary; each agent's facts (stdlib only: the hook client reads them)
     ("server.core", "server.agent_facts"),
