@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import psycopg
 
-from server.store.embedding_model import HNSW_GRAPH, VECTOR_TABLES
+from server.db.migrate import VECTOR_TABLES
+from server.store.embedding_model import HNSW_GRAPH
 
 INDEXES = [index for _, index in VECTOR_TABLES]
 CURRENT = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)

@@ -5,4 +5,8 @@ own configuration (and installs our hooks, where it has them), and carries the r
 from its reader module in server/ingest/ (where its sessions live, how they are read, which of
 them a hook may name). Everything else (import's options, the hook route, connect's choices
 and help) is made from the registry, so adding an agent is its modules plus one line there.
+What each agent is (name, hooks, answers, tool names, instruction files) is its facts module in
+server/agent_facts/, at the bottom of the layers; this package sits above jobs/ and ingest/,
+whose parts it puts together. `doctor` (doctor.py, reading files with detect.py) lives here,
+beside the agents it inspects.
 """

@@ -31,7 +31,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from server.agents.about import claude_code as about
+from server.agent_facts import claude_code as about
+from server.agents.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.agents.unit import Agent, Found, Problem, Route
 from server.ingest.claude_code import CLAUDE_CODE
 from server.jobs import hook_install
@@ -53,7 +54,6 @@ from server.jobs.connect import (
     result,
     token_note,
 )
-from server.jobs.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.jobs.server_check import base_url
 
 NAME = about.NAME

@@ -44,7 +44,7 @@ _CLIENT_MODULES = (
     REPOSITORY / "server" / "core" / "redact.py",
     REPOSITORY / "server" / "core" / "readable.py",
     *(REPOSITORY / "server" / "worktree").glob("*.py"),
-    *(REPOSITORY / "server" / "agents" / "about").glob("*.py"),
+    *(REPOSITORY / "server" / "agent_facts").glob("*.py"),
 )
 CLIENT_FILES = tuple(
     sorted(

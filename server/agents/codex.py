@@ -21,7 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from server.agents.about import codex as about
+from server.agent_facts import codex as about
+from server.agents.detect import (
+    entry,
+    entry_url,
+    hook_routes,
+    read_json,
+    read_toml,
+    sends_token,
+)
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.codex import CODEX
 from server.jobs.agent_files import (
@@ -39,14 +47,6 @@ from server.jobs.connect import (
     FileAgent,
     HookSupport,
     read_text,
-)
-from server.jobs.detect import (
-    entry,
-    entry_url,
-    hook_routes,
-    read_json,
-    read_toml,
-    sends_token,
 )
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
@@ -144,7 +144,9 @@ FILES = FileAgent(
     label="Codex",
     program="codex",
     edits=_edits,
-    instructions_file=lambda request: codex_home(request.environ, request.home) / "AGENTS.md",
+    instructions_file=lambda request: (
+        codex_home(request.environ, request.home) / about.INSTRUCTIONS_FILE
+    ),
     hooks=HookSupport([name for name, _, _ in HOOK_EVENTS], HOOKS_SINCE, _notes),
 )
 
@@ -155,6 +157,6 @@ AGENT = configured_by_files(
     FILES,
     "add claude-memory to ~/.codex/config.toml and our hooks to "
     "~/.codex/hooks.json (trust them in /hooks)",
-    instructions_file="AGENTS.md",
+    instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

@@ -7,7 +7,7 @@
   `Bearer ${CLAUDE_MEMORY_TOKEN}`, which Copilot expands from its own environment when it
   connects (tests/integration/test_copilot.py sees the token arrive).
 - Hooks: our own file, `$COPILOT_HOME/hooks/claude-memory.json` (Copilot loads every
-  `hooks/*.json` there), the events and answers of server/agents/about/copilot.py; a file of
+  `hooks/*.json` there), the events and answers of server/agent_facts/copilot.py; a file of
   that name without our hook client in it is refused. `--no-hooks` leaves it out (and removes
   ours), and a Copilot older than the version checked gets the instructions block in
   `$COPILOT_HOME/copilot-instructions.md`, its personal instructions file (`copilot instruction
@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import copilot as about
+from server.agent_facts import copilot as about
+from server.agents.detect import entry, entry_url, read_json, sends_token, url_argument
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.copilot import COPILOT, copilot_home
 from server.jobs.agent_files import (
@@ -41,7 +42,6 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
-from server.jobs.detect import entry, entry_url, read_json, sends_token, url_argument
 from server.jobs.hook_install import MARKERS, hook_command
 
 NAME = about.NAME
@@ -117,14 +117,15 @@ def _hook_urls(hooks_file: dict[str, Any]) -> list[str]:
     return urls
 
 
+# Its personal instructions file, in $COPILOT_HOME: the repository's file's name.
+HOME_FILE = Path(about.INSTRUCTIONS_FILE).name
+
 FILES = FileAgent(
     name=NAME,
     label="Copilot CLI",
     program="copilot",
     edits=_edits,
-    instructions_file=lambda request: (
-        copilot_home(request.environ, request.home) / "copilot-instructions.md"
-    ),
+    instructions_file=lambda request: copilot_home(request.environ, request.home) / HOME_FILE,
     hooks=HookSupport([name for name, _, _, _ in about.HOOKS], HOOKS_SINCE),
 )
 
@@ -135,6 +136,6 @@ AGENT = configured_by_files(
     FILES,
     "add claude-memory to ~/.copilot/mcp-config.json and our hooks to "
     "~/.copilot/hooks/claude-memory.json",
-    instructions_file="copilot-instructions.md",
+    instructions_file=HOME_FILE,
     detect=detect,
 )

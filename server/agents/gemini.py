@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import gemini as about
+from server.agent_facts import gemini as about
+from server.agents.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.gemini import GEMINI
 from server.jobs.agent_files import (
@@ -34,7 +35,6 @@ from server.jobs.connect import (
     FileAgent,
     HookSupport,
 )
-from server.jobs.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.jobs.hook_install import Handlers, HookEvent, hook_command
 
 NAME = about.NAME
@@ -104,7 +104,9 @@ FILES = FileAgent(
     label="Gemini CLI",
     program="gemini",
     edits=_edits,
-    instructions_file=lambda request: gemini_dir(request.environ, request.home) / "GEMINI.md",
+    instructions_file=lambda request: (
+        gemini_dir(request.environ, request.home) / about.INSTRUCTIONS_FILE
+    ),
     hooks=HookSupport([name for name, _, _ in HOOK_EVENTS], HOOKS_SINCE),
     connect_notes=(
         "Gemini CLI loads MCP servers and hooks only in a folder you trusted: answer its trust "
@@ -118,6 +120,6 @@ AGENT = configured_by_files(
     GEMINI,
     FILES,
     "add claude-memory and our hooks to ~/.gemini/settings.json",
-    instructions_file="GEMINI.md",
+    instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

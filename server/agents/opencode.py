@@ -33,7 +33,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import opencode as about
+from server.agent_facts import opencode as about
+from server.agents.detect import entry, entry_url, read_json, sends_token
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.opencode import OPENCODE
 from server.jobs.agent_files import (
@@ -50,7 +51,6 @@ from server.jobs.connect import (
     HookSupport,
     read_text,
 )
-from server.jobs.detect import entry, entry_url, read_json, sends_token
 
 NAME = about.NAME
 CONFIG_FILES = ("opencode.jsonc", "opencode.json", "config.json")  # OpenCode's own order
@@ -154,7 +154,9 @@ FILES = FileAgent(
     label="OpenCode",
     program="opencode",
     edits=_edits,
-    instructions_file=lambda request: config_dir(request.environ, request.home) / "AGENTS.md",
+    instructions_file=lambda request: (
+        config_dir(request.environ, request.home) / about.INSTRUCTIONS_FILE
+    ),
     hooks=HookSupport(PLUGIN_EVENTS, PLUGINS_SINCE),
 )
 
@@ -165,6 +167,6 @@ AGENT = configured_by_files(
     FILES,
     "add claude-memory to ~/.config/opencode/opencode.json, our plugin to "
     "~/.config/opencode/plugins/ and a recall subagent to ~/.config/opencode/agents/",
-    instructions_file="AGENTS.md",
+    instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

@@ -1,11 +1,11 @@
 """Every agent claude-memory knows, and connect / disconnect by the agent's name.
 
-The list of agents is server/agents/about/__init__.py (standard library only, so the hook client
+The list of agents is server/agent_facts/every.py (standard library only, so the hook client
 can read it too); for each agent there, `server.agents.<its module's name>` is loaded here and
-gives its `Agent`. Adding an agent: its module in server/agents/about/ (name, label, hooks,
+gives its `Agent`. Adding an agent: its module in server/agent_facts/ (name, label, hooks,
 tool names), its module here (its `Agent`: how connect reaches it), its reader in
 server/ingest/ (with its AgentFormat) if its sessions can be read, and one line in
-about/every.py.
+server/agent_facts/every.py.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from datetime import datetime
 from importlib import import_module
 from pathlib import Path
 
-from server.agents.about import DEFAULT
-from server.agents.about.every import ABOUT
+from server.agent_facts import DEFAULT
+from server.agent_facts.every import ABOUT
 from server.agents.unit import Agent
 from server.ingest.agent_format import AgentFormat
 from server.jobs.connect import AgentChange, ConnectError, Connection, mcp_url

@@ -66,10 +66,10 @@ def nothing_found(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
 
 @dataclass(frozen=True, slots=True)
 class Agent:
-    """One coding agent: what it is (its module in about/), how its sessions are read, and how
-    connect reaches it."""
+    """One coding agent: what it is (its facts, server/agent_facts/), how its sessions are read,
+    and how connect reaches it."""
 
-    about: ModuleType  # server/agents/about/<agent>.py: name, label, hooks, tool names
+    about: ModuleType  # server/agent_facts/<agent>.py: name, label, hooks, tool names
     # Where its sessions live and how they are read (server/ingest/); None when they cannot be.
     format: AgentFormat | None
     connect: Callable[[Connection], AgentChange]

@@ -1,4 +1,4 @@
-"""`claude-memory doctor`: registered by server/cli/main.py; the work is server/jobs/doctor.py.
+"""`claude-memory doctor`: registered by server/cli/main.py; the work is server/agents/doctor.py.
 
 Plain text by default, `--json` for machines. Exit code 0 when nothing is wrong, 1 when a
 problem was found (each printed with the command that fixes it): scripts can run it as a check.
@@ -38,7 +38,7 @@ def add_doctor_command(commands: Any) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
-    from server.jobs.doctor import as_json, as_text, diagnose
+    from server.agents.doctor import as_json, as_text, diagnose
 
     # The token checked is the one the agents will send: CLAUDE_MEMORY_TOKEN in this
     # environment, which is where they are started from (not the data dir's config file).

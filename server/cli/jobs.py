@@ -567,6 +567,7 @@ def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
     from datetime import UTC, datetime
 
     from server.learning.profile import (
+        CLAUDE_MD,
         claude_dir,
         current_user,
         patch_claude_md,
@@ -586,7 +587,7 @@ def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
             tiers, projects, user=current_user(), generated_at=datetime.now(tz=UTC)
         )
         write_atomically(output, text)
-        patched = patch_claude_md(folder / "CLAUDE.md", output) if args.patch_claude_md else False
+        patched = patch_claude_md(folder / CLAUDE_MD, output) if args.patch_claude_md else False
         return {"profile": str(output), "characters": len(text), "claude_md_patched": patched}
 
     _print_summary("profile:", asyncio.run(run()), args.json)
@@ -685,8 +686,8 @@ def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
 
 def add_hook_commands(commands: Any) -> None:
     """Add `hook`, `install-hooks` and `uninstall-hooks` to `commands` (argparse subparsers)."""
-    from server.agents.about import DEFAULT
-    from server.agents.about.every import ABOUT
+    from server.agent_facts import DEFAULT
+    from server.agent_facts.every import ABOUT
 
     events = [argument for _, argument, _, _ in ABOUT[DEFAULT].HOOKS]
     hook = commands.add_parser(

@@ -25,6 +25,10 @@ MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 _FILE_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 # Any constant works; this one spells "clmem" so it is recognisable in pg_locks.
 _LOCK_KEY = 0x636C6D656D
+# (table, HNSW index name) for every vector column. The migrations make the tables; the
+# indexes follow the recorded model (server/store/embedding_model.py), and a backup may hold
+# only these (server/db/restore_check.py).
+VECTOR_TABLES = (("memories", "memories_embedding_hnsw"), ("memory_chunks", "memory_chunks_hnsw"))
 
 
 @dataclass(frozen=True, slots=True)

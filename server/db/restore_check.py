@@ -38,8 +38,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from server.core.errors import StartupError
 from server.db import admin
 from server.db.admin import StoredUser
-from server.db.migrate import apply_migrations, discover_migrations
-from server.store.embedding_model import VECTOR_TABLES
+from server.db.migrate import VECTOR_TABLES, apply_migrations, discover_migrations
 
 # One schema object: (type, schema, name) as pg_dump's header comment names it.
 ObjectKey = tuple[str, str, str]

@@ -15,7 +15,7 @@ would match something else.
 
 A lesson names a tool the way the agent it was learned from does; the same tool has other
 names in other agents (TOOL_FAMILIES, from each agent's SHELL_TOOLS and EDIT_TOOLS in
-server/agents/about/), so a lesson on one agent's shell tool also applies to every other
+server/agent_facts/), so a lesson on one agent's shell tool also applies to every other
 agent's shell calls, and one on a file edit to their file edits. The journal keeps each call's
 name as its agent sent it.
 
@@ -38,7 +38,7 @@ from typing import Any, Protocol, cast
 
 import re2
 
-from server.agents.about.every import ABOUT
+from server.agent_facts.every import ABOUT
 from server.core.access import Viewer
 from server.core.errors import Forbidden, InvalidInput
 from server.core.models.lessons import STRICTNESS, Lesson

@@ -25,6 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from server.agent_facts.every import ABOUT
 from server.core.models.memories import Memory
 from server.core.models.promotion import AGENT, IMPORT, USER
 from server.domain.instruction_section import neutralised
@@ -49,12 +50,9 @@ USER_SOURCES = frozenset({"api", "promote"})
 # tags (server/ingest/from_claude_md.py): the agents read that file already, so proposing its
 # text again would copy the file into itself (or into its neighbour) once it had been used.
 INSTRUCTION_FILE_SOURCE = "claude-md"
-INSTRUCTION_FILE_TAGS = (
-    "claude-md",
-    "agents-md",
-    "gemini-md",
-    "copilot-instructions",
-    "claude-rules",
+INSTRUCTION_FILE_TAGS: tuple[str, ...] = (
+    *dict.fromkeys(about.INSTRUCTIONS_TAG for about in ABOUT.values()),  # each agent's files
+    "claude-rules",  # Claude Code's rules files, .claude/rules/*.md
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])")

@@ -51,7 +51,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import claude_code as about
+from server.agent_facts import claude_code as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, AgentAction, ToolOutcome
 from server.ingest.agent_format import AgentFormat

@@ -46,7 +46,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from server.agents.about import codex as about
+from server.agent_facts import codex as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, AgentAction, ToolOutcome
 from server.ingest.agent_format import AgentFormat, file_size

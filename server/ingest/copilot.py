@@ -42,7 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from server.agents.about import copilot as about
+from server.agent_facts import copilot as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import (
     ACTION_CHARS,

@@ -30,6 +30,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from server.agent_facts import claude_code as claude
+from server.agent_facts.every import ABOUT
 from server.domain.instruction_section import SectionError, parse
 from server.ingest.tool_reading import (
     ReadContext,
@@ -41,16 +43,19 @@ from server.ingest.tool_reading import (
 )
 
 SOURCE = "claude-md"
-INSTRUCTION_FILES = ("CLAUDE.md", "CLAUDE.local.md")
-# A repository's instruction files, from its root, and the tag each one's notes carry.
-PROJECT_FILES = {
-    "CLAUDE.md": "claude-md",
-    "CLAUDE.local.md": "claude-md",
-    ".claude/CLAUDE.md": "claude-md",
-    "AGENTS.md": "agents-md",
-    "GEMINI.md": "gemini-md",
-    ".github/copilot-instructions.md": "copilot-instructions",
+# A repository's instruction files, from its root, and the tag each one's notes carry: each
+# agent's, as its facts in server/agent_facts/ name them.
+PROJECT_FILES: dict[str, str] = {
+    name: about.INSTRUCTIONS_TAG
+    for about in ABOUT.values()
+    for name in (about.INSTRUCTIONS_FILE, *about.MORE_INSTRUCTIONS_FILES)
 }
+# In Claude Code's config folder: those of its files that sit at a folder's top (CLAUDE.md).
+INSTRUCTION_FILES: tuple[str, ...] = tuple(
+    name for name in (claude.INSTRUCTIONS_FILE, *claude.MORE_INSTRUCTIONS_FILES) if "/" not in name
+)
+# An instruction file's tag by its name alone, wherever it is (a path given to the import).
+_TAGS: dict[str, str] = {Path(name).name: tag for name, tag in PROJECT_FILES.items()}
 PREFERENCE_TYPES = ("user", "feedback")
 MAX_CWD_LINES = 50  # lines of a session read to find its working directory
 _INDEX_LINE = re.compile(r"^\s*(?:[-*+]\s+)?\[[^\]]*\]\([^)]*\)")
@@ -189,10 +194,8 @@ def _outside_section(body: str) -> str:
 
 
 def _tag(file: Path) -> str:
-    """What an instruction file is, for its notes' tag: `claude-md` unless another agent's."""
-    if file.name == "copilot-instructions.md":
-        return PROJECT_FILES[".github/copilot-instructions.md"]
-    return PROJECT_FILES.get(file.name, "claude-md")
+    """What an instruction file is, for its notes' tag: Claude Code's unless another agent's."""
+    return _TAGS.get(file.name, claude.INSTRUCTIONS_TAG)
 
 
 def _only_links(body: str) -> bool:

@@ -55,7 +55,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import gemini as about
+from server.agent_facts import gemini as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, AgentAction
 from server.ingest.agent_format import AgentFormat

@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import opencode as about
+from server.agent_facts import opencode as about
 from server.core.errors import InvalidInput
 from server.core.models.journal import ACTION_CHARS, ERROR_CHARS, OUTPUT_PREVIEW_CHARS, AgentAction
 from server.ingest.agent_format import AgentFormat

@@ -27,13 +27,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from server.agents.about import claude_code
+from server.agent_facts import claude_code
 from server.jobs.agent_files import AgentFileError, write_with_backup
 
 HOOKS_SCRIPT = Path(__file__).resolve().parents[1] / "hooks.py"
 HookEvent = tuple[str, str, int]  # (the agent's event name, our event argument, its timeout)
 Handlers = list[tuple[str, dict[str, Any]]]  # (the agent's event name, our handler for it)
-# Claude Code's events, as its module lists them (server/agents/about/claude_code.py).
+# Claude Code's events, as its module lists them (server/agent_facts/claude_code.py).
 EVENTS: tuple[HookEvent, ...] = tuple(
     (name, event, timeout) for name, event, timeout, _ in claude_code.HOOKS
 )

@@ -277,9 +277,9 @@ def whole_number(value: object) -> int | None:
 
 def models() -> dict[str, type[CliModel]]:
     """Each agent's model class, by the agent's name: its server/learning/<agent>_model.py,
-    for every agent that has one (the agents' one list is server/agents/about/every.py)."""
+    for every agent that has one (the agents' one list is server/agent_facts/every.py)."""
     if not _MODELS:
-        from server.agents.about.every import ABOUT
+        from server.agent_facts.every import ABOUT
 
         for about in ABOUT.values():
             stem = about.__name__.rsplit(".", 1)[1]

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from server.agent_facts import claude_code as claude
 from server.core.models.memories import ProjectSummary
 from server.core.models.views import Preference, PreferenceTiers
 from server.core.percent import percent_label
@@ -22,6 +23,10 @@ from server.core.percent import percent_label
 MAX_ITEMS = 12
 MAX_LINE_CHARS = 240
 POINTER_MARK = "<!-- claude-memory profile -->"
+
+
+# Claude Code's instruction file; the one in its config folder is read in every session.
+CLAUDE_MD = claude.INSTRUCTIONS_FILE
 
 
 def claude_dir(environ: Mapping[str, str], home: Path) -> Path:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from server.agents.about.every import ABOUT
+from server.agent_facts.every import ABOUT
 from server.core.access import current_viewer
 from server.core.errors import InvalidInput
 from server.core.models.memories import Memory, MemoryFilter

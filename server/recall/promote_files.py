@@ -2,7 +2,7 @@
 and the backup kept (in the data dir) before a write.
 
 Only the agents' own instruction files are ever touched (each agent's INSTRUCTIONS_FILE in
-server/agents/about/: CLAUDE.md, AGENTS.md, GEMINI.md, .github/copilot-instructions.md), at the
+server/agent_facts/: CLAUDE.md, AGENTS.md, GEMINI.md, .github/copilot-instructions.md), at the
 repository's root. The root is the repository holding the working folder, kept
 inside the project's folder (a project that is a sub-folder of a repository keeps its own
 files); nothing is written outside it. A cloned repository is hostile input (#65): every name
@@ -20,17 +20,19 @@ import difflib
 import os
 import secrets
 import stat
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.agents.about.every import ABOUT
+from server.agent_facts.every import ABOUT
 from server.core.errors import InvalidInput
 from server.domain.instruction_section import InstructionText, SectionError, parse
 from server.worktree.tree_check import tree_root
 
 INSTRUCTION_FILES = tuple(dict.fromkeys(about.INSTRUCTIONS_FILE for about in ABOUT.values()))
-SHARED_FILE = "AGENTS.md"  # read by most agents: created when the project's agents differ
+# The file most agents read (AGENTS.md): created when the project's agents differ.
+SHARED_FILE: str = Counter(about.INSTRUCTIONS_FILE for about in ABOUT.values()).most_common(1)[0][0]
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ class Health(BaseModel):
 
 
 class AgentInfo(BaseModel):
-    """A coding agent claude-memory knows (server/agents/about/): its name, as every row it
+    """A coding agent claude-memory knows (server/agent_facts/): its name, as every row it
     brings records it in `source`, and its name for people."""
 
     name: str

@@ -16,14 +16,13 @@ from psycopg.rows import class_row
 
 from server.core.models.memories import Memory
 from server.core.models.vectors import EmbeddingModelRecord, Window
+from server.db.migrate import VECTOR_TABLES
 from server.store.memories import COLUMNS
 from server.store.tx import Conn, returned_ids
 
 logger = logging.getLogger(__name__)
 
 _ADOPT_LOCK_KEY = 0x636C6D656E
-# (table, HNSW index name) for every vector column.
-VECTOR_TABLES = (("memories", "memories_embedding_hnsw"), ("memory_chunks", "memory_chunks_hnsw"))
 # The HNSW graph's build settings, as (option, value); see create_vector_indexes.
 HNSW_GRAPH = (("m", 32), ("ef_construction", 300))
 _WANTED = sorted(f"{name}={value}" for name, value in HNSW_GRAPH)

@@ -18,10 +18,9 @@ import pytest
 from server.app import create_app
 from server.core.config import Secret, Settings
 from server.db.embedded import EmbeddedPostgres
-from server.db.migrate import apply_migrations, discover_migrations
+from server.db.migrate import VECTOR_TABLES, apply_migrations, discover_migrations
 from server.service.embeddings import Embedder
 from server.service.runtime import open_service
-from server.store.embedding_model import VECTOR_TABLES
 from server.store.tx import transaction
 from tests.db_fixtures import serving
 from tests.pgbouncer import PgBouncer

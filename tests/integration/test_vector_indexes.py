@@ -9,9 +9,9 @@ from pathlib import Path
 import psycopg
 
 from server.core.config import Secret, Settings
+from server.db.migrate import VECTOR_TABLES
 from server.service.embeddings import Embedder
 from server.service.runtime import open_service
-from server.store.embedding_model import VECTOR_TABLES
 from tests.vector_index_state import CURRENT, index_options
 
 

@@ -1,13 +1,15 @@
 """Dependency rules, checked by parsing imports (the layering in docs/ARCHITECTURE.md).
 
-- every module sits in a layer of LAYERS, and imports (at any depth, lazy ones too) only from
-  its own layer or a lower one; a new module fails until it is placed;
+- every module sits in a room (a package, or a top-level module) on a floor of LAYERS, and
+  imports (at any depth, lazy ones too) only from its own room or a lower floor, never from a
+  room beside it or above; a new module fails until it is placed;
 - psycopg and SQL live only in server/store/ and server/db/;
 - adapters, schemas and the entry points never import server.store;
 - adapters reach the service only through its face (server/service/face.py);
-- hooks.py imports only the standard library, server/worktree and server/agents/about (the
+- hooks.py imports only the standard library, server/worktree and server/agent_facts (the
   same rule), since the agents run it with `python -I -S`;
-- an agent is named only by its own modules and the one list of agents;
+- an agent is named only by its own modules and the one list of agents, and its instruction
+  files only by its facts (server/agent_facts/<agent>.py);
 - no function in server/adapters/ is over 80 lines; every REST handler and MCP tool is a
   top-level function taking the service (the face) first, and no adapter keeps the service in a
   module-level variable.
@@ -21,20 +23,25 @@ import sys
 from pathlib import Path
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
-# Lowest first. A module belongs to the layer of its longest matching prefix.
+# The floors, lowest first; on each, its rooms. A module is in the room of its longest matching
+# prefix. Each room is placed where its imports put it today (the lowest floor above everything
+# it imports); rooms share a floor only where neither imports the other.
 LAYERS = (
-    # shared vocabulary; the stdlib-only hook client, the working-tree check it runs and the
-    # agents' facts it reads
-    ("server.core", "server.hooks", "server.worktree", "server.agents.about"),
-    ("server.domain",),  # pure rules, no I/O
-    ("server.db", "server.store"),  # getting a database; all SQL
+    # shared vocabulary; each agent's facts (stdlib only: the hook client reads them)
+    ("server.core", "server.agent_facts"),
+    # pure rules, no I/O; getting a database; memories checked against a tree (stdlib only)
+    ("server.domain", "server.db", "server.worktree"),
+    ("server.store", "server.hooks"),  # all SQL; the stdlib-only hook client the agents run
     ("server.service",),  # MemoryService and its parts
-    ("server.ingest", "server.learning"),  # jobs that feed the service
-    ("server.recall",),  # the way out: what the hooks inject, checked against the code
-    ("server.jobs", "server.agents"),  # what the CLI's commands run; the agents they reach
+    ("server.learning",),  # distillation, signals, behavior, proposals
+    ("server.ingest",),  # the way in: readers and importers (they reach learning's steps)
+    # the way out: what the hooks inject, checked against the code; what the CLI's commands run
+    ("server.recall", "server.jobs"),
+    ("server.agents",),  # one module per agent (connect, detect) + registry, doctor, the plugin
     ("server.schemas",),  # request and response models
     ("server.adapters",),  # REST, OpenAPI, MCP, hook routes, HTTP guards
-    ("server.app", "server.cli"),  # entry points
+    ("server.app",),  # the Starlette app
+    ("server.cli",),  # `claude-memory`: serves the app, runs the jobs
 )
 DATA_LAYERS = ("server.store", "server.db")
 # Readers of another program's database (not ours): OpenCode keeps its sessions in SQLite.
@@ -71,26 +78,41 @@ def under(module: str, prefixes: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(f"{p}.") for p in prefixes)
 
 
-def rank(module: str) -> int | None:
-    """The layer of `module`; the bare package (`__version__` only) counts as the lowest."""
+def room(module: str) -> tuple[int, str] | None:
+    """The floor and room of `module`; the bare package (`__version__` only) is its own room on
+    the lowest floor."""
     if module == "server":
-        return 0
-    matches = [(len(p), i) for i, layer in enumerate(LAYERS) for p in layer if under(module, (p,))]
-    return max(matches)[1] if matches else None
+        return 0, "server"
+    matches = [
+        (len(p), p, i) for i, floor in enumerate(LAYERS) for p in floor if under(module, (p,))
+    ]
+    if not matches:
+        return None
+    _, prefix, floor = max(matches)
+    return floor, prefix
+
+
+def rank(module: str) -> int | None:
+    """The floor of `module`."""
+    found = room(module)
+    return found[0] if found else None
 
 
 def test_every_module_is_in_a_layer() -> None:
-    assert [name for name in modules() if rank(name) is None] == []
+    assert [name for name in modules() if room(name) is None] == []
 
 
-def test_imports_point_to_the_same_or_a_lower_layer() -> None:
+def test_no_import_runs_back_up() -> None:
+    """An import stays in its room or goes down a floor: never up, nor across to a room beside
+    it (rooms share a floor only while neither needs the other). server/cli included."""
     known = modules()
-    upward = []
+    offenders = []
     for name, path in known.items():
         for target in {i for i in imports_of(path) if i in known}:
-            if (rank(target) or 0) > (rank(name) or 0):
-                upward.append(f"{name} -> {target}")
-    assert sorted(upward) == []
+            (floor, here), (to, there) = room(name) or (0, ""), room(target) or (0, "")
+            if here != there and to >= floor:
+                offenders.append(f"{name} -> {target}")
+    assert sorted(offenders) == []
 
 
 def test_the_way_in_does_not_import_the_way_out() -> None:
@@ -106,13 +128,14 @@ def test_the_way_in_does_not_import_the_way_out() -> None:
     assert offenders == []
 
 
-def test_adapters_leave_the_project_to_the_service() -> None:
+def test_adapters_and_the_cli_leave_the_project_to_the_service() -> None:
     """One project rule (server/service/projects.py), applied by the service to what a request
-    names: an adapter hands the project over as the user wrote it and never resolves it."""
+    or a command names: an adapter or the CLI hands the project over as the user wrote it and
+    never resolves it."""
     offenders = [
         f"{name}:{node.lineno}"
         for name, path in modules().items()
-        if under(name, ("server.adapters",))
+        if under(name, ("server.adapters", "server.cli"))
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Attribute) and node.attr in ("resolve_project", "project_at_folder")
     ]
@@ -188,7 +211,7 @@ HOOK_PROCESS = (
     "server.worktree",
     "server.core.redact",
     "server.core.readable",
-    "server.agents.about",
+    "server.agent_facts",
 )
 
 
@@ -210,7 +233,7 @@ def test_hooks_use_only_the_standard_library() -> None:
 
 
 # The one list of agents, and the registry that loads each agent's connect module from it.
-AGENT_LISTS = ("server.agents.about", "server.agents.about.every", "server.agents.registry")
+AGENT_LISTS = ("server.agent_facts", "server.agent_facts.every", "server.agents.registry")
 # Modules that import one agent's module on purpose, and why.
 AGENT_IMPORTS_ALLOWED = {
     # Claude Code is the default agent of the importer (hooks that name no agent predate it).
@@ -222,22 +245,26 @@ AGENT_IMPORTS_ALLOWED = {
     "server.ingest.training": "claude_code",
     # Prompt recall strips the <hook_context> blocks Gemini CLI folds into a prompt.
     "server.recall.hook": "gemini",
+    # `import --from claude-md` reads Claude Code's config folder and memory files.
+    "server.ingest.from_claude_md": "claude_code",
+    # `profile --patch-claude-md` points Claude Code's user-wide CLAUDE.md at the profile.
+    "server.learning.profile": "claude_code",
 }
 
 
 def agent_stems() -> dict[str, str]:
     """Each agent's name -> the stem of its modules (`claude_code` for claude-code)."""
-    from server.agents.about.every import ABOUT
+    from server.agent_facts.every import ABOUT
 
     return {name: about.__name__.rsplit(".", 1)[1] for name, about in ABOUT.items()}
 
 
 def owner(module: str) -> str | None:
-    """The stem of the agent whose own module `module` is: server/agents/about/<stem>.py,
+    """The stem of the agent whose own module `module` is: server/agent_facts/<stem>.py,
     server/agents/<stem>.py, server/ingest/<stem>.py or <stem>_*.py, and the model that
     distils with its CLI, server/learning/<stem>_model.py; None for others."""
     package, _, last = module.rpartition(".")
-    if package not in ("server.agents.about", "server.agents", "server.ingest", "server.learning"):
+    if package not in ("server.agent_facts", "server.agents", "server.ingest", "server.learning"):
         return None
     return next(
         (
@@ -253,8 +280,8 @@ def owner(module: str) -> str | None:
 
 def test_an_agent_is_named_only_by_its_own_modules() -> None:
     """Adding an agent is its modules and one line in the list: no other module names one,
-    the hook client included (it reads the agents from server/agents/about/)."""
-    from server.agents.about.every import ABOUT
+    the hook client included (it reads the agents from server/agent_facts/)."""
+    from server.agent_facts.every import ABOUT
 
     words = set(ABOUT) | {about.LABEL for about in ABOUT.values()}
     offenders = [
@@ -263,6 +290,57 @@ def test_an_agent_is_named_only_by_its_own_modules() -> None:
         if owner(name) is None and name not in AGENT_LISTS
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Constant) and node.value in words
+    ]
+    assert offenders == []
+
+
+def instruction_files() -> dict[str, set[str]]:
+    """Each instruction file's name (its path at a repository's root, and its bare name) ->
+    the facts modules that declare it (AGENTS.md is Codex's and OpenCode's)."""
+    from server.agent_facts.every import ABOUT
+
+    declared: dict[str, set[str]] = {}
+    for about in ABOUT.values():
+        for path in (about.INSTRUCTIONS_FILE, *about.MORE_INSTRUCTIONS_FILES):
+            for name in (path, Path(path).name):
+                declared.setdefault(name, set()).add(about.__name__)
+    return declared
+
+
+def strings(path: Path) -> list[ast.Constant]:
+    """The string literals of a module, its docstrings left out (prose may name a file)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]
+
+
+def test_an_instruction_file_is_named_only_by_its_agents_facts() -> None:
+    """CLAUDE.md, AGENTS.md, GEMINI.md, .github/copilot-instructions.md...: each is declared
+    once, in the facts of the agent that reads it; promote, the importer, connect and the rules
+    of what is promoted read it from there. A literal equal to one, or a path ending in one,
+    anywhere else in server/ is a second list."""
+    declared = instruction_files()
+    assert {"CLAUDE.md", "AGENTS.md", "GEMINI.md", ".github/copilot-instructions.md"} <= set(
+        declared
+    )
+    offenders = [
+        f"{name}:{node.lineno} {node.value!r}"
+        for name, path in modules().items()
+        for node in strings(path)
+        for file, owners in declared.items()
+        if (node.value == file or node.value.endswith(f"/{file}")) and name not in owners
     ]
     assert offenders == []
 
@@ -281,13 +359,13 @@ def test_only_an_agents_own_modules_import_it() -> None:
 
 
 def test_every_agent_has_its_modules() -> None:
-    """Its facts in about/ and its connect module, whose Agent is the one the registry holds."""
-    from server.agents.about.every import ABOUT
+    """Its facts in agent_facts/ and its connect module, whose Agent is the registry's."""
+    from server.agent_facts.every import ABOUT
     from server.agents.registry import AGENTS
 
     assert list(AGENTS) == list(ABOUT)
     for name, agent in AGENTS.items():
-        # The hook client imports server/agents/about/<name>.py by the agent's name alone.
+        # The hook client imports server/agent_facts/<name>.py by the agent's name alone.
         assert agent_stems()[name] == name.replace("-", "_")
         assert agent.about is ABOUT[name]
         assert agent.connect.__module__ in (f"server.agents.{agent_stems()[name]}", "functools")

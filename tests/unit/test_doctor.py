@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from server.agents.claude_code import PLUGIN
+from server.agents.doctor import as_json, diagnose
 from server.agents.registry import AGENTS, connect
 from server.cli.main import main
 from server.jobs import hook_install
 from server.jobs.agent_files import backups_folder
-from server.jobs.doctor import as_json, diagnose
 from server.jobs.server_check import check_server
 from tests.db_fixtures import free_port
 from tests.stub_server import QuietHandler, StubServer, send_json

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from server.agents.about.every import ABOUT
+from server.agent_facts.every import ABOUT
 from server.hooks import MAX_CONTEXT_CHARS, agent_output, events_of
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "hook_schemas"

@@ -114,11 +114,9 @@ def test_the_shipped_client_is_the_hook_client_and_every_module_it_may_import() 
         *(server / "worktree").glob("*.py"),
         server / "core" / "redact.py",
         server / "core" / "readable.py",
-        *(server / "agents" / "about").glob("*.py"),
+        *(server / "agent_facts").glob("*.py"),
     ]
-    packages = {path.parent / "__init__.py" for path in allowed} | {
-        server / "agents" / "__init__.py"
-    }
+    packages = {path.parent / "__init__.py" for path in allowed}
 
     assert set(CLIENT_FILES) == {
         path.relative_to(REPOSITORY).as_posix() for path in {*allowed, *packages}
@@ -130,7 +128,7 @@ def test_the_shipped_hook_client_imports_only_itself_and_the_standard_library() 
     code = (
         f"import json, sys; sys.path.append({str(client)!r}); "
         "import server.hooks, server.worktree.context_check, server.core.redact, "
-        "server.agents.about.every; "
+        "server.agent_facts.every; "
         "print(json.dumps(sorted(m.__file__ for n, m in sys.modules.items() if n[:6] == 'server')))"
     )
     done = subprocess.run(

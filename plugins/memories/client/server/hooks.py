@@ -8,7 +8,7 @@ start, prompt, tool call and turn end, so it must start fast and can never get i
   editable install's import finder), so the process costs about what a bare interpreter does;
   `-I` keeps the user's project directory and PYTHON* variables out of it
   (bench/hook_latency.py has the figures). Without `--agent` it answers the default agent.
-- Each agent's events, and the shape of its answers, are its module in server/agents/about/
+- Each agent's events, and the shape of its answers, are its module in server/agent_facts/
   (standard library only), imported from the repository this file sits in: only the one
   agent's the hook runs for.
 - It reads the event JSON on stdin, sends the few fields the server needs to
@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 _REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPOSITORY not in sys.path:
     sys.path.append(_REPOSITORY)  # after the standard library: it shadows nothing
-from server.agents.about import DEFAULT  # noqa: E402
-from server.agents.about.answers import ANSWERED  # noqa: E402
+from server.agent_facts import DEFAULT  # noqa: E402
+from server.agent_facts.answers import ANSWERED  # noqa: E402
 
 CHILD_MARKER = "CLAUDE_MEMORY_CHILD"  # server/learning/agent_models.py sets it in its child
 
@@ -77,7 +77,7 @@ CALL = ("/api/hooks/tool", _CALL_FIELDS, 1.0)
 IMPORT = ("/api/hooks/session-end", ("session_id", "cwd", "transcript_path"), 1.0)
 Request = tuple[str, tuple[str, ...], float]
 
-# What each kind of hook in an agent's HOOKS asks (server/agents/about/answers.py).
+# What each kind of hook in an agent's HOOKS asks (server/agent_facts/answers.py).
 REQUESTS: dict[str, Request] = {
     "start": START,
     "prompt": PROMPT,
@@ -96,9 +96,9 @@ def events_of(agent: ModuleType) -> dict[str, tuple[Request, str | None]]:
 
 
 def about(agent: str) -> ModuleType | None:
-    """`agent`'s facts, server/agents/about/<agent>.py, imported alone: a hook runs for one
+    """`agent`'s facts, server/agent_facts/<agent>.py, imported alone: a hook runs for one
     agent, and each module imported costs start-up time. None for no such agent."""
-    module = f"server.agents.about.{agent.replace('-', '_')}"
+    module = f"server.agent_facts.{agent.replace('-', '_')}"
     if not agent.replace("-", "_").isidentifier():
         return None
     try:

@@ -14,7 +14,7 @@ call (`permissionDecision: "deny"`, the lesson as the reason): Codex's PreToolUs
 
 from __future__ import annotations
 
-from server.agents.about.answers import DENIAL, nested
+from server.agent_facts.answers import DENIAL, nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +22,10 @@ if TYPE_CHECKING:
 
 NAME = "codex"
 LABEL = "Codex CLI"
-INSTRUCTIONS_FILE = "AGENTS.md"  # the instruction file it reads at a repository's root
+# Its instruction files at a repository's root, and their notes' tag (see __init__.py).
+INSTRUCTIONS_FILE = "AGENTS.md"
+MORE_INSTRUCTIONS_FILES: tuple[str, ...] = ()
+INSTRUCTIONS_TAG = "agents-md"
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("codex-mcp-client", "codex")
 HOOKS = (

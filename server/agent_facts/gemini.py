@@ -12,7 +12,7 @@ as the reason): Gemini's "ask" waits for ever in a non-interactive run (`gemini 
 
 from __future__ import annotations
 
-from server.agents.about.answers import DENIAL, context_only
+from server.agent_facts.answers import DENIAL, context_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 NAME = "gemini"
 LABEL = "Gemini CLI"
-INSTRUCTIONS_FILE = "GEMINI.md"  # the instruction file it reads at a repository's root
+# Its instruction files at a repository's root, and their notes' tag (see __init__.py).
+INSTRUCTIONS_FILE = "GEMINI.md"
+MORE_INSTRUCTIONS_FILES: tuple[str, ...] = ()
+INSTRUCTIONS_TAG = "gemini-md"
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("gemini-cli-mcp-client", "gemini-cli")
 HOOKS = (

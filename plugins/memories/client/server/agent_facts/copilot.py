@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
 NAME = "copilot"
 LABEL = "GitHub Copilot CLI"
-INSTRUCTIONS_FILE = (
-    ".github/copilot-instructions.md"  # the instruction file it reads at a repository's root
-)
+# Its instruction files at a repository's root, and their notes' tag (see __init__.py).
+INSTRUCTIONS_FILE = ".github/copilot-instructions.md"
+MORE_INSTRUCTIONS_FILES: tuple[str, ...] = ()
+INSTRUCTIONS_TAG = "copilot-instructions"
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("copilot-cli", "github-copilot-developer")
 # (its event name, the hook client's argument, timeout in seconds, what the client asks)

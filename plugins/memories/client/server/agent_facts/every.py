@@ -5,7 +5,7 @@ sessions can be read), and one line here.
 
 from __future__ import annotations
 
-from server.agents.about import DEFAULT, claude_code, codex, copilot, gemini, opencode
+from server.agent_facts import DEFAULT, claude_code, codex, copilot, gemini, opencode
 
 ABOUT = {agent.NAME: agent for agent in (claude_code, codex, gemini, opencode, copilot)}
 assert DEFAULT in ABOUT

@@ -10,7 +10,7 @@ Code asks the user, showing the reason, before the call.
 
 from __future__ import annotations
 
-from server.agents.about.answers import nested
+from server.agent_facts.answers import nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 LABEL = "Claude Code"
-INSTRUCTIONS_FILE = "CLAUDE.md"  # the instruction file it reads at a repository's root
+# Its instruction files at a repository's root, and their notes' tag (see __init__.py).
+INSTRUCTIONS_FILE = "CLAUDE.md"
+MORE_INSTRUCTIONS_FILES = ("CLAUDE.local.md", ".claude/CLAUDE.md")
+INSTRUCTIONS_TAG = "claude-md"
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("claude-code",)
 # (its event name, the hook client's argument, timeout, what the client asks: answers.ANSWERED)

@@ -12,7 +12,10 @@ if TYPE_CHECKING:
 
 NAME = "opencode"
 LABEL = "OpenCode"
-INSTRUCTIONS_FILE = "AGENTS.md"  # the instruction file it reads at a repository's root
+# Its instruction files at a repository's root, and their notes' tag (see __init__.py).
+INSTRUCTIONS_FILE = "AGENTS.md"
+MORE_INSTRUCTIONS_FILES: tuple[str, ...] = ()
+INSTRUCTIONS_TAG = "agents-md"
 # The clientInfo.name its MCP client sends in `initialize`: its MCP saves are this agent's.
 MCP_CLIENTS = ("opencode",)
 HOOKS: tuple[tuple[str, str, int, str], ...] = ()
