@@ -180,9 +180,7 @@ class Scope(Shape):
 
     def memory_filter(self) -> MemoryFilter:
         """The service's filter for this scope (the service resolves its project)."""
-        return MemoryFilter(
-            project=self.project, tag=self.tag, since=self.since, before=self.before
-        )
+        return MemoryFilter(**self.model_dump(include=set(Scope.model_fields)))
 
 
 class MemoryListPage(Scope):

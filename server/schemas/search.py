@@ -57,16 +57,10 @@ class KeywordSearch(Shape):
     cwd: WorkingTree = None
 
     def memory_filter(self) -> MemoryFilter:
-        """The service's filter for this search (the service resolves its project)."""
-        return MemoryFilter(
-            project=self.project,
-            with_general=not self.project_only,
-            tag=self.tag,
-            kind=self.kind,
-            source=self.source,
-            since=self.since,
-            before=self.before,
-        )
+        """The service's filter for this search (the service resolves its project): its
+        filter fields are MemoryFilter's, by the same name, but `project_only`."""
+        filters = self.model_dump(include={"project", "tag", "kind", "source", "since", "before"})
+        return MemoryFilter(with_general=not self.project_only, **filters)
 
     def search_params(self) -> SearchParams:
         """This search as server/recall/search.py runs it."""

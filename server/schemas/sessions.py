@@ -42,14 +42,9 @@ class TimelineQuery(Shape):
     limit: int = Field(2_000, ge=1, le=MAX_TIMELINE_POINTS)
 
     def memory_filter(self) -> MemoryFilter:
-        """The service's filter for this query (the limit is passed on its own)."""
-        return MemoryFilter(
-            project=self.project,
-            kind=self.kind,
-            source=self.source,
-            since=self.since,
-            before=self.before,
-        )
+        """The service's filter for this query (the limit is passed on its own): every other
+        field is one of MemoryFilter's, by the same name."""
+        return MemoryFilter(**self.model_dump(exclude={"limit"}))
 
 
 class JournalQuery(Shape):
