@@ -18,12 +18,9 @@ from server.core.models.learning import SessionTurnRow
 from server.core.models.memories import MemoryDraft
 from server.core.models.sessions import PendingSession
 from server.learning.distill_core import (
-    DistillFailed,
-    SessionTurn,
     Window,
     ask_for_items,
     prompt_tokens,
-    transcript_windows,
 )
 from server.learning.distill_reply import DistilledItem, merge_items
 from server.learning.jobs import JobSummary, SessionJob
@@ -107,6 +104,9 @@ class BehaviorReader(SessionJob[BehaviorSummary]):
     async def still_pending(self, pending: PendingSession) -> bool:
         return self.force or await super().still_pending(pending)
 
+    async def record_failure(self, session_id: str, reason: str) -> int:
+        return await self.service.learning.record_behavior_failure(session_id, reason)
+
     async def handle(self, pending: PendingSession) -> None:
         if self.dry_run:
             return
@@ -114,28 +114,21 @@ class BehaviorReader(SessionJob[BehaviorSummary]):
             return
         turns = await self.service.learning.session_turns(pending.session_id)
         try:
-            windows = transcript_windows(
-                [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
-                project=pending.project,
-                title=pending.title,
-                context_tokens=self.context_tokens,
-            )
-            if self.budget is not None and not self.budget.admit(
-                sum(prompt_tokens(_messages(window)) for window in windows)
-            ):
-                return
-            results = [
-                await ask_for_items(self.client, _messages(window), window, model=self.model)
-                for window in windows
-            ]
-        except DistillFailed as exc:
-            failures = await self.service.learning.record_behavior_failure(
-                pending.session_id, str(exc)
-            )
-            self.charge(pending, exc, failures)
-            return
-        except (LlmError, ValueError) as exc:
+            windows = self.windows(pending, turns)
+        except ValueError as exc:  # a context too small for any transcript
             self.halt(str(exc))
+            return
+        if self.budget is not None and not self.budget.admit(
+            sum(prompt_tokens(_messages(window)) for window in windows)
+        ):
+            return
+        results = await self.ask_each(
+            pending,
+            windows,
+            lambda window: ask_for_items(self.client, _messages(window), window, model=self.model),
+            halting=(LlmError, ValueError),
+        )
+        if results is None:
             return
         by_id = {t.id: t for t in turns}
         drafts = [

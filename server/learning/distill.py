@@ -34,12 +34,9 @@ from server.core.validation import MAX_PAGE
 from server.domain.trajectories import trajectory_metadata
 from server.learning.attempts import failed_attempts
 from server.learning.distill_core import (
-    DistillFailed,
-    SessionTurn,
     distill_messages,
     distill_window,
     prompt_tokens,
-    transcript_windows,
 )
 from server.learning.distill_reply import DistilledItem, merge_items
 from server.learning.jobs import JobSummary, SessionJob
@@ -117,6 +114,9 @@ class Distiller(SessionJob[DistillSummary]):
     ) -> list[PendingSession]:
         return await self.service.learning.distill_queue(project=project, session=session)
 
+    async def record_failure(self, session_id: str, reason: str) -> int:
+        return await self.service.learning.record_distill_failure(session_id, reason)
+
     async def handle(self, pending: PendingSession) -> None:
         """Distill one session as its owner: their memories are compared with, theirs made."""
         with acting_as(await self.service.users.viewer_by_id(pending.owner_id)):
@@ -133,13 +133,7 @@ class Distiller(SessionJob[DistillSummary]):
         )
         attempts = failed_attempts(journal.entries)
         try:
-            windows = transcript_windows(
-                [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
-                project=pending.project,
-                title=pending.title,
-                context_tokens=self.context_tokens,
-                attempts=attempts,
-            )
+            windows = self.windows(pending, turns, attempts)
         except ValueError as exc:  # a context too small for any transcript
             self.halt(str(exc))
             return
@@ -160,19 +154,14 @@ class Distiller(SessionJob[DistillSummary]):
         self.summary.windows += len(windows)
         if self.dry_run:
             return
-        try:
-            results = [
-                await distill_window(self.client, window, project=pending.project, model=self.model)
-                for window in windows
-            ]
-        except DistillFailed as exc:
-            failures = await self.service.learning.record_distill_failure(
-                pending.session_id, str(exc)
-            )
-            self.charge(pending, exc, failures)
-            return
-        except LlmError as exc:
-            self.halt(str(exc))
+        results = await self.ask_each(
+            pending,
+            windows,
+            lambda window: distill_window(
+                self.client, window, project=pending.project, model=self.model
+            ),
+        )
+        if results is None:
             return
         items = [_grounded(item, bool(attempts)) for item in merge_items(results)]
         drafts = [_draft(item, pending, turns, self.model) for item in items]

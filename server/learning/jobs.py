@@ -15,9 +15,11 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import ClassVar, Generic, TypeVar
 
-from server.core.models.sessions import PendingSession
+from server.core.models.learning import SessionTurnRow
+from server.core.models.sessions import PendingSession, StoredTurn
 from server.learning.agent_models import RunBudget
-from server.learning.llm import JsonModel
+from server.learning.distill_core import DistillFailed, SessionTurn, Window, transcript_windows
+from server.learning.llm import JsonModel, LlmError
 from server.service.memory import MemoryService
 
 logger = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ class JobSummary:
 
 
 S = TypeVar("S", bound=JobSummary)
+T = TypeVar("T")
 
 
 class SessionJob(Generic[S]):
@@ -155,10 +158,45 @@ class SessionJob(Generic[S]):
 
         return self.service.leases.leased(self.job, pending.session_id, still_needed=still_needed)
 
-    def charge(self, pending: PendingSession, reason: Exception, failures: int) -> None:
-        """Count the session's failure (its `failures`th, recorded by the job)."""
-        self.summary.failed += 1
-        self.summary.failures.append(f"{pending.session_id}: {reason} (failure {failures} of 3)")
+    async def record_failure(self, session_id: str, reason: str) -> int:
+        """Record the session's failure for this job; how many it has now (three park it)."""
+        raise NotImplementedError
+
+    def windows(
+        self,
+        pending: PendingSession,
+        turns: Sequence[StoredTurn] | Sequence[SessionTurnRow],
+        attempts: Sequence[str] = (),
+    ) -> list[Window]:
+        """The session's turns in windows that fit the run's context (a ValueError when it is
+        too small for any transcript)."""
+        return transcript_windows(
+            [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
+            project=pending.project,
+            title=pending.title,
+            context_tokens=self.context_tokens,
+            attempts=attempts,
+        )
+
+    async def ask_each(
+        self,
+        pending: PendingSession,
+        windows: Sequence[Window],
+        ask: Callable[[Window], Awaitable[T]],
+        halting: tuple[type[Exception], ...] = (LlmError,),
+    ) -> list[T] | None:
+        """`ask` about each window in turn; None when the session failed (an unusable reply:
+        recorded and counted) or the run stopped (`halting`: the LLM is gone, and no session
+        is charged)."""
+        try:
+            return [await ask(window) for window in windows]
+        except DistillFailed as exc:
+            failures = await self.record_failure(pending.session_id, str(exc))
+            self.summary.failed += 1
+            self.summary.failures.append(f"{pending.session_id}: {exc} (failure {failures} of 3)")
+        except halting as exc:
+            self.halt(str(exc))
+        return None
 
     def halt(self, reason: str) -> None:
         """Stop taking sessions: the problem is not one session's, so none is charged."""
