@@ -5,7 +5,8 @@ pinned versions, installed with npm into a cache folder outside the work tree (A
 else ~/.cache/claude-memory-tests/agent-clis-*) and reused while the versions match; nothing
 else is downloaded at run time. Used by tests/integration/test_connect_clients.py,
 test_agent_hook_clients.py, test_opencode.py, test_copilot.py and test_claude_plugin.py (the
-fixture reaches them as a plugin loaded by tests/conftest.py).
+fixture reaches them as a plugin loaded by tests/conftest.py). `agent_env` is the environment
+those CLIs run in.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.db_fixtures import TOKEN
 
 # Versions the tests were written against; bump them together with those tests' expectations.
 CLI_VERSIONS = {
@@ -67,6 +70,27 @@ def agent_clis() -> Path:
                 pytest.fail(f"npm install of the agents' CLIs failed: {done.stderr[-2000:]}")
             stamp.write_text(json.dumps(CLI_VERSIONS))
     return bin_dir
+
+
+def agent_env(agent_clis: Path, home: Path, **extra: str) -> dict[str, str]:
+    """This process's environment for an agent's CLI: without the agents' own config folders,
+    the CLIs first on PATH, HOME (and Codex's) in `home`, our bearer token, Gemini CLI trusting
+    the folder (else it turns every MCP server off), no colours; and `extra`."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME")
+    }
+    env.update(
+        PATH=f"{agent_clis}{os.pathsep}{env.get('PATH', '')}",
+        HOME=str(home),
+        CODEX_HOME=str(home / ".codex"),
+        CLAUDE_MEMORY_TOKEN=TOKEN,
+        GEMINI_CLI_TRUST_WORKSPACE="true",
+        NO_COLOR="1",
+        **extra,
+    )
+    return env
 
 
 def codex_app_server(env: dict[str, str], method: str, params: dict[str, Any]) -> Any:

@@ -22,10 +22,7 @@ and rule links stand as committed, and the failure is logged and counted, never 
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 
 from server.core.access import acting_as
@@ -35,21 +32,16 @@ from server.core.models.memories import MemoryDraft
 from server.core.models.sessions import PendingSession, StoredTurn
 from server.core.validation import MAX_PAGE
 from server.domain.trajectories import trajectory_metadata
-from server.learning.agent_models import RunBudget
 from server.learning.attempts import failed_attempts
 from server.learning.distill_core import (
-    DistillFailed,
-    SessionTurn,
     distill_messages,
     distill_window,
     prompt_tokens,
-    transcript_windows,
 )
 from server.learning.distill_reply import DistilledItem, merge_items
-from server.learning.jobs import Progress, run_sessions
+from server.learning.jobs import JobSummary, SessionJob
 from server.learning.link_review import InvalidVerdicts, parse_verdicts, review_request
-from server.learning.llm import JsonModel, LlmError
-from server.service.memory import MemoryService
+from server.learning.llm import LlmError
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +51,8 @@ OWN_KINDS = ("preference", "pattern", "behavior", "trajectory")
 
 
 @dataclass(slots=True)
-class DistillSummary:
-    dry_run: bool
-    model: str
-    sessions: int = 0
+class DistillSummary(JobSummary):
     distilled: int = 0
-    failed: int = 0
     windows: int = 0
     memories_saved: int = 0
     duplicates: int = 0
@@ -74,14 +62,8 @@ class DistillSummary:
     links_rejected: int = 0
     links_added: int = 0
     link_reviews_failed: int = 0
-    failures: list[str] = field(default_factory=list)
-    stopped: str | None = None
-    seconds: float = 0.0
-    # With an agent's model (#67): what a dry run would send, what was left pending and why,
-    # and the run's receipt (calls, tokens in and out, cost).
+    # With an agent's model (#67): what a dry run would send.
     would_send: list[str] = field(default_factory=list)
-    left_pending: list[str] = field(default_factory=list)
-    llm: dict[str, object] | None = None
 
     def as_json(self) -> dict[str, object]:
         agent_model: dict[str, object] = {}
@@ -113,7 +95,7 @@ class DistillSummary:
         }
 
 
-class Distiller:
+class Distiller(SessionJob[DistillSummary]):
     """One run: the pending sessions, `workers` at a time.
 
     With a `budget` (an agent's model, server/learning/agent_models.py), only sessions of that
@@ -122,58 +104,20 @@ class Distiller:
     asked: its older memories may come from another agent's sessions.
     """
 
-    def __init__(
-        self,
-        service: MemoryService,
-        client: JsonModel,
-        *,
-        model: str,
-        workers: int,
-        dry_run: bool = False,
-        progress: Progress | None = None,
-        budget: RunBudget | None = None,
-        context_tokens: int | None = None,
-    ) -> None:
-        self.service = service
-        self.client = client
-        self.model = model
-        self.workers = workers
-        self.dry_run = dry_run
-        self.progress = progress
-        self.budget = budget
-        self.context_tokens = context_tokens or service.settings.distill_context_tokens
-        self.summary = DistillSummary(dry_run=dry_run, model=model)
-        self._stop = asyncio.Event()
+    job = "distill"
 
-    async def run(
+    def new_summary(self) -> DistillSummary:
+        return DistillSummary(dry_run=self.dry_run, model=self.model)
+
+    async def pending(
         self, *, project: str | None = None, session: str | None = None
-    ) -> DistillSummary:
-        started = time.monotonic()
-        queue = await self.service.learning.distill_queue(project=project, session=session)
-        self.summary.sessions = len(queue)
-        await run_sessions(
-            queue,
-            self._session,
-            workers=self.workers,
-            stop=self._stop,
-            progress=self.progress,
-            claim=None if self.dry_run else self._claim,  # a dry run writes nothing
-        )
-        if self.budget is not None:
-            self.summary.llm = self.budget.receipt()
-            self.summary.left_pending = self.budget.notes()
-        self.summary.seconds = time.monotonic() - started
-        return self.summary
+    ) -> list[PendingSession]:
+        return await self.service.learning.distill_queue(project=project, session=session)
 
-    def _claim(self, pending: PendingSession) -> AbstractAsyncContextManager[bool]:
-        """The session's distill lease; the session may have been distilled meanwhile."""
+    async def record_failure(self, session_id: str, reason: str) -> int:
+        return await self.service.learning.record_distill_failure(session_id, reason)
 
-        async def still_pending() -> bool:
-            return bool(await self.service.learning.distill_queue(session=pending.session_id))
-
-        return self.service.leases.leased("distill", pending.session_id, still_needed=still_pending)
-
-    async def _session(self, pending: PendingSession) -> None:
+    async def handle(self, pending: PendingSession) -> None:
         """Distill one session as its owner: their memories are compared with, theirs made."""
         with acting_as(await self.service.users.viewer_by_id(pending.owner_id)):
             await self._distill_session(pending)
@@ -189,15 +133,9 @@ class Distiller:
         )
         attempts = failed_attempts(journal.entries)
         try:
-            windows = transcript_windows(
-                [SessionTurn(t.id, t.role, t.content, t.created_at) for t in turns],
-                project=pending.project,
-                title=pending.title,
-                context_tokens=self.context_tokens,
-                attempts=attempts,
-            )
+            windows = self.windows(pending, turns, attempts)
         except ValueError as exc:  # a context too small for any transcript
-            self._halt(str(exc))
+            self.halt(str(exc))
             return
         if self.budget is not None:
             tokens = sum(prompt_tokens(distill_messages(w, pending.project)) for w in windows)
@@ -216,20 +154,14 @@ class Distiller:
         self.summary.windows += len(windows)
         if self.dry_run:
             return
-        try:
-            results = [
-                await distill_window(self.client, window, project=pending.project, model=self.model)
-                for window in windows
-            ]
-        except DistillFailed as exc:
-            failures = await self.service.learning.record_distill_failure(
-                pending.session_id, str(exc)
-            )
-            self.summary.failed += 1
-            self.summary.failures.append(f"{pending.session_id}: {exc} (failure {failures} of 3)")
-            return
-        except LlmError as exc:
-            self._halt(str(exc))
+        results = await self.ask_each(
+            pending,
+            windows,
+            lambda window: distill_window(
+                self.client, window, project=pending.project, model=self.model
+            ),
+        )
+        if results is None:
             return
         items = [_grounded(item, bool(attempts)) for item in merge_items(results)]
         drafts = [_draft(item, pending, turns, self.model) for item in items]
@@ -269,13 +201,6 @@ class Distiller:
         self.summary.links_confirmed += applied.confirmed
         self.summary.links_rejected += applied.rejected
         self.summary.links_added += applied.added
-
-    def _halt(self, reason: str) -> None:
-        """Stop taking sessions: the problem is not one session's, so none is charged."""
-        if not self._stop.is_set():
-            self._stop.set()
-            self.summary.stopped = reason
-            logger.error("stopping: %s", reason)
 
 
 def _grounded(item: DistilledItem, failed_attempts: bool) -> DistilledItem:

@@ -178,6 +178,10 @@ class Scope(Shape):
     since: Since = None
     before: Before = None
 
+    def memory_filter(self) -> MemoryFilter:
+        """The service's filter for this scope (the service resolves its project)."""
+        return MemoryFilter(**self.model_dump(include=set(Scope.model_fields)))
+
 
 class MemoryListPage(Scope):
     """list_memories: a page of memories newest first, with the total for paging."""

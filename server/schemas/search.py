@@ -8,11 +8,13 @@ established semantic search with `threshold`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from server.core.models.search import SearchHit
+from server.core.models.memories import MemoryFilter
+from server.core.models.search import SearchHit, SearchParams
 from server.schemas.fields import (
     Before,
     FusionWeight,
@@ -54,11 +56,25 @@ class KeywordSearch(Shape):
     before: Before = None
     cwd: WorkingTree = None
 
+    def memory_filter(self) -> MemoryFilter:
+        """The service's filter for this search (the service resolves its project): its
+        filter fields are MemoryFilter's, by the same name, but `project_only`."""
+        filters = self.model_dump(include={"project", "tag", "kind", "source", "since", "before"})
+        return MemoryFilter(with_general=not self.project_only, **filters)
+
+    def search_params(self) -> SearchParams:
+        """This search as server/recall/search.py runs it."""
+        return SearchParams("keyword", self.query, self.limit, self.memory_filter(), cwd=self.cwd)
+
 
 class SemanticSearch(KeywordSearch):
     """semantic_search: close in meaning."""
 
     min_similarity: Unit | None = Field(None, description=SEMANTIC_CUTOFF)
+
+    def search_params(self) -> SearchParams:
+        params = super().search_params()
+        return replace(params, mode="semantic", min_similarity=self.min_similarity)
 
 
 class HybridSearch(KeywordSearch):
@@ -69,6 +85,18 @@ class HybridSearch(KeywordSearch):
     min_similarity: Unit | None = Field(None, description=HYBRID_CUTOFF)
     include_archived: bool = Field(False, description="Also raw session turns already distilled.")
 
+    def memory_filter(self) -> MemoryFilter:
+        return replace(super().memory_filter(), include_archived=self.include_archived)
+
+    def search_params(self) -> SearchParams:
+        return replace(
+            super().search_params(),
+            mode="hybrid",
+            min_similarity=self.min_similarity,
+            keyword_weight=self.keyword_weight,
+            semantic_weight=self.semantic_weight,
+        )
+
 
 class SearchRequest(HybridSearch, SemanticSearch):
     """POST /api/search: any mode, every filter, every score."""
@@ -77,6 +105,9 @@ class SearchRequest(HybridSearch, SemanticSearch):
     min_similarity: Unit | None = Field(
         None, description=SEMANTIC_CUTOFF + " Hybrid mode's default is 0."
     )
+
+    def search_params(self) -> SearchParams:
+        return replace(super().search_params(), mode=self.mode)
 
 
 class RecallRequest(Shape):
@@ -87,6 +118,13 @@ class RecallRequest(Shape):
     limit: SearchLimit = 20
     project: ProjectFilter = None
     project_only: ProjectOnly = False
+
+    def search_params(self) -> SearchParams:
+        """This search as server/recall/search.py runs it: semantic, with no working tree."""
+        where = MemoryFilter(project=self.project, with_general=not self.project_only)
+        return SearchParams(
+            "semantic", self.query, self.limit, where, min_similarity=self.threshold
+        )
 
 
 class SearchResponse(BaseModel):

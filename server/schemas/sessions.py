@@ -6,6 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from server.core.models.journal import JournalFilter
+from server.core.models.memories import MemoryFilter
 from server.core.models.receipts import INJECTION_HOOKS, ReceiptFilter
 from server.schemas.fields import (
     Before,
@@ -39,6 +40,11 @@ class TimelineQuery(Shape):
     since: Since = None
     before: Before = None
     limit: int = Field(2_000, ge=1, le=MAX_TIMELINE_POINTS)
+
+    def memory_filter(self) -> MemoryFilter:
+        """The service's filter for this query (the limit is passed on its own): every other
+        field is one of MemoryFilter's, by the same name."""
+        return MemoryFilter(**self.model_dump(exclude={"limit"}))
 
 
 class JournalQuery(Shape):

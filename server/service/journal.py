@@ -121,27 +121,14 @@ class ToolJournal(ProjectRule):
 
         entries: dict[tuple[str, str | None], JournalEntry] = {}
         for prompt in prompt_rows:
-            entries[(prompt.session_id, prompt.prompt_key)] = JournalEntry(
-                prompt.session_id, prompt.project, prompt.prompt_key, prompt.text, prompt.at, []
-            )
+            entries[(prompt.session_id, prompt.prompt_key)] = prompt.entry()
         for row in reversed(call_rows):  # oldest first within each entry
             key = (row.session_id, row.prompt_key)
             if key not in entries:
                 entries[key] = JournalEntry(
                     row.session_id, row.project, row.prompt_key, row.prompt, row.prompt_at, []
                 )
-            entries[key].calls.append(
-                JournalCall(
-                    row.tool_use_id,
-                    row.tool,
-                    row.target,
-                    row.success,
-                    row.error,
-                    row.output_preview,
-                    row.at,
-                    row.agent_id,
-                )
-            )
+            entries[key].calls.append(row.call())
         ordered = sorted(entries.values(), key=_entry_time, reverse=True)
         return JournalPage(entries=ordered, calls=len(call_rows), truncated=truncated)
 
@@ -155,16 +142,7 @@ def _with_calls(
     stamps = [entry.at for entry in timed if entry.at is not None]
     before_any: list[JournalCall] = []
     for row in calls:
-        call = JournalCall(
-            row.tool_use_id,
-            row.tool,
-            row.target,
-            row.success,
-            row.error,
-            row.output_preview,
-            row.at,
-            row.agent_id,
-        )
+        call = row.call()
         entry = by_key.get(row.prompt_key) if row.prompt_key is not None else None
         if entry is None and row.at is not None and (index := bisect_right(stamps, row.at)):
             entry = timed[index - 1]
@@ -203,11 +181,7 @@ async def session_journals(pool: Pool, session_ids: Sequence[str]) -> dict[str, 
         calls = await journal_store.sessions_calls(conn, session_ids)
     journals: dict[str, list[JournalEntry]] = {}
     for prompt in prompts:
-        journals.setdefault(prompt.session_id, []).append(
-            JournalEntry(
-                prompt.session_id, prompt.project, prompt.prompt_key, prompt.text, prompt.at, []
-            )
-        )
+        journals.setdefault(prompt.session_id, []).append(prompt.entry())
     for session_id, rows in groupby(calls, key=lambda row: row.session_id):
         journals[session_id] = _with_calls(journals.get(session_id, []), list(rows))
     return journals

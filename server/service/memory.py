@@ -87,13 +87,11 @@ class MemoryService(
 ):
     """The product's verbs over one pool, one embedder and one read cache.
 
-    What the adapters call (server/service/face.py) is this class and its mixins: single-memory
-    writes in server/service/writes.py, batch saves and the importers' writes in
-    service/bulk_writes.py, the UI's read views in service/views.py, the journal and lessons,
-    all sharing this object's pool, embedder, settings and cache. The jobs' own steps are
-    composed parts instead, reached by name: `learning` (distill, signals, behaviour),
-    `lesson_proposals`, `leases` (who runs which job item), `vectors` (memories waiting for
-    their vectors) and `users`.
+    What the adapters call (server/service/face.py) is this class and its mixins, all sharing
+    this object's pool, embedder, settings and cache; which file holds each method is the
+    table in server/service/__init__.py. The jobs' own steps are composed parts instead,
+    reached by name: `learning` (distill, signals, behaviour), `lesson_proposals`, `leases`
+    (who runs which job item), `vectors` (memories waiting for their vectors) and `users`.
     """
 
     def __init__(

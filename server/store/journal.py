@@ -19,7 +19,13 @@ from datetime import datetime
 
 from psycopg.rows import class_row
 
-from server.core.models.journal import JournalPrompt, SessionEvent, ToolOutcome
+from server.core.models.journal import (
+    JournalCall,
+    JournalEntry,
+    JournalPrompt,
+    SessionEvent,
+    ToolOutcome,
+)
 from server.store.tx import Conn
 
 _KEEP_FIRST = ", ".join(
@@ -108,20 +114,21 @@ async def insert_prompts(conn: Conn, prompts: Sequence[JournalPrompt]) -> None:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class CallRow:
+class CallRow(JournalCall):
+    """A call as read, with its session and the prompt it followed."""
+
     session_id: str
     project: str
-    tool_use_id: str
-    tool: str
-    target: str | None
-    success: bool | None
-    error: str | None
-    output_preview: str | None
-    at: datetime | None
-    agent_id: str | None
     prompt_key: str | None
     prompt: str | None
     prompt_at: datetime | None
+
+    def call(self) -> JournalCall:
+        """The call as the journal shows it."""
+        return JournalCall(**{f.name: getattr(self, f.name) for f in _CALL_FIELDS})
+
+
+_CALL_FIELDS = dataclasses.fields(JournalCall)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,6 +138,10 @@ class PromptRow:
     prompt_key: str
     text: str
     at: datetime | None
+
+    def entry(self) -> JournalEntry:
+        """The prompt as a journal entry, its calls yet to be filed in."""
+        return JournalEntry(self.session_id, self.project, self.prompt_key, self.text, self.at, [])
 
 
 # Filters shared by both reads; %(text)s is a LIKE pattern matched against prompts and inputs.

@@ -3,7 +3,8 @@
 Ui          a page of the UI, with the dialogs and page errors it recorded; `screenshot`
             writes docs/screenshots/<name>.png
 Seeded      the service over the seeded database and the ids of the rows seeded for the tests
-S1, S3, PNPM_PREFERENCE, HOSTILE_NOTE, SIGNALS_CONFIDENCE   what the seeding puts in
+PNPM_PREFERENCE, HOSTILE_NOTE, SIGNALS_CONFIDENCE   what the seeding puts in (besides the
+            shared sessions of tests/fixture_sessions.py)
 UI_DIST, CHROMIUM, CHROMIUM_ARGS, VIEWPORT                  the built UI and the browser
 """
 
@@ -19,7 +20,6 @@ from server.service.memory import MemoryService
 REPO = Path(__file__).resolve().parents[2]
 UI_DIST = REPO / "ui" / "dist"
 SCREENSHOTS = REPO / "docs" / "screenshots"
-FIXTURES = REPO.parent / "shared" / "fixtures"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -32,8 +32,6 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 800}
 
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
-S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"
 PNPM_PREFERENCE = "This repository uses pnpm, never npm."
 HOSTILE_NOTE = """# Release checklist
 

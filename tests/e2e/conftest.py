@@ -53,17 +53,15 @@ from tests.db_fixtures import create_database, database_url, drop_databases, ser
 from tests.e2e.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    FIXTURES,
     HOSTILE_NOTE,
     PNPM_PREFERENCE,
-    S1,
-    S3,
     SIGNALS_CONFIDENCE,
     UI_DIST,
     VIEWPORT,
     Seeded,
     Ui,
 )
+from tests.fixture_sessions import CLAUDE_PROJECTS, S1, S3
 
 expect.set_options(timeout=15_000)
 
@@ -119,7 +117,7 @@ class SeedTemplate:
 
 
 async def _seed(service: MemoryService, projects: Path) -> dict[str, int]:
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
     summary = await SessionImporter(service, ImportFilters()).run(projects)
     assert summary.turns_imported > 0 and not summary.errors, summary
 

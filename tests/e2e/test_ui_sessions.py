@@ -11,7 +11,8 @@ from playwright.async_api import expect
 
 from server.ingest.codex import CODEX
 from server.ingest.importer import ImportFilters, SessionImporter
-from tests.e2e.browser import S1, Seeded, Ui
+from tests.e2e.browser import Seeded, Ui
+from tests.fixture_sessions import S1
 
 CODEX_SESSIONS = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "sessions"
 

@@ -2,9 +2,8 @@
 the project they describe, three facts about it, and the two lessons the agents' hook tests
 install.
 
-SHARED_FIXTURES     ../shared/fixtures beside the repository (Claude Code sessions, hooks'
-                    payloads, the claude.ai export, notes)
-PROJECT_PATH, S3    the cwd and session id of every hook payload in shared/fixtures/hooks
+PROJECT_PATH        the cwd of every hook payload in shared/fixtures/hooks (their session is
+                    S3 of tests/fixture_sessions.py)
 PNPM, PAGINATION, RATE_LIMIT   distilled facts of acme-api, saved with `remember`
 STAGING, FORCE_PUSH            a `warn` and an `ask` lesson for Bash
 import_acme         the fixtures imported as a user imports them: sessions, claude.ai, notes
@@ -12,16 +11,13 @@ import_acme         the fixtures imported as a user imports them: sessions, clau
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from server.core.models.lessons import LessonDraft
 from server.ingest.documents import import_claude_ai, import_text
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
+from tests.fixture_sessions import CLAUDE_PROJECTS, SHARED_FIXTURES
 
-SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 PROJECT_PATH = "/home/dev/acme-api"  # the cwd of every fixture payload
-S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"  # the session of the payloads' session_id
 
 PNPM = "Use pnpm, never npm, in acme-api: npm install breaks the pnpm lockfile."
 PAGINATION = (
@@ -55,8 +51,6 @@ async def remember(service: MemoryService, content: str, kind: str = "distilled"
 
 
 async def import_acme(service: MemoryService) -> None:
-    await SessionImporter(service, ImportFilters()).run(
-        SHARED_FIXTURES / "claude-code" / "projects"
-    )
+    await SessionImporter(service, ImportFilters()).run(CLAUDE_PROJECTS)
     await import_claude_ai(service, SHARED_FIXTURES / "claude-ai" / "conversations.json")
     await import_text(service, [SHARED_FIXTURES / "notes"])

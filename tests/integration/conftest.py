@@ -15,14 +15,15 @@ import pytest
 
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
-from tests.integration.acme_facts import PAGINATION, PNPM, RATE_LIMIT, SHARED_FIXTURES, remember
+from tests.fixture_sessions import CLAUDE_PROJECTS
+from tests.integration.acme_facts import PAGINATION, PNPM, RATE_LIMIT, remember
 
 
 @pytest.fixture
 async def imported(service: MemoryService, tmp_path: Path) -> Path:
     """A copy of the shared Claude Code transcripts, imported; returns the copied folder."""
     projects = tmp_path / "projects"
-    shutil.copytree(SHARED_FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
     await SessionImporter(service, ImportFilters()).run(projects)
     return projects
 
@@ -30,9 +31,7 @@ async def imported(service: MemoryService, tmp_path: Path) -> Path:
 @pytest.fixture
 async def facts(service: MemoryService) -> dict[str, int]:
     """The acme fixture sessions imported, plus three distilled facts of acme-api."""
-    await SessionImporter(service, ImportFilters()).run(
-        SHARED_FIXTURES / "claude-code" / "projects"
-    )
+    await SessionImporter(service, ImportFilters()).run(CLAUDE_PROJECTS)
     return {
         "pnpm": await remember(service, PNPM, "preference"),
         "pagination": await remember(service, PAGINATION),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.jobs.hook_install import hook_command
-from tests.integration.acme_facts import SHARED_FIXTURES
+from tests.fixture_sessions import SHARED_FIXTURES
 
 HOOK_FIXTURES = SHARED_FIXTURES / "hooks"
 CONTEXT_LIMIT = 10_000  # Claude Code's cap on additionalContext

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
+from tests.fixture_sessions import CLAUDE_PROJECTS
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_PROJECTS = REPO.parent / "shared" / "fixtures" / "claude-code" / "projects"
 OWN_PROJECTS = REPO / "tests" / "fixtures" / "lesson_sessions" / "claude-code" / "projects"
 
 
 async def import_sessions(service: MemoryService) -> None:
-    for root in (SHARED_PROJECTS, OWN_PROJECTS):
+    for root in (CLAUDE_PROJECTS, OWN_PROJECTS):
         summary = await SessionImporter(service, ImportFilters()).run(root)
         assert summary.errors == []

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from tests.fixture_sessions import CLAUDE_PROJECTS
+
 
 def cli_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "server.cli", *args]
@@ -29,12 +31,12 @@ def run_cli(
     )
 
 
-def completed(
+def ran(
     command: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 180
-) -> str:
-    """Run a command (an agent's CLI, or ours) to its end in exactly `env`; its stdout, or the
-    test fails with the end of what it printed."""
-    done = subprocess.run(
+) -> subprocess.CompletedProcess[str]:
+    """A command (an agent's CLI, or ours) run to its end in exactly `env`, with no input;
+    what it printed and its exit code, whatever that is."""
+    return subprocess.run(
         command,
         env=env,
         cwd=cwd,
@@ -44,6 +46,14 @@ def completed(
         stdin=subprocess.DEVNULL,
         check=False,
     )
+
+
+def completed(
+    command: list[str], env: dict[str, str], cwd: Path | None = None, timeout: float = 180
+) -> str:
+    """Run a command (an agent's CLI, or ours) to its end in exactly `env`; its stdout, or the
+    test fails with the end of what it printed."""
+    done = ran(command, env, cwd, timeout)
     assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
     return done.stdout
 
@@ -91,3 +101,18 @@ def cli_env(pg_url: str, home: Path, port: int = 1) -> dict[str, str]:
         "CLAUDE_MEMORY_HOME": str(home),
         "CLAUDE_MEMORY_PORT": str(port),
     }
+
+
+def distill_env(database_url: str, home: Path, llm_url: str) -> dict[str, str]:
+    """The environment of a `claude-memory distill` run with one worker asking the LLM at
+    `llm_url`, on `database_url` after `claude-memory import` brought the shared Claude Code
+    sessions in."""
+    env = {
+        "CLAUDE_MEMORY_DATABASE_URL": database_url,
+        "CLAUDE_MEMORY_HOME": str(home),
+        "CLAUDE_MEMORY_OLLAMA_URL": llm_url,
+        "CLAUDE_MEMORY_DISTILL_WORKERS": "1",
+    }
+    imported = run_cli("import", "--claude-code", str(CLAUDE_PROJECTS), env=env)
+    assert imported.returncode == 0, imported.stderr
+    return env

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -30,10 +29,9 @@ import pytest
 from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
-from tests.agent_clis import codex_app_server
-from tests.db_fixtures import TOKEN
+from tests.agent_clis import agent_env, codex_app_server
 from tests.integration.acme_facts import FORCE_PUSH, RATE_LIMIT, STAGING
-from tests.integration.processes import cli_command
+from tests.integration.processes import cli_command, ran
 from tests.responses_stub import ScriptedShell
 
 pytestmark = pytest.mark.integration
@@ -45,6 +43,8 @@ PROMPT = (
 RECENT_WORK = "acme-api's nightly export job now writes Parquet files to the reports bucket."
 WARNED = "echo staging-smoke-test"
 STOPPED = "git push origin main --force"
+# The agents ask our stub models, which take any key.
+STUB_KEYS = {"GEMINI_API_KEY": "not-a-real-key", "OPENAI_API_KEY": "not-a-real-key"}
 
 
 @pytest.fixture
@@ -65,38 +65,10 @@ async def project(service: MemoryService, isolated_home: Path) -> tuple[Path, in
     return folder, saved.id
 
 
-def agent_env(agent_clis: Path, home: Path) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME")
-    }
-    env.update(
-        PATH=f"{agent_clis}{os.pathsep}{env.get('PATH', '')}",
-        HOME=str(home),
-        CODEX_HOME=str(home / ".codex"),
-        CLAUDE_MEMORY_TOKEN=TOKEN,
-        GEMINI_CLI_TRUST_WORKSPACE="true",
-        GEMINI_API_KEY="not-a-real-key",
-        OPENAI_API_KEY="not-a-real-key",
-        NO_COLOR="1",
-    )
-    return env
-
-
 def run(
     *command: str, env: dict[str, str], cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        list(command),
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return ran(list(command), env, cwd)
 
 
 async def connected(agent: str, url: str, env: dict[str, str]) -> dict[str, Any]:
@@ -129,7 +101,7 @@ async def test_codex_runs_our_hooks_in_a_real_session(
     isolated_home: Path,
 ) -> None:
     folder, fact = project
-    env = agent_env(agent_clis, isolated_home)
+    env = agent_env(agent_clis, isolated_home, **STUB_KEYS)
     with ScriptedShell([WARNED, STOPPED]) as model:
         config = isolated_home / ".codex" / "config.toml"
         config.parent.mkdir()
@@ -186,7 +158,7 @@ async def test_gemini_runs_our_hooks_in_a_real_session(
     tmp_path: Path,
 ) -> None:
     folder, fact = project
-    env = agent_env(agent_clis, isolated_home)
+    env = agent_env(agent_clis, isolated_home, **STUB_KEYS)
     settings = isolated_home / ".gemini" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(

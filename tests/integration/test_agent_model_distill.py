@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -31,28 +30,29 @@ from typing import Any
 
 import pytest
 
+from server.core.models.sessions import PendingSession
+from server.ingest.agent_format import AgentFormat
 from server.ingest.codex import CODEX
 from server.ingest.copilot import COPILOT as COPILOT_FORMAT
 from server.ingest.gemini import GEMINI as GEMINI_FORMAT
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.jobs.hook_install import install
-from server.learning.agent_models import RunBudget
+from server.learning.agent_models import CliModel, RunBudget
 from server.learning.child import CHILD_MARKER, child_folder
-from server.learning.claude_code_model import CLAUDE_CODE, ClaudeCodeModel
-from server.learning.codex_model import CODEX as CODEX_PROVIDER
+from server.learning.claude_code_model import ClaudeCodeModel
 from server.learning.codex_model import CodexModel
-from server.learning.copilot_model import COPILOT, CopilotModel
+from server.learning.copilot_model import CopilotModel
 from server.learning.distill import Distiller, DistillSummary
 from server.learning.distill_core import SYSTEM_PROMPT
-from server.learning.gemini_model import GEMINI, GeminiModel
+from server.learning.gemini_model import GeminiModel
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port
+from tests.fixture_sessions import CLAUDE_PROJECTS
 from tests.gemini_api_stub import ScriptedGemini
 from tests.gemini_api_stub import request_text as gemini_request_text
-from tests.integration.acme_facts import SHARED_FIXTURES
 from tests.integration.distilling import LESSONS, lessons_for
 from tests.integration.hook_runs import payload, run_hook
-from tests.integration.processes import run_cli
+from tests.integration.processes import ran, run_cli
 from tests.llm_stub import ContentReply
 from tests.messages_stub import ScriptedReply
 from tests.responses_stub import ScriptedShell
@@ -107,8 +107,14 @@ class DistillingClaude(ScriptedReply):
         return super().record(body)
 
 
-class HookCalls(ScriptedModel):
-    """Counts what our hooks send (any request at all) and answers with nothing to add."""
+class FixedAnswer(ScriptedModel):
+    """Answers every request (GET or POST) with `status` and `answer`, keeping its path and
+    size."""
+
+    def __init__(self, status: int, answer: dict[str, Any]) -> None:
+        self.status = status
+        self.answer = answer
+        super().__init__()
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         stub = self
@@ -118,12 +124,19 @@ class HookCalls(ScriptedModel):
                 length = int(self.headers.get("content-length") or 0)
                 stub.record({"path": self.path, "size": length})
                 self.rfile.read(length)
-                send_json(self, 200, {})
+                send_json(self, stub.status, stub.answer)
 
             def do_GET(self) -> None:
                 self.do_POST()
 
         return Handler
+
+
+class HookCalls(FixedAnswer):
+    """Counts what our hooks send (any request at all) and answers with nothing to add."""
+
+    def __init__(self) -> None:
+        super().__init__(200, {})
 
 
 @pytest.fixture
@@ -163,16 +176,36 @@ def child_env(
     return env
 
 
+async def distill_with(
+    service: MemoryService,
+    cli: CliModel,
+    *,
+    model: str = "",
+    context_tokens: int = 150_000,
+    max_sessions: int = 20,
+) -> DistillSummary:
+    """One distill run through an agent's model, capped at `max_sessions` and 200,000 tokens."""
+    budget = RunBudget(cli.provider, max_sessions, 200_000, usage=cli.usage)
+    return await Distiller(
+        service, cli, model=model, workers=1, budget=budget, context_tokens=context_tokens
+    ).run()
+
+
 async def distill_with_claude(
     service: MemoryService, env: dict[str, str], *, max_sessions: int = 20
 ) -> DistillSummary:
-    home = service.settings.claude_memory_home
-    model = ClaudeCodeModel(home, timeout=120, environ=env)
-    budget = RunBudget(CLAUDE_CODE, max_sessions, 200_000, usage=model.usage)
-    distiller = Distiller(
-        service, model, model="haiku", workers=1, budget=budget, context_tokens=150_000
-    )
-    return await distiller.run()
+    model = ClaudeCodeModel(service.settings.claude_memory_home, timeout=120, environ=env)
+    return await distill_with(service, model, model="haiku", max_sessions=max_sessions)
+
+
+async def import_agent_sessions(
+    service: MemoryService, root: Path, agent: AgentFormat
+) -> tuple[list[PendingSession], set[str]]:
+    """`agent`'s sessions under `root` imported, short ones too: the distill queue, and the ids
+    of that agent's sessions in it."""
+    await SessionImporter(service, ImportFilters(min_length=0), agent=agent).run(root)
+    queue = await service.learning.distill_queue()
+    return queue, {p.session_id for p in queue if p.source == agent.source}
 
 
 async def test_claude_code_distills_each_session_in_one_request_with_no_tools_or_mcp(
@@ -214,16 +247,7 @@ async def test_our_hooks_never_run_in_the_child_though_they_run_in_a_plain_sessi
     during_distill = len(hook_calls.requests)
     project = tmp_path / "acme-api"
     project.mkdir()
-    plain = subprocess.run(
-        ["claude", "-p", "hello", "--output-format", "json"],
-        env=child_env,
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    plain = ran(["claude", "-p", "hello", "--output-format", "json"], child_env, project, 120)
 
     assert summary.distilled == CLAUDE_SESSIONS
     assert during_distill == 0
@@ -305,29 +329,19 @@ async def test_a_codex_session_never_goes_to_claude_code(
     assert any("codex session(s) left pending" in line for line in summary.left_pending)
 
 
-class RateLimited(ScriptedModel):
-    """The Messages API answering every request with HTTP 429 and a rate_limit_error."""
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
-
-        class Handler(QuietHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                stub.record(json.loads(self.rfile.read(length) or b"{}"))
-                error = {
-                    "type": "rate_limit_error",
-                    "message": "This request would exceed your account's rate limit.",
-                }
-                send_json(self, 429, {"type": "error", "error": error})
-
-        return Handler
+RATE_LIMITED = {
+    "type": "error",
+    "error": {
+        "type": "rate_limit_error",
+        "message": "This request would exceed your account's rate limit.",
+    },
+}  # the Messages API's answer past the account's rate limit (HTTP 429)
 
 
 async def test_a_rate_limit_answer_stops_the_run_and_leaves_every_session_pending(
     service: MemoryService, imported: Path, child_env: dict[str, str]
 ) -> None:
-    with RateLimited() as limited:
+    with FixedAnswer(429, RATE_LIMITED) as limited:
         env = {**child_env, "ANTHROPIC_BASE_URL": limited.base_url.removesuffix("/v1")}
         summary = await distill_with_claude(service, env)
         asked = len(limited.requests)
@@ -388,8 +402,7 @@ def test_nothing_is_sent_before_llm_use_and_a_dry_run_sends_nothing_either(
         "CLAUDE_MEMORY_HOME": str(home),
         "CLAUDE_MEMORY_OLLAMA_URL": f"http://127.0.0.1:{free_port()}/v1",
     }
-    fixtures = SHARED_FIXTURES / "claude-code" / "projects"
-    imported = run_cli("import", "--claude-code", str(fixtures), "--json", env=env)
+    imported = run_cli("import", "--claude-code", str(CLAUDE_PROJECTS), "--json", env=env)
     assert imported.returncode == 0, imported.stderr
 
     refused = run_cli("distill", "--json", env=env)
@@ -462,17 +475,12 @@ async def test_codex_distills_only_codex_sessions_with_its_tools_off(
     tmp_path: Path,
 ) -> None:
     codex_root = Path(shutil.copytree(CODEX_FIXTURES, tmp_path / "codex-sessions"))
-    await SessionImporter(service, ImportFilters(min_length=0), agent=CODEX).run(codex_root)
-    queue = await service.learning.distill_queue()
-    codex_ids = {p.session_id for p in queue if p.source == "codex"}
+    queue, codex_ids = await import_agent_sessions(service, codex_root, CODEX)
     with DistillingCodex() as model:
         bin_dir = pointed_codex(agent_clis, tmp_path / "bin", model.base_url)
         env = {**child_env, "PATH": f"{bin_dir}{os.pathsep}{child_env['PATH']}"}
         cli = CodexModel(service.settings.claude_memory_home, timeout=120, environ=env)
-        budget = RunBudget(CODEX_PROVIDER, 20, 200_000, usage=cli.usage)
-        summary = await Distiller(
-            service, cli, model="", workers=1, budget=budget, context_tokens=150_000
-        ).run()
+        summary = await distill_with(service, cli)
         asked = model.requests
     still_pending = {p.session_id for p in await service.learning.distill_queue()}
     rollouts = list((isolated_home / ".codex").rglob("rollout-*.jsonl"))
@@ -499,11 +507,7 @@ async def test_gemini_distills_only_gemini_sessions_with_no_write_tools_and_its_
     tmp_path: Path,
 ) -> None:
     gemini_root = Path(shutil.copytree(GEMINI_FIXTURES, tmp_path / ".gemini")) / "tmp"
-    await SessionImporter(service, ImportFilters(min_length=0), agent=GEMINI_FORMAT).run(
-        gemini_root
-    )
-    queue = await service.learning.distill_queue()
-    gemini_ids = {p.session_id for p in queue if p.source == "gemini"}
+    queue, gemini_ids = await import_agent_sessions(service, gemini_root, GEMINI_FORMAT)
     settings = isolated_home / ".gemini" / "settings.json"
     settings.parent.mkdir(exist_ok=True)
     settings.write_text(
@@ -518,10 +522,7 @@ async def test_gemini_distills_only_gemini_sessions_with_no_write_tools_and_its_
     with ScriptedGemini(lambda body: distilled(gemini_request_text(body))) as model:
         env = {**child_env, "GOOGLE_GEMINI_BASE_URL": model.root_url, "GEMINI_API_KEY": "k"}
         cli = GeminiModel(service.settings.claude_memory_home, timeout=120, environ=env)
-        budget = RunBudget(GEMINI, 20, 200_000, usage=cli.usage)
-        summary = await Distiller(
-            service, cli, model="flash-lite", workers=1, budget=budget, context_tokens=150_000
-        ).run()
+        summary = await distill_with(service, cli, model="flash-lite")
         asked = model.requests
     still_pending = {p.session_id for p in await service.learning.distill_queue()}
     child_chats = await SessionImporter(service, ImportFilters(), agent=GEMINI_FORMAT).run(
@@ -583,17 +584,12 @@ async def test_copilot_distills_only_copilot_sessions_through_its_headless_shape
     service: MemoryService, imported: Path, child_env: dict[str, str], tmp_path: Path
 ) -> None:
     root = Path(shutil.copytree(COPILOT_FIXTURES, tmp_path / "session-state"))
-    await SessionImporter(service, ImportFilters(min_length=0), agent=COPILOT_FORMAT).run(root)
-    queue = await service.learning.distill_queue()
-    copilot_ids = {p.session_id for p in queue if p.source == "copilot"}
+    _, copilot_ids = await import_agent_sessions(service, root, COPILOT_FORMAT)
     bin_dir, calls = stand_in_copilot(tmp_path / "bin")
     env = {**child_env, "PATH": f"{bin_dir}{os.pathsep}{child_env['PATH']}"}
     cli = CopilotModel(service.settings.claude_memory_home, timeout=120, environ=env)
-    budget = RunBudget(COPILOT, 20, 200_000, usage=cli.usage)
 
-    summary = await Distiller(
-        service, cli, model="", workers=1, budget=budget, context_tokens=40_000
-    ).run()
+    summary = await distill_with(service, cli, context_tokens=40_000)
     argvs = [json.loads(line) for line in calls.read_text().splitlines()]
 
     assert copilot_ids and summary.stopped is None, summary.stopped
@@ -620,16 +616,7 @@ def test_the_real_copilot_accepts_our_exact_arguments(
     env.update(HOME=str(isolated_home), NO_COLOR="1")
 
     def run(*args: str) -> str:
-        done = subprocess.run(
-            [str(agent_clis / "copilot"), *args],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        done = ran([str(agent_clis / "copilot"), *args], env, tmp_path, 120)
         return done.stdout + done.stderr
 
     accepted = run(*ours)

@@ -14,9 +14,8 @@ import pytest
 from server.db import admin
 from server.db.embedded import EmbeddedPostgres
 from tests.db_fixtures import create_database, database_url, drop_databases
+from tests.fixture_sessions import CLAUDE_PROJECTS, SHARED_FIXTURES
 from tests.integration.processes import run_cli
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +32,9 @@ def imported_once(
     result = run_cli(
         "import",
         "--claude-code",
-        str(FIXTURES / "claude-code" / "projects"),
+        str(CLAUDE_PROJECTS),
         "--text",
-        str(FIXTURES / "notes"),
+        str(SHARED_FIXTURES / "notes"),
         "--json",
         env=env,
     )

@@ -18,12 +18,10 @@ from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
 from server.learning.profile import patch_claude_md, render_profile
 from server.service.memory import MemoryService
+from tests.fixture_sessions import CLAUDE_PROJECTS, S1, S3
 from tests.held_inserts import with_inserts_held
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
-S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"
 TURN = re.compile(r"^\[T(\d+)\] (User|Assistant): ", re.M)
 HABIT = "Runs lint and the tests before every commit and expects the agent to do the same."
 
@@ -51,7 +49,7 @@ def llm() -> Iterator[ScriptedLLM]:
 @pytest.fixture
 async def distilled(service: MemoryService, llm: ScriptedLLM, tmp_path: Path) -> None:
     projects = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
     await SessionImporter(service, ImportFilters()).run(projects)
     async with ChatClient(llm.base_url, timeout=5) as client:
         await Distiller(service, client, model="m", workers=2).run()

@@ -31,7 +31,7 @@ from server import __version__
 from server.core.models.journal import JournalFilter
 from server.service.memory import MemoryService
 from tests.db_fixtures import TOKEN, free_port
-from tests.integration.processes import run_cli
+from tests.integration.processes import ran, run_cli
 from tests.messages_stub import ScriptedReply
 
 pytestmark = pytest.mark.integration
@@ -65,17 +65,7 @@ def claude_env(agent_clis: Path, isolated_home: Path) -> dict[str, str]:
 async def claude(
     *args: str, env: dict[str, str], cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    done = await asyncio.to_thread(
-        subprocess.run,
-        ["claude", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    done = await asyncio.to_thread(ran, ["claude", *args], env, cwd, 120)
     if TRANSCRIPT:
         with open(TRANSCRIPT, "a", encoding="utf-8") as out:
             shown = done.stdout + done.stderr

@@ -13,23 +13,18 @@ from typing import Any
 import pytest
 
 from server.domain.training import validate_record, validation_sessions
+from tests.fixture_sessions import CLAUDE_PROJECTS, S1, S2, S3, S4
 from tests.integration.processes import run_cli
 from tests.transcripts import SessionWriter
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 LIMITS = {"max_message_chars": 8_000, "max_record_chars": 32_000}
-FIXTURE_SESSIONS = {
-    "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41",
-    "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385",
-    "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917",
-    "5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72",
-}
+FIXTURE_SESSIONS = {S1, S2, S3, S4}
 
 
 @pytest.fixture
 def projects(tmp_path: Path) -> Path:
     copy = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", copy)
+    shutil.copytree(CLAUDE_PROJECTS, copy)
     return copy
 
 
@@ -170,7 +165,7 @@ def test_project_filter_exports_only_that_project(projects: Path, tmp_path: Path
     assert (code, code_path) == (0, 0), err
     manifest = read_jsonl(by_name / "manifest.jsonl")
     assert {m["project"] for m in manifest} == {"acme.web_ui"}
-    assert {m["session_id"] for m in manifest} == {"5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72"}
+    assert {m["session_id"] for m in manifest} == {S4}
     assert (summary["prompts"], summary["other_project"], summary["train"]) == (2, 13, 1)
     assert (by_path / "train.jsonl").read_text() == (by_name / "train.jsonl").read_text()
     assert summary_path["train"] == 1
@@ -179,7 +174,7 @@ def test_project_filter_exports_only_that_project(projects: Path, tmp_path: Path
 def test_a_copied_session_is_written_once(projects: Path, tmp_path: Path) -> None:
     api = projects / "-home-dev-acme-api"
     shutil.copy(
-        api / "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41.jsonl",
+        api / f"{S1}.jsonl",
         api / "0f0f0f0f-1111-4222-8333-444444444444.jsonl",
     )
 

@@ -12,9 +12,8 @@ from urllib.parse import urlparse
 import httpx
 
 from server.service.memory import MemoryService
+from tests.fixture_sessions import CLAUDE_PROJECTS, SHARED_FIXTURES
 from tests.integration.processes import cli_command, cli_env, run_cli
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 
 
 async def run_cli_async(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
@@ -33,7 +32,7 @@ async def test_import_prints_a_json_summary_and_tells_the_server(
     service: MemoryService, pg_url: str, app_url: str, tmp_path: Path
 ) -> None:
     projects = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
     async with httpx.AsyncClient(base_url=app_url) as client:
         before = (await client.get("/api/stats")).json()["active"]  # now cached by the server
 
@@ -42,7 +41,7 @@ async def test_import_prints_a_json_summary_and_tells_the_server(
             "--claude-code",
             str(projects),
             "--text",
-            str(FIXTURES / "notes"),
+            str(SHARED_FIXTURES / "notes"),
             "--json",
             env=cli_env(pg_url, tmp_path, urlparse(app_url).port or 0),
         )
@@ -63,7 +62,7 @@ def test_dry_run_reports_and_writes_nothing(
     service: MemoryService, pg_url: str, tmp_path: Path
 ) -> None:
     projects = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
 
     result = run_cli(
         "import", "--claude-code", str(projects), "--dry-run", env=cli_env(pg_url, tmp_path)
@@ -101,7 +100,7 @@ def test_import_reads_claude_config_dir_by_default(
     service: MemoryService, pg_url: str, tmp_path: Path
 ) -> None:
     config = tmp_path / "config"
-    shutil.copytree(FIXTURES / "claude-code", config)
+    shutil.copytree(SHARED_FIXTURES / "claude-code", config)
 
     result = run_cli(
         "import",

@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.agent_clis import agent_env as agent_clis_env
 from tests.agent_clis import codex_app_server
 from tests.db_fixtures import TOKEN
-from tests.integration.processes import cli_command
+from tests.integration.processes import cli_command, ran
 
 pytestmark = pytest.mark.integration
 
@@ -43,36 +42,17 @@ args = ["--stdio"]
 
 
 @pytest.fixture
-def agent_env(agent_clis: Path, isolated_home: Path) -> Iterator[dict[str, str]]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME")
-    }
-    env.update(
-        PATH=f"{agent_clis}{os.pathsep}{env.get('PATH', '')}",
-        CODEX_HOME=str(isolated_home / ".codex"),
-        CLAUDE_MEMORY_TOKEN=TOKEN,
-        # Gemini CLI turns every MCP server off in a folder the user has not trusted.
-        GEMINI_CLI_TRUST_WORKSPACE="true",
+def agent_env(agent_clis: Path, isolated_home: Path) -> dict[str, str]:
+    return agent_clis_env(
+        agent_clis,
+        isolated_home,
         DISABLE_AUTOUPDATER="1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-        NO_COLOR="1",
     )
-    yield env
 
 
 async def run(*command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return await asyncio.to_thread(
-        subprocess.run,
-        list(command),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return await asyncio.to_thread(ran, list(command), env, None, 120)
 
 
 async def claude_memory(*args: str, env: dict[str, str]) -> dict[str, Any]:

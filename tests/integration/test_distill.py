@@ -20,13 +20,10 @@ from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
+from tests.fixture_sessions import S1, S2
 from tests.held_inserts import with_inserts_held
 from tests.integration.distilling import LESSONS, TURN, distill, lesson_model, lessons_for
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
-S2 = "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385"
 
 
 @pytest.fixture

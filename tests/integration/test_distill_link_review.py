@@ -24,10 +24,9 @@ from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
 from server.service.supersessions import CONFIRMED_NOTE, backfill, model_reason
 from server.store.tx import Pool, transaction
+from tests.fixture_sessions import S1
 from tests.llm_stub import Reply, ScriptedLLM, ScriptedReply
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"  # acme-api, 14 April 2026
 PROJECT = "acme-api"
 BEFORE_S1 = datetime(2026, 1, 5, 10, tzinfo=UTC)
 PAIR = re.compile(r"^Pair (\d+)\nOLD \([\d-]+\): (.*)\nNEW \([\d-]+\): (.*)$", re.M)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -20,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.db_fixtures import TOKEN, free_port
-from tests.integration.processes import cli_command
+from tests.integration.processes import cli_command, ran
 from tests.stub_server import QuietHandler, StubServer, send_json
 
 pytestmark = pytest.mark.integration
@@ -75,17 +74,7 @@ def environment(port: int, token: str | None) -> dict[str, str]:
 
 
 async def cli(*args: str, env: dict[str, str], cwd: Path | None = None) -> Any:
-    return await asyncio.to_thread(
-        subprocess.run,
-        cli_command(*args),
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return await asyncio.to_thread(ran, cli_command(*args), env, cwd)
 
 
 def port_of(url: str) -> int:

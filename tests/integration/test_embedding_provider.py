@@ -32,9 +32,9 @@ from server.service.runtime import open_service
 from server.service.vector_backfill import VectorBackfill
 from tests.db_fixtures import free_port, serving
 from tests.embeddings_stub import SERVED_MODEL, EmbeddingServer
+from tests.fixture_sessions import CLAUDE_PROJECTS
 from tests.integration.processes import run_cli
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 NOTES = [
     "We decided to use cursor-based pagination for the orders API.",
     "The flaky checkout test came from a shared Redis database between workers.",
@@ -174,7 +174,7 @@ async def test_an_outage_mid_import_loses_nothing_and_the_waiting_memories_get_v
 ) -> None:
     url = fresh_database()
     settings = endpoint_settings(url, tmp_path, endpoint)
-    projects = Path(shutil.copytree(FIXTURES / "claude-code" / "projects", tmp_path / "projects"))
+    projects = Path(shutil.copytree(CLAUDE_PROJECTS, tmp_path / "projects"))
     async with open_service(settings) as opened:
         service = MemoryService(opened.pool, quick(endpoint), settings)
         service.embedder.dimension = opened.embedder.dimension

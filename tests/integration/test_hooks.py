@@ -30,7 +30,8 @@ from server.jobs.hook_install import hook_command
 from server.recall.text import INDEX_HEADING
 from server.service.memory import MemoryService
 from tests.db_fixtures import TOKEN, free_port, serving
-from tests.integration.acme_facts import PROJECT_PATH, RATE_LIMIT, S3, SHARED_FIXTURES, remember
+from tests.fixture_sessions import S3, S3_FILE
+from tests.integration.acme_facts import PROJECT_PATH, RATE_LIMIT, remember
 from tests.integration.hook_runs import HOOK_FIXTURES, HookRun, context_of, payload, run_hook
 
 UNRELATED_PROMPTS = [
@@ -162,7 +163,7 @@ async def test_session_end_imports_the_transcript_incrementally(
     app_url: str, service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # hooks name files under it only
-    source = SHARED_FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    source = S3_FILE
     transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript.parent.mkdir(parents=True)
     lines = source.read_bytes().splitlines(keepends=True)
@@ -187,7 +188,7 @@ async def test_stopping_the_app_cancels_or_finishes_session_imports_without_loss
     service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
-    source = SHARED_FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
+    source = S3_FILE
     transcript = tmp_path / "projects" / "-home-dev-acme-api" / f"{S3}.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_bytes(source.read_bytes())

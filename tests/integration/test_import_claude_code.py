@@ -11,12 +11,8 @@ import pytest
 
 from server.ingest.importer import ImportFilters, ImportSummary, SessionImporter
 from server.service.memory import MemoryService
+from tests.fixture_sessions import CLAUDE_PROJECTS, S1, S2, S3, S4
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
-S2 = "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385"
-S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"
-S4 = "5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72"
 S2_AGENT = "a3f9c1e27b6d40581"
 S4_AGENT = "1f2e3d4c"
 
@@ -97,7 +93,7 @@ MUST_NOT_APPEAR = [
 def projects(tmp_path: Path) -> Path:
     """A writable copy of the fixtures' projects folder."""
     root = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", root)
+    shutil.copytree(CLAUDE_PROJECTS, root)
     return root
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from server.core.models.memories import Memory, MemoryFilter
 from server.ingest.documents import import_claude_ai, import_memories, import_text
 from server.service.memory import MemoryService
+from tests.fixture_sessions import SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-CLAUDE_AI = FIXTURES / "claude-ai"
-NOTES = FIXTURES / "notes"
+CLAUDE_AI = SHARED_FIXTURES / "claude-ai"
+NOTES = SHARED_FIXTURES / "notes"
 HANDBOOK = NOTES / "acme-api-handbook.md"
 
 

@@ -20,7 +20,7 @@ from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
 from server.learning.signals_job import mine_signals
 from server.service.memory import MemoryService
-from tests.integration.processes import cli_command, run_cli
+from tests.integration.processes import cli_command, distill_env
 from tests.llm_stub import Reply, ScriptedLLM
 
 FACT = {"content": "acme-api uses pnpm, never npm.", "kind": "preference", "turns": [1]}
@@ -100,19 +100,9 @@ def test_distill_started_twice_as_processes_runs_each_session_once(
 ) -> None:
     """`claude-memory distill` started twice at once on one database, as two hosts' hourly
     jobs would: every session is distilled by one of them."""
-    fixtures = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
     slow = Reply.delay(0.5, Reply.json({"memories": [FACT]}))
     with ScriptedLLM(default=slow) as llm:
-        env = {
-            "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
-            "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
-            "CLAUDE_MEMORY_OLLAMA_URL": llm.base_url,
-            "CLAUDE_MEMORY_DISTILL_WORKERS": "1",
-        }
-        imported = run_cli(
-            "import", "--claude-code", str(fixtures / "claude-code" / "projects"), env=env
-        )
-        assert imported.returncode == 0, imported.stderr
+        env = distill_env(fresh_database(), tmp_path / "home", llm.base_url)
         runs = [
             subprocess.Popen(
                 cli_command("distill", "--json"),

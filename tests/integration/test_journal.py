@@ -20,12 +20,10 @@ from server.core.models.journal import JournalCall, JournalFilter, JournalPage, 
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.ingest.session_imports import import_session
 from server.service.memory import MemoryService
-from tests.integration.acme_facts import S3, SHARED_FIXTURES
+from tests.fixture_sessions import CLAUDE_PROJECTS, S3, S3_FILE
 from tests.integration.hook_runs import payload, run_hook
 from tests.transcripts import SessionWriter
 
-PROJECTS = SHARED_FIXTURES / "claude-code" / "projects"
-S3_FILE = PROJECTS / "-home-dev-acme-api" / f"{S3}.jsonl"
 WRITE_CALL = "toolu_01TiR1Yvl3stIlM7HFwpzrna"  # S3's Write of src/lib/rate-limit.ts
 WRITE_PROMPT = "fe9979a8-db95-422f-960d-6b3455c77d49"  # its prompt: "no — per API key ..."
 REJECTED_CALL = "toolu_01UPPmEQJCxAscq7E4UDwbGN"  # a Bash call the user rejected (3f6c2a1e)
@@ -57,7 +55,7 @@ async def prompt_rows(service: MemoryService, session_id: str, key: str) -> int:
 async def test_an_import_journals_each_prompt_with_the_calls_that_followed_it(
     service: MemoryService,
 ) -> None:
-    await SessionImporter(service, ImportFilters()).run(PROJECTS)
+    await SessionImporter(service, ImportFilters()).run(CLAUDE_PROJECTS)
 
     page = await service.journal(JournalFilter(session_id=S3), limit=200)
 
@@ -71,7 +69,7 @@ async def test_an_import_journals_each_prompt_with_the_calls_that_followed_it(
 
 
 async def test_failed_calls_are_found_with_their_error(service: MemoryService) -> None:
-    await SessionImporter(service, ImportFilters()).run(PROJECTS)
+    await SessionImporter(service, ImportFilters()).run(CLAUDE_PROJECTS)
 
     failed = await service.journal(JournalFilter(failed_only=True), limit=100)
 
@@ -209,7 +207,7 @@ async def test_hook_calls_are_redacted_and_bounded(app_url: str, service: Memory
 
 
 async def test_rest_and_mcp_answer_journal_questions(app_url: str, service: MemoryService) -> None:
-    await SessionImporter(service, ImportFilters()).run(PROJECTS)
+    await SessionImporter(service, ImportFilters()).run(CLAUDE_PROJECTS)
 
     async with httpx.AsyncClient(base_url=app_url) as http:
         rest = (await http.get("/api/journal", params={"failed": "true", "limit": 50})).json()

@@ -11,10 +11,9 @@ from server.core.models.journal import JournalPrompt
 from server.core.models.lessons import LessonChange, LessonDraft
 from server.learning.lesson_proposals_job import propose_lessons
 from server.service.memory import MemoryService
+from tests.fixture_sessions import S1, S2
 from tests.integration.lesson_sessions import import_sessions
 
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
-S2 = "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385"
 SHOP_A = "4b8e1f20-6c3d-4a5e-9f71-2d0c8b3a6e15"
 
 # (tool, pattern, project, origin): what the sessions propose, the keepers and the rest alike.

@@ -54,6 +54,11 @@ async def remember(
     return outcome.id
 
 
+async def answer_and_nearby(service: MemoryService) -> tuple[int, list[int]]:
+    """ANSWER and the NEARBY memories saved in acme-api: their ids."""
+    return await remember(service, ANSWER), [await remember(service, c) for c in NEARBY]
+
+
 async def ask(app_url: str, prompt: str, cwd: str = PROJECT_PATH, session: str = SESSION) -> str:
     data = payload("UserPromptSubmit", prompt=prompt, cwd=cwd, session_id=session)
     run = await run_hook("user-prompt-submit", data, app_url)
@@ -66,6 +71,24 @@ def split(context: str) -> tuple[str, str]:
     return (context, "") if at < 0 else (context[:at], context[at:])
 
 
+def index_ids(index: str) -> list[int]:
+    """The ids the index lists, in its order."""
+    return [int(m.group(2)) for m in map(INDEX_LINE.match, index.splitlines()) if m]
+
+
+def opened(session: str, memory_id: int, tool_use_id: str, **response: Any) -> dict[str, Any]:
+    """The PostToolUse payload of `session`'s agent opening `memory_id` over MCP. Claude Code
+    sends MCP servers no session id: this hook of the session ties the call to it."""
+    return payload(
+        "PostToolUse",
+        session_id=session,
+        tool_name="mcp__claude-memory__get_memory",
+        tool_input={"memory_id": memory_id},
+        tool_use_id=tool_use_id,
+        **response,
+    )
+
+
 def full_lines(part: str) -> list[str]:
     """The lines of memories shown in full: labelled "[kind #id, …]"."""
     return [line for line in part.splitlines() if re.match(r"- \S+ \[[a-z]+ #\d+,", line)]
@@ -74,8 +97,7 @@ def full_lines(part: str) -> list[str]:
 async def test_the_index_lists_the_next_candidates_beneath_the_hits_with_date_id_and_author(
     app_url: str, service: MemoryService
 ) -> None:
-    answer = await remember(service, ANSWER)
-    nearby = [await remember(service, content) for content in NEARBY]
+    answer, nearby = await answer_and_nearby(service)
 
     confident, index = split(await ask(app_url, PROMPT))
 
@@ -121,30 +143,20 @@ async def get_memory(app_url: str, memory_id: int) -> dict[str, Any]:
 async def test_an_index_line_the_agent_opens_counts_as_used_in_the_receipt(
     app_url: str, service: MemoryService
 ) -> None:
-    await remember(service, ANSWER)
-    for content in NEARBY:
-        await remember(service, content)
+    await answer_and_nearby(service)
     _, index = split(await ask(app_url, PROMPT))
-    listed = [int(m.group(2)) for m in map(INDEX_LINE.match, index.splitlines()) if m]
-    opened, unopened = listed[0], listed[1:]
+    listed = index_ids(index)
+    first, unopened = listed[0], listed[1:]
 
-    fetched = await get_memory(app_url, opened)
-    # Claude Code sends MCP servers no session id: its PostToolUse hook of the session ties
-    # the call to it, as it does for every call.
-    call = payload(
-        "PostToolUse",
-        session_id=SESSION,
-        tool_name="mcp__claude-memory__get_memory",
-        tool_input={"memory_id": opened},
-        tool_response=[{"type": "text", "text": fetched["content"]}],
-        tool_use_id="toolu_open_index_line",
-    )
+    fetched = await get_memory(app_url, first)
+    text = [{"type": "text", "text": fetched["content"]}]
+    call = opened(SESSION, first, "toolu_open_index_line", tool_response=text)
     run = await run_hook("post-tool-use", call, app_url)
 
     assert (run.returncode, run.stdout) == (0, "")
     page = await service.receipts(ReceiptFilter(session_id=SESSION))
     verdicts = {(use.memory_id, use.verdict) for use in page.uses}
-    assert (opened, "used") in verdicts
+    assert (first, "used") in verdicts
     assert not any(memory_id in unopened for memory_id, _ in verdicts)
     assert page.uses[0].receipt_id == page.receipts[0].id
     assert "opened from the index" in page.uses[0].evidence
@@ -153,20 +165,13 @@ async def test_an_index_line_the_agent_opens_counts_as_used_in_the_receipt(
 async def test_an_index_line_opened_in_another_session_counts_nowhere(
     app_url: str, service: MemoryService
 ) -> None:
-    await remember(service, ANSWER)
-    for content in NEARBY:
-        await remember(service, content)
+    await answer_and_nearby(service)
     _, index = split(await ask(app_url, PROMPT))
-    opened = next(int(m.group(2)) for m in map(INDEX_LINE.match, index.splitlines()) if m)
+    first = index_ids(index)[0]
 
-    call = payload(
-        "PostToolUse",
-        session_id="another-session",
-        tool_name="mcp__claude-memory__get_memory",
-        tool_input={"memory_id": opened},
-        tool_use_id="toolu_open_elsewhere",
+    await run_hook(
+        "post-tool-use", opened("another-session", first, "toolu_open_elsewhere"), app_url
     )
-    await run_hook("post-tool-use", call, app_url)
 
     page = await service.receipts(ReceiptFilter(session_id=SESSION))
     assert page.uses == []
@@ -175,9 +180,7 @@ async def test_an_index_line_opened_in_another_session_counts_nowhere(
 async def test_a_prompt_nothing_answers_gets_no_memory_in_full(
     app_url: str, service: MemoryService
 ) -> None:
-    await remember(service, ANSWER)
-    for content in NEARBY:
-        await remember(service, content)
+    await answer_and_nearby(service)
 
     context = await ask(app_url, "which font does the marketing site use for its headings?")
 
@@ -188,9 +191,7 @@ async def test_a_prompt_nothing_answers_gets_no_memory_in_full(
 async def test_a_prompt_asked_from_an_unrelated_project_gets_no_memory_in_full(
     app_url: str, service: MemoryService
 ) -> None:
-    await remember(service, ANSWER)
-    for content in NEARBY:
-        await remember(service, content)
+    await answer_and_nearby(service)
     await remember(
         service, "The thermostat firmware flashes over USB-C with dfu-util.", "wren-fw", OTHER_PATH
     )

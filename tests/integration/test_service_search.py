@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +15,8 @@ from server.service.memory import MemoryService
 from server.store import search as search_store
 from server.store.tx import transaction
 from tests.bulk_memories import bulk_insert, filler
+from tests.fixture_sessions import CLAUDE_PROJECTS
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "projects"
 # Session S1 states the decision three times: asked for (line 3), summarised (line 39) and
 # committed (line 41).
 PAGINATION_DECISION_FRAGMENTS = (
@@ -29,9 +28,11 @@ PAGINATION_DECISION_FRAGMENTS = (
 
 def fixture_prose() -> list[str]:
     """User and assistant prose from the fixture transcripts (a crude stand-in for the importer)."""
-    assert FIXTURES.is_dir(), f"shared fixtures not found at {FIXTURES} (../shared beside the repo)"
+    assert CLAUDE_PROJECTS.is_dir(), (
+        f"shared fixtures not found at {CLAUDE_PROJECTS} (../shared beside the repo)"
+    )
     texts: list[str] = []
-    for path in sorted(FIXTURES.glob("*/*.jsonl")):
+    for path in sorted(CLAUDE_PROJECTS.glob("*/*.jsonl")):
         for line in path.read_text().splitlines():
             try:
                 record = json.loads(line)

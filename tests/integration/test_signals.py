@@ -9,8 +9,7 @@ from server.core.models.memories import Memory, MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.signals_job import mine_signals
 from server.service.memory import MemoryService
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+from tests.fixture_sessions import CLAUDE_PROJECTS, S1, S1_FILE
 
 
 async def signal_memories(service: MemoryService, kind: str) -> list[str]:
@@ -51,7 +50,7 @@ async def test_aggregates_are_patterns_updated_in_place(
     commands = first["signals:commands:acme-api"]
     assert "pnpm test" in commands.content
 
-    session_file = imported / "-home-dev-acme-api" / "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41.jsonl"
+    session_file = imported / S1_FILE.relative_to(CLAUDE_PROJECTS)
     with session_file.open("a", encoding="utf-8") as handle:
         for n in range(6):
             handle.write(_bash_call(n))
@@ -100,7 +99,7 @@ async def _patterns(service: MemoryService) -> list[Memory]:
 
 
 def _bash_call(n: int) -> str:
-    session = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
+    session = S1
     return (
         json.dumps(
             {

@@ -27,7 +27,7 @@ from server.core.models.memories import MemoryFilter
 from server.ingest.importer import ImportFilters, SessionImporter
 from server.service.memory import MemoryService
 from tests.db_fixtures import serving
-from tests.integration.acme_facts import SHARED_FIXTURES
+from tests.fixture_sessions import CLAUDE_PROJECTS
 from tests.integration.distilling import distill, lesson_model
 from tests.integration.processes import run_cli
 from tests.llm_stub import ScriptedLLM
@@ -195,7 +195,7 @@ async def test_an_import_as_a_user_and_its_distillation_belong_to_that_user(
     bob, _ = await service.users.add("bob")
     alice_viewer = service.users.viewer(alice.user)
     projects = tmp_path / "projects"
-    shutil.copytree(SHARED_FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
 
     with acting_as(alice_viewer):
         await SessionImporter(service, ImportFilters()).run(projects)
@@ -254,7 +254,7 @@ async def test_import_as_a_user_files_the_sessions_under_that_user(
 ) -> None:
     alice, _ = await service.users.add("alice")
     projects = tmp_path / "projects"
-    shutil.copytree(SHARED_FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
     env = {
         "CLAUDE_MEMORY_DATABASE_URL": pg_url,
         "CLAUDE_MEMORY_HOME": str(tmp_path),

@@ -18,10 +18,10 @@ from server.ingest.importer import ImportFilters, SessionImporter
 from server.learning.distill import Distiller
 from server.learning.llm import ChatClient
 from server.service.memory import MemoryService
+from tests.fixture_sessions import CLAUDE_PROJECTS
 
 pytestmark = pytest.mark.llm
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 # One fact of the fixture README per entry: every phrase group must match (any of its words).
 FACTS: dict[str, list[tuple[str, ...]]] = {
     "pnpm, never npm": [("pnpm",), ("npm",)],
@@ -52,7 +52,7 @@ async def test_distilled_memories_recall_the_fixture_facts(
     base_url = os.environ["LLM_TEST_BASE_URL"]
     model = os.environ.get("LLM_TEST_MODEL", "qwen2.5:7b")
     projects = tmp_path / "projects"
-    shutil.copytree(FIXTURES / "claude-code" / "projects", projects)
+    shutil.copytree(CLAUDE_PROJECTS, projects)
     await SessionImporter(service, ImportFilters()).run(projects)
 
     async with ChatClient(base_url, timeout=600) as client:

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from server.db import admin
-from tests.integration.processes import cli_command, run_cli
+from tests.integration.processes import cli_command, distill_env, run_cli
 from tests.llm_stub import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.reliability
@@ -162,18 +162,8 @@ def test_a_ten_megabyte_line_is_skipped_and_the_rest_imported(
 def test_a_killed_distill_leaves_no_partial_state_and_is_retried(
     fresh_database: Callable[[], str], tmp_path: Path
 ) -> None:
-    fixtures = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
     with ScriptedLLM(default=Reply.delay(60)) as llm:
-        env = {
-            "CLAUDE_MEMORY_DATABASE_URL": fresh_database(),
-            "CLAUDE_MEMORY_HOME": str(tmp_path / "home"),
-            "CLAUDE_MEMORY_OLLAMA_URL": llm.base_url,
-            "CLAUDE_MEMORY_DISTILL_WORKERS": "1",
-        }
-        imported = run_cli(
-            "import", "--claude-code", str(fixtures / "claude-code" / "projects"), env=env
-        )
-        assert imported.returncode == 0, imported.stderr
+        env = distill_env(fresh_database(), tmp_path / "home", llm.base_url)
         url = env["CLAUDE_MEMORY_DATABASE_URL"]
         raw_before = admin.content_hashes(url)
 

@@ -20,12 +20,11 @@ from server.jobs.hook_install import (
     settings_path,
     uninstall,
 )
+from tests.fixture_sessions import SHARED_FIXTURES
 
 URL = "http://127.0.0.1:3333"
 NOW = datetime(2026, 8, 22, 12, 0, tzinfo=UTC)
-FIXTURE_SETTINGS = (
-    Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hooks" / "settings.example.json"
-)
+FIXTURE_SETTINGS = SHARED_FIXTURES / "hooks" / "settings.example.json"
 OTHER_HOOK = {"type": "command", "command": "~/bin/notify-done.sh", "timeout": 10}
 
 

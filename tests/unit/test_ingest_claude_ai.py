@@ -15,9 +15,9 @@ from server.ingest.claude_ai import (
     ExportFormatError,
     read_claude_ai_export,
 )
+from tests.fixture_sessions import SHARED_FIXTURES
 
-EXPORT = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-ai"
-
+EXPORT = SHARED_FIXTURES / "claude-ai"
 KEYSET = "d3706fd2-87a3-44a0-9840-1fa3f971cb94"
 NAMING = "e2df6168-ab56-40ab-9982-25f6d01ffdd1"
 RATE_LIMIT = "8bb49dd3-4c91-4004-a94b-e9280d81484a"

@@ -18,22 +18,24 @@ from server.ingest.claude_code import (
     project_display_names,
     read_transcript,
 )
+from tests.fixture_sessions import (
+    API,
+    CLAUDE_PROJECTS,
+    S1_FILE,
+    S2,
+    S2_AGENT,
+    S2_FILE,
+    S3_FILE,
+    S4,
+    S4_AGENT,
+    S4_FILE,
+    WEB,
+)
 from tests.transcripts import SessionWriter
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-PROJECTS = FIXTURES / "claude-code" / "projects"
-API = PROJECTS / "-home-dev-acme-api"
-WEB = PROJECTS / "-home-dev-work-acme-web-ui"
-S1 = API / "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41.jsonl"
-S2 = API / "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385.jsonl"
-S2_AGENT = API / "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385/subagents/agent-a3f9c1e27b6d40581.jsonl"
-S3 = API / "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917.jsonl"
-S4 = WEB / "5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72.jsonl"
-S4_AGENT = WEB / "agent-1f2e3d4c.jsonl"
 
 # (line, role, a distinctive part of the text) for every turn each fixture should yield.
 EXPECTED_TURNS = {
-    S1: [
+    S1_FILE: [
         (3, "user", "Add cursor-based pagination to GET /orders"),
         (5, "assistant", "I'll look at the current orders route"),
         (10, "assistant", "There's no validation library yet"),
@@ -48,7 +50,7 @@ EXPECTED_TURNS = {
         (46, "assistant", "named exports only"),
         (51, "assistant", "Committed as `4c1e9a7"),
     ],
-    S2: [
+    S2_FILE: [
         (4, "user", "intermittent 500s on staging"),
         (6, "assistant", "This looks like pool exhaustion"),
         (11, "assistant", "The subagent points at `withTransaction`"),
@@ -63,7 +65,7 @@ EXPECTED_TURNS = {
     S2_AGENT: [
         (8, "assistant", "`withTransaction` — LEAKS on error"),
     ],
-    S3: [
+    S3_FILE: [
         (8, "user", "Zoë from Müller-Łukasiewicz GmbH"),
         (12, "assistant", "Plan: register `@fastify/rate-limit`"),
         (13, "user", "no — per API key (`x-api-key`), not per IP"),
@@ -78,7 +80,7 @@ EXPECTED_TURNS = {
         (42, "user", "terminal froze, sorry"),
         (43, "assistant", "Running lint and the test suite"),
     ],
-    S4: [
+    S4_FILE: [
         (8, "assistant", "I'll analyze the codebase"),
         (13, "assistant", "Created `CLAUDE.md`"),
         (14, "user", "TanStack Query, no useEffect fetching. and use pnpm"),
@@ -92,11 +94,12 @@ EXPECTED_TURNS = {
 
 # Lines that must never become turns (fixture README, "must not become memories").
 FORBIDDEN_LINES = {
-    S1: {8, 12, 13, 30, 43},  # tool results, the rejection, its interrupt marker, failed runs
-    S2: {1, 10, 13, 15, 19, 21, 22},  # queued copy, sub-agent result, logs, interrupt, compaction
+    S1_FILE: {8, 12, 13, 30, 43},  # tool results, the rejection, its interrupt marker, failed runs
+    # S2: queued copy, sub-agent result, logs, interrupt, compaction
+    S2_FILE: {1, 10, 13, 15, 19, 21, 22},
     S2_AGENT: {1},  # the task prompt the main agent wrote
-    S3: {2, 3, 4, 5, 6, 21, 22},  # /clear residue, our own hook context, bash mode
-    S4: {3, 4, 5, 6, 7},  # caveat, /model echo and output, /init echo and expansion
+    S3_FILE: {2, 3, 4, 5, 6, 21, 22},  # /clear residue, our own hook context, bash mode
+    S4_FILE: {3, 4, 5, 6, 7},  # caveat, /model echo and output, /init echo and expansion
     S4_AGENT: {1},
 }
 FORBIDDEN_TEXT = (
@@ -139,13 +142,13 @@ def test_harness_lines_and_injected_context_never_become_turns(path: Path) -> No
 
 
 def test_skip_reasons_are_counted_per_fixture() -> None:
-    assert read_transcript(S1).skipped == {
+    assert read_transcript(S1_FILE).skipped == {
         "interrupt": 1,
         "thinking_only": 2,
         "tool_result": 15,
         "tool_use": 15,
     }
-    assert read_transcript(S2).skipped == {
+    assert read_transcript(S2_FILE).skipped == {
         "compact_summary": 1,
         "interrupt": 1,
         "queued_copy": 1,
@@ -153,7 +156,7 @@ def test_skip_reasons_are_counted_per_fixture() -> None:
         "tool_result": 8,
         "tool_use": 8,
     }
-    assert read_transcript(S3).skipped == {
+    assert read_transcript(S3_FILE).skipped == {
         "bash": 2,
         "command": 2,
         "hook_context": 2,
@@ -162,20 +165,20 @@ def test_skip_reasons_are_counted_per_fixture() -> None:
         "tool_result": 6,
         "tool_use": 6,
     }
-    assert read_transcript(S4).skipped["command"] == 3
-    assert read_transcript(S4).skipped["meta"] == 2
+    assert read_transcript(S4_FILE).skipped["command"] == 3
+    assert read_transcript(S4_FILE).skipped["meta"] == 2
     assert read_transcript(S2_AGENT).skipped["sidechain_prompt"] == 1
 
 
 def test_ide_block_is_stripped_but_the_prompt_with_unicode_is_kept() -> None:
-    prompt = read_transcript(S3).turns[0]
+    prompt = read_transcript(S3_FILE).turns[0]
     assert prompt.text.startswith("Zoë from Müller-Łukasiewicz GmbH")
     assert "「レート制限を設けてください」 🚦" in prompt.text
     assert "opened the file" not in prompt.text
 
 
 def test_streamed_lines_of_one_response_become_one_turn_keyed_by_the_first_text_line() -> None:
-    turns = {t.line_number: t for t in read_transcript(S1).turns}
+    turns = {t.line_number: t for t in read_transcript(S1_FILE).turns}
     # Lines 4-7 share message.id: thinking, text, two Read calls.
     assert turns[5].uuid.startswith("d4bdc162")
     assert turns[5].text == "I'll look at the current orders route and the package manifest first."
@@ -215,7 +218,7 @@ def test_repeated_lines_are_kept_once(tmp_path: Path) -> None:
 
 
 def test_turns_carry_session_cwd_and_utc_timestamps() -> None:
-    for path, cwd in ((S1, "/home/dev/acme-api"), (S4, "/home/dev/work/acme.web_ui")):
+    for path, cwd in ((S1_FILE, "/home/dev/acme-api"), (S4_FILE, "/home/dev/work/acme.web_ui")):
         chunk = read_transcript(path)
         assert chunk.cwd == cwd
         assert {t.cwd for t in chunk.turns} == {cwd}
@@ -223,25 +226,25 @@ def test_turns_carry_session_cwd_and_utc_timestamps() -> None:
         assert chunk.session_id == path.stem
         assert all(t.timestamp is not None and t.timestamp.tzinfo == UTC for t in chunk.turns)
         assert not any(t.is_sidechain or t.agent_id for t in chunk.turns)
-    assert read_transcript(S1).turns[0].timestamp == datetime(
+    assert read_transcript(S1_FILE).turns[0].timestamp == datetime(
         2026, 4, 14, 9, 12, 3, 118000, tzinfo=UTC
     )
 
 
 def test_titles_and_versions() -> None:
-    assert read_transcript(S1).title == "Add cursor pagination to orders endpoint"
-    assert read_transcript(S1).version == "2.1.104"
-    assert read_transcript(S3).title == "Per-key rate limiting for invoice creation"
+    assert read_transcript(S1_FILE).title == "Add cursor pagination to orders endpoint"
+    assert read_transcript(S1_FILE).version == "2.1.104"
+    assert read_transcript(S3_FILE).title == "Per-key rate limiting for invoice creation"
     # S4 has two summaries; the first points into another session file.
-    assert read_transcript(S4).title == "Orders table with TanStack Query and EUR formatting"
-    assert read_transcript(S4).version == "2.0.31"
+    assert read_transcript(S4_FILE).title == "Orders table with TanStack Query and EUR formatting"
+    assert read_transcript(S4_FILE).version == "2.0.31"
     assert read_transcript(S2_AGENT).title is None
 
 
 def test_sub_agent_report_is_kept_with_its_agent_and_the_parent_session() -> None:
     for path, agent, parent in (
-        (S2_AGENT, "a3f9c1e27b6d40581", "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385"),
-        (S4_AGENT, "1f2e3d4c", "5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72"),
+        (S2_AGENT, "a3f9c1e27b6d40581", S2),
+        (S4_AGENT, "1f2e3d4c", S4),
     ):
         chunk = read_transcript(path)
         (report,) = chunk.turns
@@ -252,7 +255,7 @@ def test_sub_agent_report_is_kept_with_its_agent_and_the_parent_session() -> Non
 
 
 def test_tool_events_record_targets_and_outcomes() -> None:
-    events = [(e.tool, e.target, e.success) for e in read_transcript(S1).events]
+    events = [(e.tool, e.target, e.success) for e in read_transcript(S1_FILE).events]
     assert events == [
         ("Read", "/home/dev/acme-api/src/routes/orders.ts", True),
         ("Read", "/home/dev/acme-api/package.json", True),
@@ -279,10 +282,10 @@ def test_tool_events_record_targets_and_outcomes() -> None:
             True,
         ),
     ]
-    first = read_transcript(S1).events[0]
+    first = read_transcript(S1_FILE).events[0]
     assert first.uuid.startswith("6b43b126")
     assert first.tool_use_id == "toolu_01Jl6HdkfIR56tGvqt4uNhXH"
-    assert first.session_id == S1.stem
+    assert first.session_id == S1_FILE.stem
     assert first.timestamp == datetime(2026, 4, 14, 9, 12, 11, 318000, tzinfo=UTC)
 
 
@@ -292,9 +295,9 @@ def test_tool_events_of_sub_agents_and_old_tool_names() -> None:
         ("Read", "/home/dev/acme-api/src/db/tx.ts"),
         ("Read", "/home/dev/acme-api/src/jobs/reindex.ts"),
     ]
-    tools = [(e.tool, e.success) for e in read_transcript(S4).events]
+    tools = [(e.tool, e.success) for e in read_transcript(S4_FILE).events]
     assert tools[:3] == [("Task", True), ("Write", True), ("TodoWrite", True)]
-    agent_call = read_transcript(S2).events[0]
+    agent_call = read_transcript(S2_FILE).events[0]
     assert (agent_call.tool, agent_call.target, agent_call.success) == ("Agent", None, True)
 
 
@@ -313,19 +316,19 @@ def test_targets_are_cut_to_500_characters(tmp_path: Path) -> None:
 
 
 def test_a_result_in_a_later_chunk_is_reported_as_a_late_result(tmp_path: Path) -> None:
-    cut = offset_of_line(S1, 12)  # line 11 calls `npm install`, line 12 is its rejection
+    cut = offset_of_line(S1_FILE, 12)  # line 11 calls `npm install`, line 12 is its rejection
     partial = tmp_path / "partial.jsonl"
-    partial.write_bytes(S1.read_bytes()[:cut])
+    partial.write_bytes(S1_FILE.read_bytes()[:cut])
     before = read_transcript(partial)
     assert (before.events[-1].target, before.events[-1].success) == ("npm install zod", None)
-    after = read_transcript(S1, cut)
+    after = read_transcript(S1_FILE, cut)
     late = {key: outcome.success for key, outcome in after.late_results.items()}
     assert late == {"toolu_01UPPmEQJCxAscq7E4UDwbGN": False}
-    assert read_transcript(S1).late_results == {}
+    assert read_transcript(S1_FILE).late_results == {}
 
 
 def test_incremental_reads_consume_only_complete_lines(tmp_path: Path) -> None:
-    copy = copy_fixture(S1, tmp_path)
+    copy = copy_fixture(S1_FILE, tmp_path)
     first = read_transcript(copy)
     assert first.end_offset == copy.stat().st_size
     assert first.lines_read == 54
@@ -347,7 +350,7 @@ def test_incremental_reads_consume_only_complete_lines(tmp_path: Path) -> None:
 
 
 def test_reading_from_an_offset_numbers_lines_from_the_start_of_the_file() -> None:
-    chunk = read_transcript(S1, offset_of_line(S1, 41))
+    chunk = read_transcript(S1_FILE, offset_of_line(S1_FILE, 41))
     assert [t.line_number for t in chunk.turns] == [41, 44, 45, 46, 51]
     assert chunk.lines_read == 14
 
@@ -355,13 +358,13 @@ def test_reading_from_an_offset_numbers_lines_from_the_start_of_the_file() -> No
 def test_crash_artefacts_are_counted_and_the_truncated_last_line_is_left_unread(
     tmp_path: Path,
 ) -> None:
-    chunk = read_transcript(S3)
-    data = S3.read_bytes()
+    chunk = read_transcript(S3_FILE)
+    data = S3_FILE.read_bytes()
     assert not data.endswith(b"\n")
     assert chunk.malformed == 1  # line 41: a half line with the next record glued on
     assert chunk.lines_read == 43
     assert chunk.end_offset == data.rindex(b"\n") + 1
-    copy = copy_fixture(S3, tmp_path)
+    copy = copy_fixture(S3_FILE, tmp_path)
     with copy.open("ab") as handle:
         handle.write(b"\n")
     rest = read_transcript(copy, chunk.end_offset)
@@ -393,9 +396,9 @@ def test_lines_over_the_cap_are_skipped_without_losing_the_next_line(tmp_path: P
 
 
 def test_a_53_kb_tool_result_line_is_parsed() -> None:
-    line13 = S2.read_bytes().split(b"\n")[12]
+    line13 = S2_FILE.read_bytes().split(b"\n")[12]
     assert len(line13) > 50_000
-    logs = read_transcript(S2).events[2]
+    logs = read_transcript(S2_FILE).events[2]
     assert logs.target is not None
     assert logs.target.startswith("docker compose logs api postgres")
     assert logs.success is True  # known only from that long line
@@ -420,16 +423,17 @@ def test_a_record_without_a_timestamp_takes_the_previous_one(tmp_path: Path) -> 
 
 
 def test_discovery_finds_sessions_and_both_sub_agent_layouts() -> None:
-    found = discover_transcripts(PROJECTS)
+    found = discover_transcripts(CLAUDE_PROJECTS)
     rows = [
-        (f.path.relative_to(PROJECTS).as_posix(), f.kind, f.session_id, f.agent_id) for f in found
+        (f.path.relative_to(CLAUDE_PROJECTS).as_posix(), f.kind, f.session_id, f.agent_id)
+        for f in found
     ]
     assert rows == [
-        (rel(S1), "session", S1.stem, None),
-        (rel(S2), "session", S2.stem, None),
-        (rel(S2_AGENT), "subagent", S2.stem, "a3f9c1e27b6d40581"),
-        (rel(S3), "session", S3.stem, None),
-        (rel(S4), "session", S4.stem, None),
+        (rel(S1_FILE), "session", S1_FILE.stem, None),
+        (rel(S2_FILE), "session", S2_FILE.stem, None),
+        (rel(S2_AGENT), "subagent", S2_FILE.stem, "a3f9c1e27b6d40581"),
+        (rel(S3_FILE), "session", S3_FILE.stem, None),
+        (rel(S4_FILE), "session", S4_FILE.stem, None),
         (rel(S4_AGENT), "subagent", None, "1f2e3d4c"),
     ]
     agent = found[2]
@@ -494,7 +498,7 @@ def test_project_names_already_taken_never_change() -> None:
 
 
 def rel(path: Path) -> str:
-    return path.relative_to(PROJECTS).as_posix()
+    return path.relative_to(CLAUDE_PROJECTS).as_posix()
 
 
 def copy_fixture(path: Path, tmp_path: Path) -> Path:
@@ -556,13 +560,13 @@ def test_records_with_odd_field_shapes_are_counted_not_fatal(tmp_path: Path) -> 
 def test_turns_carry_the_branch_the_session_was_on_but_not_a_detached_head(
     tmp_path: Path,
 ) -> None:
-    assert {t.git_branch for t in read_transcript(S1).turns} == {"feat/orders-pagination"}
-    assert {t.git_branch for t in read_transcript(S4).turns} == {"main"}
-    lines = [json.loads(line) for line in S1.read_text().splitlines()]
+    assert {t.git_branch for t in read_transcript(S1_FILE).turns} == {"feat/orders-pagination"}
+    assert {t.git_branch for t in read_transcript(S4_FILE).turns} == {"main"}
+    lines = [json.loads(line) for line in S1_FILE.read_text().splitlines()]
     for record in lines:
         if "gitBranch" in record:
             record["gitBranch"] = "HEAD"
-    detached = tmp_path / S1.name
+    detached = tmp_path / S1_FILE.name
     detached.write_text("\n".join(json.dumps(record) for record in lines) + "\n")
     assert {t.git_branch for t in read_transcript(detached).turns} == {None}
 

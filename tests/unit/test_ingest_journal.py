@@ -13,42 +13,40 @@ from typing import Any
 
 from server.core.models.journal import ERROR_CHARS, OUTPUT_PREVIEW_CHARS, PROMPT_CHARS
 from server.ingest.claude_code import read_transcript
-
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-API = FIXTURES / "claude-code" / "projects" / "-home-dev-acme-api"
-WEB = FIXTURES / "claude-code" / "projects" / "-home-dev-work-acme-web-ui"
-S1 = API / "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41.jsonl"
-S2 = API / "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385.jsonl"
-S2_AGENT = API / "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385/subagents/agent-a3f9c1e27b6d40581.jsonl"
-S3 = API / "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917.jsonl"
-S4 = WEB / "5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72.jsonl"
-S4_AGENT = WEB / "agent-1f2e3d4c.jsonl"
+from tests.fixture_sessions import (
+    S1_FILE,
+    S2_AGENT,
+    S2_FILE,
+    S3_FILE,
+    S4_AGENT,
+    S4_FILE,
+)
 
 NPM_INSTALL = "toolu_01UPPmEQJCxAscq7E4UDwbGN"  # S1 line 11, rejected on line 12
 
 
 def test_prompts_are_keyed_by_their_prompt_id() -> None:
-    prompts = read_transcript(S1).prompts
+    prompts = read_transcript(S1_FILE).prompts
     assert [(p.key, p.uuid) for p in prompts] == [
-        (line(S1, n)["promptId"], line(S1, n)["uuid"]) for n in (3, 15, 41, 45)
+        (line(S1_FILE, n)["promptId"], line(S1_FILE, n)["uuid"]) for n in (3, 15, 41, 45)
     ]
     assert prompts[1].text.startswith("no, don't use npm, this repo uses pnpm")
-    assert {p.session_id for p in prompts} == {S1.stem}
+    assert {p.session_id for p in prompts} == {S1_FILE.stem}
     assert all(p.timestamp is not None and p.agent_id is None for p in prompts)
 
 
 def test_prompts_are_keyed_by_uuid_in_transcripts_without_prompt_ids() -> None:
-    keys = [p.key for p in read_transcript(S4).prompts]
-    assert keys == [line(S4, 14)["uuid"], line(S4, 23)["uuid"]]
+    keys = [p.key for p in read_transcript(S4_FILE).prompts]
+    assert keys == [line(S4_FILE, 14)["uuid"], line(S4_FILE, 23)["uuid"]]
 
 
 def test_only_human_prompts_become_prompts() -> None:
     # S3: /clear residue, hook context, bash mode; S2: queued copy and compaction summary.
-    assert [p.uuid for p in read_transcript(S3).prompts] == [
-        line(S3, n)["uuid"] for n in (8, 13, 19, 23, 37, 42)
+    assert [p.uuid for p in read_transcript(S3_FILE).prompts] == [
+        line(S3_FILE, n)["uuid"] for n in (8, 13, 19, 23, 37, 42)
     ]
-    assert [p.uuid for p in read_transcript(S2).prompts] == [
-        line(S2, n)["uuid"] for n in (4, 16, 34)
+    assert [p.uuid for p in read_transcript(S2_FILE).prompts] == [
+        line(S2_FILE, n)["uuid"] for n in (4, 16, 34)
     ]
 
 
@@ -61,24 +59,24 @@ def test_sub_agent_files_yield_no_prompts_and_calls_without_one() -> None:
 
 
 def test_tool_calls_are_linked_to_the_prompt_they_followed() -> None:
-    events = read_transcript(S1).events
+    events = read_transcript(S1_FILE).events
     keys = [e.prompt_key for e in events]
-    first, npm, commit, after_rule = (line(S1, n)["promptId"] for n in (3, 15, 41, 45))
+    first, npm, commit, after_rule = (line(S1_FILE, n)["promptId"] for n in (3, 15, 41, 45))
     assert keys == [first] * 3 + [npm] * 9 + [commit] + [after_rule] * 2
-    s4 = [(e.tool, e.prompt_key) for e in read_transcript(S4).events]
+    s4 = [(e.tool, e.prompt_key) for e in read_transcript(S4_FILE).events]
     # The /init command's calls come before any prompt; later calls follow line 14.
-    assert s4[:3] == [("Task", None), ("Write", None), ("TodoWrite", line(S4, 14)["uuid"])]
+    assert s4[:3] == [("Task", None), ("Write", None), ("TodoWrite", line(S4_FILE, 14)["uuid"])]
 
 
 def test_a_rejected_call_fails_with_the_denial_as_its_error() -> None:
-    (rejected,) = [e for e in read_transcript(S1).events if e.tool_use_id == NPM_INSTALL]
+    (rejected,) = [e for e in read_transcript(S1_FILE).events if e.tool_use_id == NPM_INSTALL]
     assert rejected.success is False
     assert rejected.error is not None
     assert rejected.error.startswith("The user doesn't want to proceed with this tool use.")
 
 
 def test_a_failed_run_carries_its_output_as_a_bounded_error() -> None:
-    failed = [e for e in read_transcript(S1).events if e.success is False]
+    failed = [e for e in read_transcript(S1_FILE).events if e.success is False]
     assert [e.target for e in failed][1] == "pnpm test -- orders"
     for event in failed:
         assert event.error is not None and len(event.error) <= ERROR_CHARS
@@ -88,14 +86,14 @@ def test_a_failed_run_carries_its_output_as_a_bounded_error() -> None:
 
 
 def test_successful_calls_have_a_bounded_preview_and_no_error() -> None:
-    succeeded = [e for e in read_transcript(S1).events if e.success]
+    succeeded = [e for e in read_transcript(S1_FILE).events if e.success]
     assert {e.error for e in succeeded} == {None}
     assert all(e.output_preview for e in succeeded)
     assert max(len(e.output_preview or "") for e in succeeded) <= OUTPUT_PREVIEW_CHARS
 
 
 def test_output_previews_are_cut_and_cleaned() -> None:
-    events = read_transcript(S2).events
+    events = read_transcript(S2_FILE).events
     logs = next(e for e in events if e.target and "docker compose logs" in e.target)
     assert logs.output_preview is not None
     assert len(logs.output_preview) == OUTPUT_PREVIEW_CHARS
@@ -104,7 +102,7 @@ def test_output_previews_are_cut_and_cleaned() -> None:
     assert spilled.output_preview is not None
     assert spilled.output_preview.startswith("> acme-api@0.4.0 db:up")  # the spill's preview
     # Read results lose their line numbers, in 2.1 (`1\t`) and 2.0 (`     1→`) form.
-    s1_read = read_transcript(S1).events[0].output_preview
+    s1_read = read_transcript(S1_FILE).events[0].output_preview
     assert s1_read is not None and s1_read.startswith(
         'import type { FastifyInstance } from "fastify";'
     )
@@ -113,21 +111,21 @@ def test_output_previews_are_cut_and_cleaned() -> None:
 
 
 def test_results_read_in_a_later_chunk_carry_the_prompt_key_of_their_line() -> None:
-    late = read_transcript(S1, offset_of_line(S1, 12)).late_results[NPM_INSTALL]
+    late = read_transcript(S1_FILE, offset_of_line(S1_FILE, 12)).late_results[NPM_INSTALL]
     assert late.success is False
-    assert late.prompt_key == line(S1, 12)["promptId"]
+    assert late.prompt_key == line(S1_FILE, 12)["promptId"]
     assert late.error is not None and late.error.startswith("The user doesn't want to")
     # Calls read without their prompt (line 3) are linked by their result lines.
-    reads = read_transcript(S1, offset_of_line(S1, 6)).events[:2]
-    assert [e.prompt_key for e in reads] == [line(S1, 3)["promptId"]] * 2
+    reads = read_transcript(S1_FILE, offset_of_line(S1_FILE, 6)).events[:2]
+    assert [e.prompt_key for e in reads] == [line(S1_FILE, 3)["promptId"]] * 2
 
 
 def test_reading_in_two_chunks_yields_the_same_prompts_as_one_read(tmp_path: Path) -> None:
-    cut = offset_of_line(S1, 30)
-    partial = tmp_path / S1.name
-    partial.write_bytes(S1.read_bytes()[:cut])
-    first, rest = read_transcript(partial), read_transcript(S1, cut)
-    assert first.prompts + rest.prompts == read_transcript(S1).prompts
+    cut = offset_of_line(S1_FILE, 30)
+    partial = tmp_path / S1_FILE.name
+    partial.write_bytes(S1_FILE.read_bytes()[:cut])
+    first, rest = read_transcript(partial), read_transcript(S1_FILE, cut)
+    assert first.prompts + rest.prompts == read_transcript(S1_FILE).prompts
 
 
 def test_tool_use_error_wrapper_is_stripped_from_the_error(tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ import pytest
 
 from server.ingest.frontmatter import parse_front_matter, split_front_matter
 from server.ingest.text import chunk_text, find_note_files, read_note_file
+from tests.fixture_sessions import SHARED_FIXTURES
 
-NOTES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "notes"
+NOTES = SHARED_FIXTURES / "notes"
 HANDBOOK = NOTES / "acme-api-handbook.md"
 PREFERENCES = NOTES / "working-preferences.md"
 FENCE_LINE = re.compile(r"^ {0,3}(```|~~~)", re.MULTILINE)

@@ -8,15 +8,9 @@ from typing import Any
 
 from server.domain.training import validate_record
 from server.ingest.training import Exchange, exchange_record, read_exchanges
+from tests.fixture_sessions import S1_FILE, S2_FILE, S3_FILE, S4_FILE, WEB
 from tests.transcripts import SessionWriter
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "claude-code" / "projects"
-API = FIXTURES / "-home-dev-acme-api"
-S1 = API / "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41.jsonl"
-S2 = API / "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385.jsonl"
-S3 = API / "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917.jsonl"
-WEB = FIXTURES / "-home-dev-work-acme-web-ui"
-S4 = WEB / "5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72.jsonl"
 LIMITS = {"max_message_chars": 8_000, "max_record_chars": 32_000}
 
 
@@ -31,7 +25,7 @@ def build(exchange: Exchange, max_message_chars: int = 8_000) -> dict[str, Any]:
 
 
 def test_each_human_prompt_starts_an_exchange_and_harness_lines_do_not() -> None:
-    found = {path.name[:8]: read_exchanges(path) for path in (S1, S2, S3, S4)}
+    found = {path.name[:8]: read_exchanges(path) for path in (S1_FILE, S2_FILE, S3_FILE, S4_FILE)}
 
     assert {name: [e.line_number for e in s.exchanges] for name, s in found.items()} == {
         "3f6c2a1e": [3, 15, 41, 45],
@@ -44,7 +38,7 @@ def test_each_human_prompt_starts_an_exchange_and_harness_lines_do_not() -> None
 
 
 def test_the_work_a_slash_command_started_belongs_to_no_exchange() -> None:
-    calls = [c.name for e in read_exchanges(S4).exchanges for s in e.steps for c in s.calls]
+    calls = [c.name for e in read_exchanges(S4_FILE).exchanges for s in e.steps for c in s.calls]
 
     assert "Task" not in calls  # the /init run's sub-agent call (line 9)
     assert calls == ["TodoWrite", "Bash", "Write", "Bash"]
@@ -53,7 +47,7 @@ def test_the_work_a_slash_command_started_belongs_to_no_exchange() -> None:
 def test_interrupted_exchanges_are_marked() -> None:
     interrupted = {
         path.name[:8]: [e.line_number for e in read_exchanges(path).exchanges if e.interrupted]
-        for path in (S1, S2, S3, S4)
+        for path in (S1_FILE, S2_FILE, S3_FILE, S4_FILE)
     }
 
     # S1: the rejected `npm install`; S2: the user stopped the staging load test.
@@ -61,13 +55,13 @@ def test_interrupted_exchanges_are_marked() -> None:
 
 
 def test_an_answer_whose_calls_the_crash_cut_off_has_lost_calls() -> None:
-    lost = [e.line_number for e in read_exchanges(S3).exchanges if e.lost_calls]
+    lost = [e.line_number for e in read_exchanges(S3_FILE).exchanges if e.lost_calls]
 
     assert lost == [42]
 
 
 def test_parallel_calls_of_one_message_become_one_assistant_message_with_both() -> None:
-    record = build(exchange_at(S1, 3))
+    record = build(exchange_at(S1_FILE, 3))
     first = record["messages"][2]
 
     assert first["content"].startswith("I'll look at the current orders route")
@@ -78,7 +72,7 @@ def test_parallel_calls_of_one_message_become_one_assistant_message_with_both() 
 
 
 def test_a_full_exchange_becomes_a_valid_record_without_thinking() -> None:
-    record = build(exchange_at(S1, 15))
+    record = build(exchange_at(S1_FILE, 15))
     line = json.dumps(record, ensure_ascii=False)
 
     assert validate_record(record, **LIMITS) == []
@@ -96,7 +90,7 @@ def test_a_full_exchange_becomes_a_valid_record_without_thinking() -> None:
 
 
 def test_an_exchange_across_a_compaction_keeps_its_steps_before_and_after() -> None:
-    record = build(exchange_at(S2, 16))
+    record = build(exchange_at(S2_FILE, 16))
     calls = [c["function"]["name"] for m in record["messages"] for c in m.get("tool_calls", [])]
 
     assert calls == ["Bash", "Write", "Write", "Bash"]
@@ -107,7 +101,7 @@ def test_an_exchange_across_a_compaction_keeps_its_steps_before_and_after() -> N
 
 
 def test_a_long_tool_result_is_cut_to_the_message_limit_with_a_marker() -> None:
-    built = exchange_record(exchange_at(S2, 4), cwd=None, max_message_chars=2_000)
+    built = exchange_record(exchange_at(S2_FILE, 4), cwd=None, max_message_chars=2_000)
     results = [m["content"] for m in built.record["messages"] if m["role"] == "tool"]
     longest = max(results, key=len)
 
@@ -118,7 +112,7 @@ def test_a_long_tool_result_is_cut_to_the_message_limit_with_a_marker() -> None:
 
 
 def test_the_agent_report_is_the_result_and_its_usage_block_is_dropped() -> None:
-    record = build(exchange_at(S2, 4))
+    record = build(exchange_at(S2_FILE, 4))
     agent_call = record["messages"][2]["tool_calls"][0]
     report = next(
         m["content"] for m in record["messages"] if m.get("tool_call_id") == agent_call["id"]

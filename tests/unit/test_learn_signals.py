@@ -10,7 +10,6 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -27,13 +26,8 @@ from server.learning.signals import (
     project_patterns,
     tool_category,
 )
+from tests.fixture_sessions import CLAUDE_PROJECTS, S1, S2, S3
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-PROJECTS = FIXTURES / "claude-code" / "projects"
-S1 = "3f6c2a1e-8b4d-4c9e-a1f7-2d5e9b0c7a41"
-S2 = "9b2d7e40-51c3-4f8a-b6e2-7d0c14a9e385"
-S3 = "c71e5d08-2a6f-4b1d-9e34-58f0b2c6d917"
-S4 = "5e0a9d3c-7f21-4c68-8b0e-e93a6d1f4b72"
 T0 = datetime(2026, 5, 4, 9, 0, tzinfo=UTC)
 
 
@@ -46,7 +40,7 @@ class Fixtures:
 
 
 def load_fixtures() -> Fixtures:
-    chunks = [read_transcript(found.path) for found in discover_transcripts(PROJECTS)]
+    chunks = [read_transcript(found.path) for found in discover_transcripts(CLAUDE_PROJECTS)]
     names = project_display_names(sorted({chunk.cwd for chunk in chunks if chunk.cwd}))
     turns, events, paths, lines = [], [], {}, {}
     for chunk in chunks:

@@ -18,7 +18,6 @@ from server.adapters.mcp.tooling import (
     WRITES,
     Tool,
     calling_agent,
-    memory_filter,
 )
 from server.core.access import Viewer, current_viewer
 from server.core.models.memories import (
@@ -93,8 +92,7 @@ async def check_memory(
 
 async def list_memories(service: MemoryApi, args: MemoryListPage) -> MemoryPage:
     """List memories newest first, with the total for paging."""
-    where = memory_filter(args.project, args.tag, args.since, args.before)
-    return await service.list_memories(where, limit=args.limit, offset=args.offset)
+    return await service.list_memories(args.memory_filter(), limit=args.limit, offset=args.offset)
 
 
 async def get_memory(service: MemoryApi, memory_id: MemoryId) -> Memory:
@@ -145,8 +143,7 @@ async def bulk_delete(service: MemoryApi, args: BulkDeleteQuery) -> BulkDeleteRe
 async def export_memories(service: MemoryApi, args: ExportMemories) -> ExportResult:
     """Export memories: up to 200 inline, more to a file whose path is returned (your
     one export file in that format, replaced by your next large export)."""
-    where = memory_filter(args.project, args.tag, args.since, args.before)
-    return await _export(service, where, args.output_format)
+    return await _export(service, args.memory_filter(), args.output_format)
 
 
 async def _export(service: MemoryApi, where: MemoryFilter, output_format: str) -> ExportResult:

@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Annotated, Any, get_type_hints
 
 from fastmcp import Context
@@ -28,7 +27,6 @@ from pydantic import BaseModel, Field
 
 from server.agents.registry import source_of_mcp_client
 from server.core.errors import ServiceError
-from server.core.models.memories import MemoryFilter
 from server.service.face import MemoryApi
 
 READ_ONLY = {"readOnlyHint": True, "openWorldHint": False}
@@ -144,23 +142,3 @@ def _shape_parameters(shape: type[BaseModel]) -> list[inspect.Parameter]:
         )
         for name, field in fields
     ]
-
-
-def memory_filter(
-    project: str | None = None,
-    tag: str | None = None,
-    since: datetime | None = None,
-    before: datetime | None = None,
-    source: str | None = None,
-    *,
-    with_general: bool = False,
-) -> MemoryFilter:
-    """The filter a tool's arguments describe (the service resolves its project)."""
-    return MemoryFilter(
-        project=project,
-        with_general=with_general,
-        tag=tag,
-        source=source,
-        since=since,
-        before=before,
-    )

@@ -6,21 +6,13 @@ from __future__ import annotations
 from starlette.responses import JSONResponse
 
 from server.adapters.http_edge import Handler
-from server.core.models.memories import MemoryFilter
 from server.core.models.output import to_json
 from server.schemas import sessions
 from server.service.face import MemoryApi
 
 
 async def timeline(service: MemoryApi, query: sessions.TimelineQuery) -> JSONResponse:
-    where = MemoryFilter(
-        project=query.project,
-        kind=query.kind,
-        source=query.source,
-        since=query.since,
-        before=query.before,
-    )
-    return JSONResponse(to_json(await service.timeline(where, limit=query.limit)))
+    return JSONResponse(to_json(await service.timeline(query.memory_filter(), limit=query.limit)))
 
 
 async def list_sessions(service: MemoryApi, query: sessions.SessionsQuery) -> JSONResponse:

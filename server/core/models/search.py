@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, get_args
 
+from server.core.models.memories import MemoryFilter
+
 SearchMode = Literal["semantic", "keyword", "hybrid"]
 
 
@@ -69,6 +71,23 @@ class SearchResult:
     took_ms: float
     reranked_by: str | None = None
     rerank_skipped: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    """One search as POST /api/search, /api/recall and the MCP search tools ask for it: the
+    mode, the question, its filter and scores, and the working tree (`cwd`) whose verdicts
+    the hits carry (server/recall/search.py runs it). `min_similarity` None is the mode's
+    default: the measured cut-off for semantic search, 0 for hybrid."""
+
+    mode: SearchMode
+    query: str
+    limit: int
+    where: MemoryFilter
+    min_similarity: float | None = None
+    keyword_weight: float = 0.5
+    semantic_weight: float = 0.5
+    cwd: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
