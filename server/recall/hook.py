@@ -34,6 +34,12 @@
 Each hook's receipt (what it injected, server/service/receipts.py) is recorded here, before its
 answer goes back to the route, so the session's next hook counts it against the budget.
 
+A prompt is one read of the service and one write: `prompt_recall` reads the folder's project
+(found once, then handed on), the names no memory holds, the search, its evidence and the
+budget spent, in one transaction; `record_prompt_turn` writes the receipt and the journal's
+prompt in one. This module chooses what is shown (the cut-off, the index's candidates: see
+`prompt`); server/domain/context.py writes how it reads, for session start too.
+
 The project of a session is found from its `cwd`: the known project whose path is the folder or
 contains it, so a session started in a sub-folder of a repository still finds its memories.
 """
@@ -239,12 +245,8 @@ class HookRecall:
                 floor_unknown=floor(named_unknown),
             )
         )
-        project, unknown, result, evidence = (
-            facts.project,
-            facts.unknown,
-            facts.result,
-            facts.evidence,
-        )
+        project, unknown = facts.project, facts.unknown
+        result, evidence = facts.result, facts.evidence
         threshold = named_unknown if unknown else self.threshold
         with_words = threshold if unknown else self.threshold_with_words
         seen = self.injected.of(session_id) if session_id else frozenset()
