@@ -45,8 +45,7 @@ def cmd_stats(args: argparse.Namespace, settings: Settings) -> int:
     async def run() -> Any:
         async with open_service(settings, needs_model=False) as service:
             if args.context:
-                project = await service.resolve_project(args.project) if args.project else None
-                return await service.context_report(project, days=args.days)
+                return await service.context_report(args.project, days=args.days)
             return await service.stats()
 
     try:

@@ -108,11 +108,12 @@ def test_the_way_in_does_not_import_the_way_out() -> None:
 
 def test_adapters_leave_the_project_to_the_service() -> None:
     """One project rule (server/service/projects.py), applied by the service to what a request
-    names: an adapter hands the project over as the user wrote it and never resolves it."""
+    names: an adapter or a command hands the project over as the user wrote it and never
+    resolves it."""
     offenders = [
         f"{name}:{node.lineno}"
         for name, path in modules().items()
-        if under(name, ("server.adapters",))
+        if under(name, ("server.adapters", "server.cli"))
         for node in ast.walk(ast.parse(path.read_text()))
         if isinstance(node, ast.Attribute) and node.attr in ("resolve_project", "project_at_folder")
     ]
