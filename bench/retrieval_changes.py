@@ -66,10 +66,10 @@ sys.path.insert(0, str(ROOT))
 from server.core.config import Settings, load_settings  # noqa: E402
 from server.core.models.memories import MemoryFilter  # noqa: E402
 from server.core.models.search import SearchResult  # noqa: E402
+from server.domain.context import INDEX_HEADING  # noqa: E402
 from server.ingest.documents import import_claude_ai, import_text  # noqa: E402
 from server.ingest.importer import ImportFilters, SessionImporter  # noqa: E402
 from server.recall.hook import HookRecall, PromptAnswer  # noqa: E402
-from server.recall.text import INDEX_HEADING  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.store.tx import transaction  # noqa: E402

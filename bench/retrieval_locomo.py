@@ -72,9 +72,8 @@ from server.core.config import Secret, Settings, load_settings  # noqa: E402
 from server.core.models.memories import MemoryFilter, NewMemory  # noqa: E402
 from server.core.models.receipts import estimated_tokens  # noqa: E402
 from server.core.validation import content_hash  # noqa: E402
-from server.domain.context import flat  # noqa: E402
+from server.domain.context import INDEX_HEADING, flat  # noqa: E402
 from server.recall.hook import HookRecall, PromptAnswer  # noqa: E402
-from server.recall.text import INDEX_HEADING  # noqa: E402
 from server.service.memory import MemoryService  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from server.service.supersessions import link_new_memories  # noqa: E402

@@ -9,7 +9,7 @@
   better, `asked_elsewhere`), CLAUDE_MEMORY_RECALL_MAX_HITS of them within
   CLAUDE_MEMORY_RECALL_MAX_CHARS (a long one as its statements that name the prompt's words,
   the room that saves going to hits after them, up to CLAUDE_MEMORY_RECALL_ROOM_HITS:
-  server/recall/text.py). Beneath them, in the same budget, the next candidates search found
+  server/domain/context.py). Beneath them, in the same budget, the next candidates search found
   (CLAUDE_MEMORY_RECALL_INDEX_LINES, none when the prompt is about another project) are
   listed one line each for the agent to open (`get_memory`) if they bear on the task: the
   bundled model decides what is shown in full, the agent what else it reads. No statement is
@@ -34,6 +34,12 @@
 Each hook's receipt (what it injected, server/service/receipts.py) is recorded here, before its
 answer goes back to the route, so the session's next hook counts it against the budget.
 
+A prompt is one read of the service and one write: `prompt_recall` reads the folder's project
+(found once, then handed on), the names no memory holds, the search, its evidence and the
+budget spent, in one transaction; `record_prompt_turn` writes the receipt and the journal's
+prompt in one. This module chooses what is shown (the cut-off, the index's candidates: see
+`prompt`); server/domain/context.py writes how it reads, for session start too.
+
 The project of a session is found from its `cwd`: the known project whose path is the folder or
 contains it, so a session started in a sub-folder of a repository still finds its memories.
 """
@@ -52,10 +58,10 @@ from server.core.access import current_viewer, viewer_key
 from server.core.config import Settings
 from server.core.models.journal import JournalPrompt
 from server.core.models.lessons import Lesson
-from server.core.models.memories import MemoryFilter
 from server.core.models.receipts import CHARS_PER_TOKEN, Injection, estimated_tokens
-from server.core.models.search import SearchHit
+from server.core.models.search import PromptRead, SearchHit
 from server.core.models.views import StartupContext
+from server.domain.context import PromptLayout, prompt_markdown
 from server.domain.lessons import reason, reminder
 from server.domain.use_judge import FETCH_TOOLS
 from server.ingest.gemini_messages import without_hook_context
@@ -68,7 +74,6 @@ from server.recall.cutoff import (
     learned_order,
     words_needed,
 )
-from server.recall.text import INDEX_STATEMENT_CHARS, index_markdown, recall_markdown
 from server.recall.working_tree import WORKING_TREES, R, Recalled, hook_check_items
 from server.service.face import RecallApi
 from server.worktree.context_check import memory_ids_in
@@ -83,11 +88,6 @@ MAX_SESSIONS = 10_000
 # Less room than this (in characters) for a session-start context or a lesson is none: a title
 # and no memory is noise.
 MIN_CONTEXT_CHARS = 200
-# Room kept for an index line (label and statement).
-INDEX_LINE_CHARS = INDEX_STATEMENT_CHARS + 60
-# Index lines always kept room for, out of the hits' share, when there are candidates
-# (chosen on the team corpus: docs/benchmarks-history.md, "#67: an index beneath the hits").
-INDEX_LINES_KEPT = 2
 
 
 class InjectedMemories:
@@ -216,28 +216,40 @@ class HookRecall:
     async def prompt(
         self, session_id: str, cwd: str, prompt: str, prompt_id: str = ""
     ) -> PromptAnswer:
-        """Context for one prompt and the ids of the memories in it; empty if none fit."""
+        """Context for one prompt and the ids of the memories in it (empty if none fit), the
+        prompt journaled with its receipt: one read of the service, one write."""
         query = without_hook_context(prompt).strip()[:MAX_QUERY_CHARS]
         if len(query) < MIN_PROMPT_CHARS:
+            if _journaled(session_id, prompt_id, prompt):
+                project = await self.project_for(cwd)
+                await self._record_turn(None, _entry(session_id, prompt_id, prompt, project))
             return PromptAnswer("", [], [])
-        project = await self.project_for(cwd)
-        # A prompt about a thing no memory mentions asks for a closer match (prompt_names.py).
-        unknown = await self.service.unknown_names(query)
-        threshold = max(self.threshold, UNKNOWN_NAME_THRESHOLD) if unknown else self.threshold
-        with_words = threshold if unknown else self.threshold_with_words
         gate = self.rerank_min_score
-        # Down to the lowest similarity that can count: a hit below the cut-off may hold the
-        # prompt's words where the word index does not see them (inside an identifier). A
-        # reranker gating the hook judges hits the bundled model scores lower still.
-        result = await self.service.search_hybrid(
-            query,
-            limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
-            min_similarity=with_words if gate is None else min(with_words, self.rerank_floor),
-            where=MemoryFilter(project=project, with_general=True),
-            hook=True,
+        # A prompt about a thing no memory mentions asks for a closer match (prompt_names.py).
+        named_unknown = max(self.threshold, UNKNOWN_NAME_THRESHOLD)
+
+        def floor(with_words: float) -> float:
+            # Down to the lowest similarity that can count: a hit below the cut-off may hold
+            # the prompt's words where the word index does not see them (inside an
+            # identifier). A reranker gating the hook judges hits the bundled model scores
+            # lower still.
+            return with_words if gate is None else min(with_words, self.rerank_floor)
+
+        facts = await self.service.prompt_recall(
+            PromptRead(
+                query,
+                cwd,
+                session_id,
+                limit=min(self.max_hits * CANDIDATES_PER_HIT, 100),
+                floor=floor(self.threshold_with_words),
+                floor_unknown=floor(named_unknown),
+            )
         )
+        project, unknown = facts.project, facts.unknown
+        result, evidence = facts.result, facts.evidence
+        threshold = named_unknown if unknown else self.threshold
+        with_words = threshold if unknown else self.threshold_with_words
         seen = self.injected.of(session_id) if session_id else frozenset()
-        evidence = await self.service.recall_evidence(query, _ids(result.hits), project)
         # Hits already injected too: one that counts still brings the version that replaced it.
         hits = learned_order(result.hits, evidence.use_factors)
         shares = evidence.term_shares
@@ -280,38 +292,18 @@ class HookRecall:
         vetted, drift = await self.trees.checked(cwd, wanted)
         kept = {hit.id for hit in vetted}
         checked = [hit for hit in vetted if hit.id in taken]
-        room = await self._room(session_id, self.prompt_tokens) if vetted else 0
-        budget = min(self.max_chars, room)
+        room = self._room_left(session_id, self.prompt_tokens, facts.spent_tokens) if vetted else 0
         viewer = current_viewer()
-        name = viewer.name if viewer else None
-        said: set[str] = set()
-        listing = [hit for hit in candidates if hit.id in kept]
-
-        def in_full(room: int, said: set[str]) -> tuple[str, list[int]]:
-            return recall_markdown(
-                checked,
-                room,
-                drift,
-                query,
-                name,
-                statements=self.statements,
-                first=self.max_hits,
-                said=said,
-            )
-
-        # The hits in full take what they need of the budget, less room for the first index
-        # lines when they would fill it; the index gets what they leave.
-        reserve = min(len(listing), INDEX_LINES_KEPT, self.index_lines) * INDEX_LINE_CHARS
-        text, shown = in_full(budget, said)
-        if reserve and len(text) > budget - reserve:
-            said = set()
-            text, shown = in_full(budget - reserve, said)
-        # Hits that passed the cut-off but found no room above come first in the index.
-        left = [hit for hit in checked if hit.id not in set(shown)] + listing
-        index, listed = index_markdown(
-            left, budget - len(text), query, name, said, self.index_lines, titled=bool(text)
+        told = prompt_markdown(
+            checked,
+            [hit for hit in candidates if hit.id in kept],
+            min(self.max_chars, room),
+            drift,
+            query,
+            viewer.name if viewer else None,
+            PromptLayout(self.statements, self.max_hits, self.index_lines),
         )
-        text += index
+        text, shown, listed = told.markdown, told.shown, told.listed
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])
         if session_id and shown:
             self.injected.add(session_id, shown)
@@ -342,8 +334,13 @@ class HookRecall:
             prompt_id=prompt_id,
             listed_ids=listed,
         )
-        if text:
-            await self._keep(receipt)
+        entry = (
+            _entry(session_id, prompt_id, prompt, project)
+            if _journaled(session_id, prompt_id, prompt)
+            else None
+        )
+        # Before the answer: the session's next hook counts the receipt.
+        await self._record_turn(receipt if text else None, entry)
         return PromptAnswer(text, shown, check, listed)
 
     def _left_to_the_hook(self, cwd: str, shown: Sequence[Recalled]) -> list[Any]:
@@ -353,21 +350,14 @@ class HookRecall:
             return []
         return hook_check_items(shown)
 
-    async def record_prompt(self, session_id: str, cwd: str, prompt_id: str, prompt: str) -> None:
-        """Journal a prompt the UserPromptSubmit hook saw, keyed by Claude Code's prompt id.
-
-        Without a prompt id (Claude Code before 2.1.196) the prompt is left to the import of
-        the transcript, which keys it the same way, so it is never stored twice. A failure is
-        logged: journaling never costs the user their recall.
-        """
-        if not (session_id and prompt_id and prompt.strip()):
-            return
+    async def _record_turn(self, receipt: Injection | None, entry: JournalPrompt | None) -> None:
+        """Record what a prompt left (its receipt, its journal entry) in one write; a failure is
+        logged: neither costs the user their recall."""
         try:
-            project = await self.project_for(cwd) or ""
-            entry = JournalPrompt(session_id, prompt_id, prompt, datetime.now(UTC), project)
-            await self.service.record_prompts([entry])
+            await self.service.record_prompt_turn(receipt, entry)
         except Exception:
-            logger.exception("could not journal a prompt of session %s", session_id)
+            session = receipt.session_id if receipt else entry.session_id if entry else ""
+            logger.exception("could not record a prompt of session %s", session)
 
     async def lessons_before(
         self, session_id: str, cwd: str, tool: str, tool_input: Any
@@ -395,12 +385,17 @@ class HookRecall:
         """Characters a hook may inject: `tokens` of its own budget, within what the session
         has left of CLAUDE_MEMORY_CONTEXT_SESSION_TOKENS by its receipts (a session without an
         id, or with receipts off, has only the hook's own budget)."""
+        spent = 0
         if session_id:
             try:
                 spent = await self.service.injected_tokens(session_id)
             except Exception:  # never cost the user their context over a receipt read
                 logger.exception("could not read what session %s was given", session_id)
-                spent = 0
+        return self._room_left(session_id, tokens, spent)
+
+    def _room_left(self, session_id: str, tokens: int, spent: int) -> int:
+        """`_room` once the session's `spent` tokens are known."""
+        if session_id:
             tokens = min(tokens, self.session_tokens - spent)
         return max(tokens, 0) * CHARS_PER_TOKEN
 
@@ -441,5 +436,12 @@ def _opened_memory(payload: dict[str, Any]) -> int | None:
     return memory_id if isinstance(memory_id, int) and not isinstance(memory_id, bool) else None
 
 
-def _ids(hits: Sequence[SearchHit]) -> list[int]:
-    return [hit.id for hit in hits]
+def _journaled(session_id: str, prompt_id: str, prompt: str) -> bool:
+    """Whether a prompt the hook saw goes in the journal: keyed by Claude Code's prompt id.
+    Without one (Claude Code before 2.1.196) it is left to the import of the transcript, which
+    keys it the same way, so it is never stored twice."""
+    return bool(session_id and prompt_id and prompt.strip())
+
+
+def _entry(session_id: str, prompt_id: str, prompt: str, project: str | None) -> JournalPrompt:
+    return JournalPrompt(session_id, prompt_id, prompt, datetime.now(UTC), project or "")

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         ReceiptPage,
         SessionWork,
     )
-    from server.core.models.search import RecallEvidence, SearchResult
+    from server.core.models.search import PromptFacts, PromptRead, RecallEvidence, SearchResult
     from server.core.models.sessions import SessionPage
     from server.core.models.stats import Stats
     from server.core.models.views import (
@@ -276,13 +276,20 @@ class RecallApi(MemoryApi, Protocol):
     """The face plus what only the hooks' server side (server/recall/hook.py) asks: REST and
     MCP are typed against `MemoryApi` and cannot reach these."""
 
-    async def unknown_names(self, text: str) -> list[str]: ...
-
     async def claim_folder(self, folder: str) -> FolderProject | None: ...
+
+    # The parts of `prompt_recall`, each on its own (tests and benches weigh them apart).
+    async def unknown_names(self, text: str) -> list[str]: ...
 
     async def recall_evidence(
         self, query: str, memory_ids: Sequence[int], project: str | None = None
     ) -> RecallEvidence: ...
+
+    async def prompt_recall(self, read: PromptRead) -> PromptFacts: ...
+
+    async def record_prompt_turn(
+        self, receipt: Injection | None, prompt: JournalPrompt | None
+    ) -> None: ...
 
     async def injected_tokens(self, session_id: str) -> int: ...
 

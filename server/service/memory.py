@@ -30,7 +30,7 @@ from server.core.models.memories import (
     TagCount,
 )
 from server.core.models.receipts import ReceiptFilter
-from server.core.models.search import RecallEvidence, SearchResult
+from server.core.models.search import PromptFacts, PromptRead, RecallEvidence, SearchResult
 from server.core.models.stats import Stats
 from server.core.models.views import (
     MemoryCheck,
@@ -75,7 +75,7 @@ from server.store import memories as memory_store
 from server.store import project_folders as folder_store
 from server.store import receipts as receipt_store
 from server.store import stats as stats_store
-from server.store.tx import Pool, committed_state, ping, transaction
+from server.store.tx import Pool, committed_state, one_read, ping, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -156,6 +156,12 @@ class MemoryService(
     ) -> SearchResult:
         """Memories containing the query's words or exact identifiers, most relevant first."""
         checked = check_filter(await self._scoped(where or MemoryFilter()))
+        return await self._keyword(query, checked, limit=limit, use_prior=use_prior)
+
+    async def _keyword(
+        self, query: str, checked: MemoryFilter, *, limit: int, use_prior: bool
+    ) -> SearchResult:
+        """`search_keyword` within a filter already checked, its project resolved."""
         return await self.cache.get_or_load(
             ("keyword", query, limit, checked, use_prior),
             lambda: self.searcher.keyword(query, checked, limit=limit, use_prior=use_prior),
@@ -178,6 +184,40 @@ class MemoryService(
                 else (0.0, 0.0)
             )
         return RecallEvidence(factors, shares, here, elsewhere)
+
+    async def prompt_recall(self, read: PromptRead) -> PromptFacts:
+        """Everything prompt recall reads for one prompt, in one read-only transaction
+        (server/store/tx.py `one_read`): the project of the session's folder, found once and
+        handed on (`project_at_folder`); the names the prompt gives that no memory holds; the
+        hybrid search in that project and general knowledge, down to the floor those names
+        set, for a hook (its reranker settings); the evidence on its hits (`recall_evidence`);
+        and what the session's budget has spent (`injected_tokens`: 0, logged, when that one
+        read fails, so a receipt never costs the user their recall)."""
+        async with one_read(self.pool):
+            project = await self.project_at_folder(read.folder)
+            unknown = await self.unknown_names(read.query)
+            result = await self._hybrid(
+                read.query,
+                check_filter(MemoryFilter(project=project, with_general=True)),
+                limit=read.limit,
+                min_similarity=read.floor_unknown if unknown else read.floor,
+                hook=True,
+            )
+            evidence = await self.recall_evidence(
+                read.query, [hit.id for hit in result.hits], project
+            )
+            spent = await self._spent_tokens(read.session_id)
+        return PromptFacts(project, unknown, result, evidence, spent)
+
+    async def _spent_tokens(self, session_id: str) -> int:
+        """`injected_tokens` of a session (0 without an id, or when the read fails)."""
+        if not session_id:
+            return 0
+        try:
+            return await self.injected_tokens(session_id)
+        except Exception:  # never cost the user their context over a receipt read
+            logger.exception("could not read what session %s was given", session_id)
+            return 0
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names (tools, services, identifiers) `text` mentions that no memory holds."""
@@ -204,6 +244,30 @@ class MemoryService(
         it cannot answer.
         """
         checked = check_filter(await self._scoped(where or MemoryFilter()))
+        return await self._hybrid(
+            query,
+            checked,
+            limit=limit,
+            keyword_weight=keyword_weight,
+            semantic_weight=semantic_weight,
+            min_similarity=min_similarity,
+            use_prior=use_prior,
+            hook=hook,
+        )
+
+    async def _hybrid(
+        self,
+        query: str,
+        checked: MemoryFilter,
+        *,
+        limit: int,
+        keyword_weight: float = 0.5,
+        semantic_weight: float = 0.5,
+        min_similarity: float = 0.0,
+        use_prior: bool = True,
+        hook: bool = False,
+    ) -> SearchResult:
+        """`search_hybrid` within a filter already checked, its project resolved."""
         fetch = self.reranking.candidates(limit, hook=hook)
         key = ("hybrid", query, fetch, keyword_weight, semantic_weight, min_similarity, checked)
         try:
@@ -221,7 +285,7 @@ class MemoryService(
             )
         except EmbeddingUnavailable as exc:
             logger.warning("hybrid search answered by keywords alone: %s", exc.message)
-            return await self.search_keyword(query, limit=limit, where=where, use_prior=use_prior)
+            return await self._keyword(query, checked, limit=limit, use_prior=use_prior)
         return await self.reranking.reorder(fused, limit=limit, hook=hook)
 
     async def related(self, memory_id: int, *, limit: int = 3) -> list[RelatedMemory]:

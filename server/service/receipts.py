@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from server.core.config import Settings
 from server.core.errors import InvalidInput
+from server.core.models.journal import JournalPrompt
 from server.core.models.output import preview
 from server.core.models.receipts import (
     INJECTION_HOOKS,
@@ -29,10 +30,12 @@ from server.core.models.receipts import (
     Verdict,
 )
 from server.core.validation import MAX_PAGE, blank_to_none, check_limit
+from server.service.journal import redacted_prompt
 from server.service.projects import ProjectRule
+from server.store import journal as journal_store
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
-from server.store.tx import Pool, transaction
+from server.store.tx import Conn, Pool, transaction
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +43,8 @@ PRUNE_EVERY_SECONDS = 3_600.0
 
 
 class Receipts(ProjectRule):
-    """`record_injection`, `injected_tokens`, `receipts` and `context_report`, for
-    MemoryService."""
+    """`record_injection`, `record_prompt_turn`, `injected_tokens`, `receipts` and
+    `context_report`, for MemoryService."""
 
     pool: Pool
     settings: Settings
@@ -50,18 +53,41 @@ class Receipts(ProjectRule):
     async def record_injection(self, injection: Injection) -> bool:
         """Keep a receipt of `injection` (nothing when it injected nothing or receipts are
         off); whether one was stored."""
-        days = self.settings.receipts_retention_days
-        if days <= 0 or injection.chars <= 0:
+        if not self._keeps(injection):
             return False
-        now = datetime.now(UTC)
         async with transaction(self.pool) as conn:
-            await receipt_store.insert(conn, injection, now)
-            if time.monotonic() - self._receipts_pruned_at > PRUNE_EVERY_SECONDS:
-                self._receipts_pruned_at = time.monotonic()
-                pruned = await receipt_store.prune(conn, now - timedelta(days=days))
-                if pruned:
-                    logger.info("pruned %d receipts older than %d days", pruned, days)
+            await self._insert_receipt(conn, injection)
         return True
+
+    async def record_prompt_turn(
+        self, receipt: Injection | None, prompt: JournalPrompt | None
+    ) -> None:
+        """What one prompt leaves, in one transaction: the receipt of what its hook injected
+        (as `record_injection` keeps it) and the prompt in the journal (as `record_prompts`
+        stores it); either may be None."""
+        keep = receipt is not None and self._keeps(receipt)
+        if not keep and prompt is None:
+            return
+        async with transaction(self.pool) as conn:
+            if keep and receipt is not None:
+                await self._insert_receipt(conn, receipt)
+            if prompt is not None:
+                await journal_store.insert_prompts(conn, [redacted_prompt(prompt)])
+
+    def _keeps(self, injection: Injection) -> bool:
+        """Whether a receipt of `injection` is kept: it injected something, receipts are on."""
+        return self.settings.receipts_retention_days > 0 and injection.chars > 0
+
+    async def _insert_receipt(self, conn: Conn, injection: Injection) -> None:
+        """Insert the receipt and, at most hourly per process, prune those past retention."""
+        days = self.settings.receipts_retention_days
+        now = datetime.now(UTC)
+        await receipt_store.insert(conn, injection, now)
+        if time.monotonic() - self._receipts_pruned_at > PRUNE_EVERY_SECONDS:
+            self._receipts_pruned_at = time.monotonic()
+            pruned = await receipt_store.prune(conn, now - timedelta(days=days))
+            if pruned:
+                logger.info("pruned %d receipts older than %d days", pruned, days)
 
     async def injected_tokens(self, session_id: str) -> int:
         """Estimated tokens injected so far into the caller's session `session_id` (what its

@@ -7,9 +7,12 @@ on replacing the dead connections in the background.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 import psycopg
@@ -29,23 +32,97 @@ _UNAVAILABLE = "the database is unavailable right now; try again in a moment"
 REFUSED_SQLSTATE = "CM403"
 
 
+@dataclass(frozen=True, slots=True)
+class _OneRead:
+    """The transaction `one_read` opened, and the lock its parts take it by, one at a time."""
+
+    pool: Pool
+    conn: Conn
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+# The read the current task (and the tasks it started) runs its transactions in, if any.
+_READ: ContextVar[_OneRead | None] = ContextVar("claude_memory_read", default=None)
+# Whether the current task is inside one of that read's parts already (a part within a part).
+_IN_PART: ContextVar[bool] = ContextVar("claude_memory_read_part", default=False)
+
+
 @asynccontextmanager
 async def transaction(pool: Pool) -> AsyncIterator[Conn]:
     """One connection and one transaction: committed on success, rolled back on any error.
 
     Behind a transaction pooler the pool's settings open every transaction (server/db/pool.py).
     When a user is asking (server/core/access.py), the transaction acts for them: its inserts
-    are theirs and its reads see only what they may.
+    are theirs and its reads see only what they may. Inside `one_read` of the same pool, it is
+    a part of that read instead.
     """
+    shared = _READ.get()
+    if shared is not None and shared.pool is pool:
+        async with _part_of(shared) as conn:
+            yield conn
+        return
+    with _database_errors():
+        async with _opened(pool) as conn:
+            yield conn
+
+
+@asynccontextmanager
+async def one_read(pool: Pool) -> AsyncIterator[None]:
+    """One read-only transaction for everything read inside the block: each `transaction(pool)`
+    opened in it, by this task or the tasks it starts (a search's legs), is a part of it.
+
+    The parts take the connection one at a time, so legs that would have run on connections of
+    their own run one after another, and each part is a savepoint rolled back at its end: a
+    part leaves nothing behind, not even its `SET LOCAL` planner settings (server/store/
+    search.py), and a part that fails leaves the read usable (its caller decides). Nothing is
+    written inside: the transaction is read-only, so a write fails loudly. The prompt hook reads
+    this way (server/service/memory.py `prompt_recall`): one transaction a prompt, not one per
+    question it asks.
+    """
+    with _database_errors():
+        async with _opened(pool) as conn:
+            await conn.execute("SET TRANSACTION READ ONLY")
+            token = _READ.set(_OneRead(pool, conn))
+            try:
+                yield
+            finally:
+                _READ.reset(token)
+
+
+@asynccontextmanager
+async def _part_of(shared: _OneRead) -> AsyncIterator[Conn]:
+    """A part of `shared`'s read: the connection alone, in a savepoint rolled back after."""
+    if _IN_PART.get():  # already this task's: the part it is inside goes on
+        yield shared.conn
+        return
+    async with shared.lock:
+        token = _IN_PART.set(True)
+        try:
+            with _database_errors():
+                async with shared.conn.transaction(force_rollback=True):
+                    yield shared.conn
+        finally:
+            _IN_PART.reset(token)
+
+
+@asynccontextmanager
+async def _opened(pool: Pool) -> AsyncIterator[Conn]:
+    """A pooled connection in a transaction, with the pool's settings and the viewer's."""
     settings = getattr(pool, "transaction_settings", ())
     viewer = current_viewer()
+    async with pool.connection() as conn, conn.transaction():
+        if settings:
+            await conn.execute(settings_statement(settings, local=True))
+        if viewer is not None:
+            await act_for(conn, viewer.settings())
+        yield conn
+
+
+@contextmanager
+def _database_errors() -> Iterator[None]:
+    """psycopg's errors as the service's: an outage is `Unavailable`, a refusal `Forbidden`."""
     try:
-        async with pool.connection() as conn, conn.transaction():
-            if settings:
-                await conn.execute(settings_statement(settings, local=True))
-            if viewer is not None:
-                await act_for(conn, viewer.settings())
-            yield conn
+        yield
     except (psycopg.OperationalError, PoolTimeout) as exc:
         logger.warning("database unavailable: %s", type(exc).__name__)
         raise Unavailable(_UNAVAILABLE) from exc

@@ -26,9 +26,8 @@ import pytest
 from server.agents.registry import connect
 from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
-from server.domain.context import HEADER
+from server.domain.context import HEADER, INDEX_HEADING
 from server.jobs.hook_install import is_ours
-from server.recall.text import INDEX_HEADING
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port
 from tests.integration.acme_facts import FORCE_PUSH, STAGING, remember

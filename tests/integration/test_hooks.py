@@ -23,11 +23,10 @@ from server.app import create_app
 from server.core.config import Settings
 from server.core.errors import InvalidInput
 from server.core.models.memories import MemoryFilter
-from server.domain.context import HEADER
+from server.domain.context import HEADER, INDEX_HEADING
 from server.ingest.claude_code import CLAUDE_CODE
 from server.ingest.session_imports import SessionImports, import_session
 from server.jobs.hook_install import hook_command
-from server.recall.text import INDEX_HEADING
 from server.service.memory import MemoryService
 from tests.db_fixtures import TOKEN, free_port, serving
 from tests.fixture_sessions import S3, S3_FILE

@@ -14,7 +14,7 @@ import pytest
 from fastmcp import Client
 
 from server.core.models.receipts import ReceiptFilter
-from server.recall.text import INDEX_HEADING
+from server.domain.context import INDEX_HEADING
 from server.service.memory import MemoryService
 from tests.integration.acme_facts import PROJECT_PATH
 from tests.integration.hook_runs import context_of, payload, run_hook

@@ -26,8 +26,8 @@ from server.core.errors import StartupError
 from server.core.models.memories import MemoryFilter
 from server.core.models.receipts import ReceiptFilter
 from server.core.models.search import SearchResult
+from server.domain.context import INDEX_HEADING
 from server.recall.hook import HookRecall
-from server.recall.text import INDEX_HEADING
 from server.service.memory import MemoryService
 from server.service.rerank import load_reranker
 from tests.db_fixtures import free_port, serving

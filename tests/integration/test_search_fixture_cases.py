@@ -16,8 +16,8 @@ import pytest
 
 from server.core.models.memories import MemoryFilter
 from server.core.models.search import SearchHit
+from server.domain.context import INDEX_HEADING
 from server.recall.cutoff import words_needed
-from server.recall.text import INDEX_HEADING
 from server.service.memory import MemoryService
 from tests.integration.acme_facts import PROJECT_PATH, import_acme
 from tests.integration.hook_runs import context_of, payload, run_hook

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from server.core.models.search import SearchHit
+from server.domain.context import focused, recall_markdown
 from server.domain.statement_versions import topic_words
-from server.recall.text import focused, recall_markdown
 from tests.search_hits import note_hit
 
 HANDBOOK = (

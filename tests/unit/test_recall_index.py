@@ -3,8 +3,7 @@ statement said once in the whole text, and memory text that cannot print a label
 
 from __future__ import annotations
 
-from server.domain.context import as_data
-from server.recall.text import INDEX_HEADING, index_markdown, recall_markdown
+from server.domain.context import INDEX_HEADING, as_data, index_markdown, recall_markdown
 from tests.search_hits import note_hit
 
 QUIET = "E_QUIET_HOURS means the pager is muted between 22:00 and 07:00 for non-critical alerts."

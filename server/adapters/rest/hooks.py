@@ -24,7 +24,6 @@ route; their shapes are in schemas/hooks.py.
 
 from __future__ import annotations
 
-from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute
 
@@ -59,17 +58,14 @@ def routes(recall: HookRecall, sessions: SessionImports) -> list[BaseRoute]:
         )
 
     async def prompt(body: hooks.PromptHook) -> JSONResponse:
+        # One read and one write of the service: the prompt is journaled with its receipt.
         recalled = await recall.prompt(body.session_id, body.cwd, body.prompt, body.prompt_id)
-        # Journaled after the answer is sent: Claude Code waits for this hook, not for that.
-        journal = BackgroundTask(
-            recall.record_prompt, body.session_id, body.cwd, body.prompt_id, body.prompt
-        )
         answer = {
             "additionalContext": recalled.markdown,
             "memory_ids": recalled.memory_ids,
             "check": recalled.check,
         }
-        return JSONResponse(answer, background=journal)
+        return JSONResponse(answer)
 
     async def pre_tool(body: hooks.PreToolHook) -> JSONResponse:
         found = await recall.lessons_before(

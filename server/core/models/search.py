@@ -102,3 +102,31 @@ class RecallEvidence:
     term_shares: dict[int, float]
     words_here: float = 0.0
     words_elsewhere: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class PromptRead:
+    """What prompt recall asks of the store for one prompt (MemoryService.prompt_recall):
+    the prompt's `query`, the session's `folder` (its project's) and `session_id` (its budget
+    spent), how many hits to fetch, and the lowest similarity that can count: `floor`, or
+    `floor_unknown` when the prompt names something no memory holds (server/recall/cutoff.py)."""
+
+    query: str
+    folder: str
+    session_id: str
+    limit: int
+    floor: float
+    floor_unknown: float
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFacts:
+    """All prompt recall reads for one prompt, in one transaction: the folder's `project`
+    (None: no project's), the names the prompt gives that no memory holds, the search's
+    `result`, the `evidence` on its hits, and the tokens the session was given so far."""
+
+    project: str | None
+    unknown: list[str]
+    result: SearchResult
+    evidence: RecallEvidence
+    spent_tokens: int
