@@ -8,7 +8,8 @@ object rather than parts each caller would have to name. Which file holds a verb
 
     file            class          public methods
     memory.py       MemoryService  search_semantic, search_keyword, search_hybrid,
-                                   recall_evidence, unknown_names, related, versions,
+                                   recall_evidence, prompt_recall, unknown_names,
+                                   related, versions,
                                    find_duplicates, list_memories, tags, vectors_waiting,
                                    reset_distill_failures, stats, export, projects,
                                    recent_context, startup_context, database_ok,
@@ -20,7 +21,8 @@ object rather than parts each caller would have to name. Which file holds a verb
     views.py        Views          anchors, timeline, sessions, preferences
     journal.py      ToolJournal    record_calls, record_prompts, journal
     lessons.py      Lessons        lessons, add_lesson, update_lesson, lessons_for_call
-    receipts.py     Receipts       record_injection, injected_tokens, context_report, receipts
+    receipts.py     Receipts       record_injection, record_prompt_turn, injected_tokens,
+                                   context_report, receipts
     uses.py         Uses           judge_injections, open_listed
     promotions.py   Promotions     promoted_lines, record_promoted, use_records
     projects.py     ProjectRule    resolve_project, session_folders, project_at_folder,
