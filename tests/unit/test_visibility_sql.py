@@ -86,6 +86,7 @@ EXEMPT: dict[str, str] = {
     "supersessions.set_link": LINK,
     "supersessions.confirm_link": LINK,
     "supersessions.reject_link": LINK,
+    "supersessions.cut_links_across_projects": LINK,
     "supersessions.chain_reaches": LINK,
     "supersessions.history": "version ids only; the versions are read through get_many",
     "supersessions.backfill_batch": JOB,
