@@ -6,9 +6,15 @@ tests/integration/test_agent_model_distill.py:
 - `--ephemeral`: no session file is written; `--ignore-user-config`, `--ignore-rules`: none of
   the user's config.toml (so none of their MCP servers, hooks or profiles) or exec rules;
   `-c mcp_servers={}` besides; `-s read-only`.
-- Tools off: the shell and exec tools, image viewing, web search, sub-agents and goals are
-  turned off with `-c features.*`/`web_search`; Codex 0.169 still offers `request_user_input`,
-  which in `exec` has nobody to ask and acts on nothing.
+- Tools off: the shell and exec tools, image viewing, web search, sleep, sub-agents and goals
+  are turned off with `-c features.*`/`web_search`, and no MCP server is configured. KNOWN GAP,
+  seen in the request the model receives (tests/integration/test_agent_model_distill.py): with
+  a model Codex 0.169's catalogue knows (its default among them) it still offers, in an
+  `additional_tools` input item, code mode's `exec`/`wait` (JavaScript in an isolate with
+  "no Node, no file system, no network" and, the shell being off, no nested tool to call),
+  `request_user_input`/`request_user_input_async` (nobody to ask in `exec`) and the
+  `collaboration` tools that start sub-agents with those same tools; no `features.*` setting
+  removes them. With a model it does not know, only `request_user_input` is left.
 - Our system prompt goes as `developer_instructions` (after Codex's own base instructions,
   which `exec` always sends); the transcript on stdin (`-`).
 - The model: the CLI's own default unless CLAUDE_MEMORY_LLM_MODEL names one, with low reasoning
@@ -42,6 +48,7 @@ TOOLS_OFF = (
     'web_search="disabled"',
     "features.multi_agent=false",
     "features.goals=false",
+    "features.sleep_tool=false",
     "features.default_mode_request_user_input=false",
 )
 
