@@ -161,6 +161,22 @@ class CliModel:
     # Whether the prompt goes on stdin; a CLI that reads it only from its command line gets it
     # in `argv` (and a window small enough for one argument: Provider.context_tokens).
     prompt_on_stdin: ClassVar[bool] = True
+    # Signs that the user has signed in to the CLI (`signed_in`): a variable the CLI takes a
+    # key or token from, or a file it writes when they log in.
+    login_variables: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
+        """The files the CLI keeps a login in (none known by default)."""
+        return []
+
+    @classmethod
+    def signed_in(cls, environ: Mapping[str, str], home: Path) -> bool:
+        """Whether the user looks signed in to this CLI, from its files and environment only
+        (nothing is run or asked over the network): `llm offers` says so, nothing more."""
+        if any(environ.get(variable, "").strip() for variable in cls.login_variables):
+            return True
+        return any(path.is_file() for path in cls.login_files(environ, home))
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         """The command line; `prompt` is in it only when the CLI cannot read it on stdin."""
@@ -394,6 +410,26 @@ def consent_sentence(name: str, model: str) -> str:
         f" your own `{provider.executable}` login (at most the per-run caps; sessions of other"
         " agents are never sent to it); `claude-memory llm off` stops it."
     )
+
+
+def offers(provider_set: str, environ: Mapping[str, str], home: Path) -> list[str]:
+    """While no agent's model is on (`provider_set` is the configured provider), one line per
+    agent whose CLI is installed and signed in: what `llm use` would send where. It only says
+    so: consent is the user running that command (`doctor` and quickstart.sh print these)."""
+    if provider_set in models():
+        return []
+    lines = []
+    for name, model in sorted(models().items()):
+        provider = model.provider
+        installed = shutil.which(provider.executable, path=environ.get("PATH")) is not None
+        if installed and model.signed_in(environ, home):
+            lines.append(
+                f"{provider.label} is installed and signed in: `claude-memory llm use {name}`"
+                f" would have {provider.company}'s model distil your {provider.label} sessions,"
+                f" their redacted text sent through your own `{provider.executable}` login, one"
+                " request per session within the per-run caps. Nothing is sent unless you run it."
+            )
+    return lines
 
 
 def model_name(name: str, configured: str) -> str:

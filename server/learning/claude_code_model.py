@@ -7,6 +7,10 @@ servers, our hooks never run in it, and no transcript of it is kept.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,
@@ -35,6 +39,20 @@ class ClaudeCodeModel(CliModel):
     """
 
     provider = CLAUDE_CODE
+    login_variables = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+
+    @classmethod
+    def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
+        """Where Claude Code keeps its login on Linux (macOS keeps it in the keychain, and
+        `~/.claude.json` then names the account)."""
+        configured = environ.get("CLAUDE_CONFIG_DIR")
+        folder = Path(configured).expanduser() if configured else home / ".claude"
+        account = home / ".claude.json"
+        try:
+            named = "oauthAccount" in json.loads(account.read_text(encoding="utf-8"))
+        except (OSError, ValueError, TypeError):
+            named = False
+        return [folder / ".credentials.json", *([account] if named else [])]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [

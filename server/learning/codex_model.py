@@ -28,6 +28,8 @@ is `turn.failed` or an `error` event.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from pathlib import Path
 
 from server.learning.agent_models import CliAnswer, CliModel, Provider, whole_number
 from server.learning.llm import LlmUnavailable
@@ -55,6 +57,13 @@ TOOLS_OFF = (
 
 class CodexModel(CliModel):
     provider = CODEX
+    login_variables = ("CODEX_API_KEY",)
+
+    @classmethod
+    def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
+        """`auth.json`, which `codex login` writes (ChatGPT sign-in or API key alike)."""
+        configured = environ.get("CODEX_HOME")
+        return [(Path(configured).expanduser() if configured else home / ".codex") / "auth.json"]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         settings = [

@@ -28,6 +28,7 @@ a local stand-in of the Messages API there, and the test reads what it was sent.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from server.ingest.copilot import copilot_home
@@ -54,6 +55,20 @@ REPOSITORY_SETTINGS = Path(".github") / "copilot" / "settings.json"
 class CopilotModel(CliModel):
     provider = COPILOT
     prompt_on_stdin = False
+    login_variables = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+
+    @classmethod
+    def signed_in(cls, environ: Mapping[str, str], home: Path) -> bool:
+        """A token in the environment, or a user named in config.json after `/login` (the
+        token itself is in the system keychain)."""
+        if super().signed_in(environ, home):
+            return True
+        try:
+            config = json.loads((copilot_home(environ, home) / "config.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return False
+        users = ("logged_in_users", "last_logged_in_user")
+        return isinstance(config, dict) and any(config.get(key) for key in users)
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [

@@ -33,6 +33,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from server.learning.agent_models import CliAnswer, CliModel, Provider, json_object, whole_number
@@ -74,6 +75,14 @@ priority = 999
 
 class GeminiModel(CliModel):
     provider = GEMINI
+    login_variables = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
+
+    @classmethod
+    def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
+        """`oauth_creds.json`, which signing in with Google writes."""
+        configured = environ.get("GEMINI_CLI_HOME")  # as server/agents/gemini.py reads it
+        root = Path(configured).expanduser() if configured else home
+        return [root / ".gemini" / "oauth_creds.json"]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [
