@@ -342,6 +342,10 @@ class RunBudget:
     other_agents: dict[str, int] = field(default_factory=dict)
     deferred: int = 0
     cap: str | None = None
+    # Link review (server/learning/distill.py): pairs not shown because their older memory
+    # came from no session of this provider's agent, and reviews the token cap refused.
+    pairs_withheld: int = 0
+    reviews_capped: int = 0
 
     def allows_source(self, source: str) -> bool:
         if source in self.provider.sources:
@@ -367,6 +371,24 @@ class RunBudget:
         self.deferred += 1
         return False
 
+    def shown(self, older_agent: str | None) -> bool:
+        """Whether a link-review pair may go to this provider: its older memory came from a
+        session of this provider's agent too (the newer one always does); one from another
+        agent's session, or from none (saved by hand, imported from a file), is withheld."""
+        if older_agent in self.provider.sources:
+            return True
+        self.pairs_withheld += 1
+        return False
+
+    def admit_review(self, tokens: int) -> bool:
+        """Take one link-review request of `tokens` estimated prompt tokens, if the run's token
+        cap allows it (a review is no session: the session cap does not count it)."""
+        if self.input_tokens + tokens > self.max_input_tokens:
+            self.reviews_capped += 1
+            return False
+        self.input_tokens += tokens
+        return True
+
     def receipt(self) -> dict[str, object]:
         return {
             "provider": self.provider.name,
@@ -376,6 +398,18 @@ class RunBudget:
 
     def notes(self) -> list[str]:
         lines = []
+        if self.pairs_withheld:
+            lines.append(
+                f"link review: {self.pairs_withheld} pair(s) not sent to {self.provider.label}:"
+                " their older memory came from another agent's session or from none; the rules'"
+                " links stand for them"
+            )
+        if self.reviews_capped:
+            lines.append(
+                f"link review: {self.reviews_capped} review(s) not sent: the run's input token"
+                " cap (CLAUDE_MEMORY_LLM_MAX_INPUT_TOKENS_PER_RUN) was reached; the rules' links"
+                " stand for them"
+            )
         if self.cap:
             lines.append(
                 f"cap reached: {self.cap}; {self.deferred} session(s) left pending for the next run"

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -103,15 +104,28 @@ def distilled(text: str) -> str:
     return reply.content
 
 
+def judged(text: str) -> str:
+    """What a model answers to a link review holding `text`: NEW replaces OLD in every pair."""
+    count = len(re.findall(r"^Pair \d+$", text, re.M))
+    return json.dumps({"verdicts": [{"pair": n, "replaces": True} for n in range(1, count + 1)]})
+
+
 class DistillingClaude(ScriptedReply):
-    """The Messages API stand-in, answering each request as a distilling model would."""
+    """The Messages API stand-in, answering each request as a distilling model would (and a
+    link review with a verdict on each pair)."""
 
     def record(self, body: dict[str, Any]) -> int:
-        messages = [{"role": "user", "content": request_text(body)}]
-        answer = lessons_for(messages)
-        assert isinstance(answer, ContentReply)
-        self.reply = answer.content
+        text = request_text(body)
+        self.reply = judged(text) if "<pairs>" in text else distilled(text)
         return super().record(body)
+
+    @property
+    def distill_requests(self) -> list[dict[str, Any]]:
+        return [body for body in self.requests if "<transcript>" in request_text(body)]
+
+    @property
+    def review_requests(self) -> list[dict[str, Any]]:
+        return [body for body in self.requests if "<pairs>" in request_text(body)]
 
 
 class HookCalls(ScriptedModel):
@@ -227,18 +241,17 @@ async def test_claude_code_distills_each_session_in_one_request_with_no_tools_or
     assert summary.stopped is None, summary.stopped
     assert summary.distilled == CLAUDE_SESSIONS
     assert summary.memories_saved == len(LESSONS)
-    asked = claude_model.requests
-    assert len(asked) == CLAUDE_SESSIONS  # one request per session, no repair, no link review
-    for body in asked:
+    asked = claude_model.distill_requests
+    assert len(asked) == CLAUDE_SESSIONS  # one request per session, no repair
+    for body in claude_model.requests:
         assert body["tools"] == []
         assert "mcp_servers" not in body
         assert "haiku" in body["model"]
         assert SYSTEM_PROMPT in "\n".join(block["text"] for block in body["system"])
-        assert "<transcript>" in request_text(body)
     receipt = summary.llm or {}
     assert (receipt["provider"], receipt["calls"], receipt["sessions_sent"]) == (
         "claude-code",
-        CLAUDE_SESSIONS,
+        len(claude_model.requests),  # the sessions' and their link reviews'
         CLAUDE_SESSIONS,
     )
     assert receipt["cost_usd"] is not None and receipt["tokens_in"] > 0
@@ -333,6 +346,52 @@ async def test_a_codex_session_never_goes_to_claude_code(
     assert codex_ids <= still_pending
     assert not any(turn[:80] in sent for turn in codex_turns)
     assert any("codex session(s) left pending" in line for line in summary.left_pending)
+
+
+# Each close enough to the pnpm lesson to be put to the model (similarity 0.71 by the bundled
+# model), not so close as to be its duplicate.
+OLDER_FROM_CLAUDE = "acme-api uses npm for installs."
+OLDER_FROM_CODEX = "acme-api's package manager is npm; run npm install after pulling."
+
+
+async def test_link_review_asks_claude_code_only_about_pairs_from_claude_code_sessions(
+    service: MemoryService,
+    imported: Path,
+    child_env: dict[str, str],
+    claude_model: DistillingClaude,
+    tmp_path: Path,
+) -> None:
+    """Two older memories a new lesson could replace: one from a Claude Code session, one from
+    a Codex session. Claude Code is asked about the first pair, never shown the second."""
+    codex_root = Path(shutil.copytree(CODEX_FIXTURES, tmp_path / "codex-sessions"))
+    await SessionImporter(service, ImportFilters(min_length=0), agent=CODEX).run(codex_root)
+    queue = await service.learning.distill_queue()
+    sessions = {p.source: p.session_id for p in queue}
+    said_long_ago = datetime(2020, 1, 1, tzinfo=UTC)
+    for text, source in ((OLDER_FROM_CLAUDE, "claude-code"), (OLDER_FROM_CODEX, "codex")):
+        await service.save(
+            text,
+            project="acme-api",
+            kind="distilled",
+            session_id=sessions[source],
+            created_at=said_long_ago,
+            force=True,
+        )
+
+    summary = await distill_with_claude(service, child_env)
+    reviews = "\n".join(request_text(body) for body in claude_model.review_requests)
+
+    assert summary.stopped is None, summary.stopped
+    assert OLDER_FROM_CLAUDE in reviews
+    assert OLDER_FROM_CODEX not in json.dumps(claude_model.requests)
+    assert summary.links_reviewed >= 1 and summary.link_reviews_failed == 0
+    assert any(
+        "link review:" in line and "another agent's session" in line
+        for line in summary.left_pending
+    ), summary.left_pending
+    receipt = summary.llm or {}
+    assert receipt["calls"] == len(claude_model.requests)
+    assert receipt["sessions_sent"] == CLAUDE_SESSIONS
 
 
 class RateLimited(ScriptedModel):
