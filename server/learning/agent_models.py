@@ -30,7 +30,7 @@ import math
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -285,6 +285,31 @@ def json_object(stdout: str, label: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise LlmUnavailable(f"{label} printed an unexpected result: {stdout[-MAX_ERROR_CHARS:]}")
     return data
+
+
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a CLI's JSON-lines output (Codex's, Copilot's), other lines skipped."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            yield event
+
+
+def error_answer(label: str, code: object, message: object) -> LlmUnavailable:
+    """The error for a run whose one JSON result reports a failure (Claude Code's, Gemini
+    CLI's), quoting its code and message."""
+    return LlmUnavailable(f"{label} answered an error ({code}): {message}")
+
+
+def answer_or_error(answer: CliAnswer, errors: list[str], label: str) -> CliAnswer:
+    """The answer a JSON-lines run gave; LlmUnavailable quoting the last error it reported
+    when it gave no text."""
+    if errors and not answer.text:
+        raise LlmUnavailable(f"{label} answered an error: {errors[-1]}")
+    return answer
 
 
 def whole_number(value: object) -> int | None:

@@ -15,10 +15,11 @@ from server.learning.agent_models import (
     CliAnswer,
     CliModel,
     Provider,
+    error_answer,
     json_object,
     whole_number,
 )
-from server.learning.llm import LlmRateLimited, LlmUnavailable
+from server.learning.llm import LlmRateLimited
 
 CLAUDE_CODE = Provider(
     name="claude-code",
@@ -82,10 +83,8 @@ class ClaudeCodeModel(CliModel):
         if data.get("api_error_status") == 429 or data.get("api_error_type") == "rate_limit_error":
             raise LlmRateLimited(f"{self.provider.label} answered: {result}")
         if data.get("is_error") or data.get("subtype") not in (None, "success"):
-            raise LlmUnavailable(
-                f"{self.provider.label} answered an error"
-                f" ({data.get('api_error_status') or data.get('subtype')}): {result}"
-            )
+            code = data.get("api_error_status") or data.get("subtype")
+            raise error_answer(self.provider.label, code, result)
         usage = data.get("usage")
         if not isinstance(usage, dict):
             usage = {}

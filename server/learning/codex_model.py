@@ -31,8 +31,14 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from server.learning.agent_models import CliAnswer, CliModel, Provider, whole_number
-from server.learning.llm import LlmUnavailable
+from server.learning.agent_models import (
+    CliAnswer,
+    CliModel,
+    Provider,
+    answer_or_error,
+    json_events,
+    whole_number,
+)
 
 CODEX = Provider(
     name="codex",
@@ -91,13 +97,7 @@ class CodexModel(CliModel):
         text = ""
         usage: dict[str, object] = {}
         errors = []
-        for line in stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(event, dict):
-                continue
+        for event in json_events(stdout):
             kind = event.get("type")
             item = event.get("item")
             if kind == "item.completed" and isinstance(item, dict):
@@ -110,13 +110,12 @@ class CodexModel(CliModel):
                 errors.append(str(error.get("message") if isinstance(error, dict) else error))
             elif kind == "error" and not str(event.get("message", "")).startswith("Reconnecting"):
                 errors.append(str(event.get("message")))
-        if errors and not text:
-            raise LlmUnavailable(f"{self.provider.label} answered an error: {errors[-1]}")
-        return CliAnswer(
+        answer = CliAnswer(
             text=text,
             tokens_in=whole_number(usage.get("input_tokens")),
             tokens_out=whole_number(usage.get("output_tokens")),
         )
+        return answer_or_error(answer, errors, self.provider.label)
 
 
 MODEL = CodexModel

@@ -32,7 +32,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from server.ingest.copilot import copilot_home
-from server.learning.agent_models import CliAnswer, CliModel, Provider
+from server.learning.agent_models import (
+    CliAnswer,
+    CliModel,
+    Provider,
+    answer_or_error,
+    json_events,
+)
 from server.learning.llm import LlmUnavailable
 
 COPILOT = Provider(
@@ -108,23 +114,18 @@ class CopilotModel(CliModel):
     def parse(self, stdout: str) -> CliAnswer:
         text = ""
         errors = []
-        for line in stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(event, dict) or not isinstance(event.get("data"), dict):
+        for event in json_events(stdout):
+            if not isinstance(event.get("data"), dict):
                 continue
             data = event["data"]
             if event.get("type") == "assistant.message" and isinstance(data.get("content"), str):
                 text = data["content"] or text
             elif event.get("type") == "session.error":
                 errors.append(str(data.get("message") or data))
-        if errors and not text:
-            raise LlmUnavailable(f"{self.provider.label} answered an error: {errors[-1]}")
+        answer = answer_or_error(CliAnswer(text=text), errors, self.provider.label)
         if not text and stdout.strip():
             raise LlmUnavailable(f"{self.provider.label}: {stdout.strip()[-300:]}")
-        return CliAnswer(text=text)
+        return answer
 
 
 MODEL = CopilotModel

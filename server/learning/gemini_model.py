@@ -36,9 +36,15 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from server.learning.agent_models import CliAnswer, CliModel, Provider, json_object, whole_number
+from server.learning.agent_models import (
+    CliAnswer,
+    CliModel,
+    Provider,
+    error_answer,
+    json_object,
+    whole_number,
+)
 from server.learning.child import child_folder
-from server.learning.llm import LlmUnavailable
 
 GEMINI = Provider(
     name="gemini",
@@ -125,10 +131,7 @@ class GeminiModel(CliModel):
         data = json_object(stdout, self.provider.label)
         error = data.get("error")
         if isinstance(error, dict):
-            raise LlmUnavailable(
-                f"{self.provider.label} answered an error ({error.get('code')}):"
-                f" {error.get('message')}"
-            )
+            raise error_answer(self.provider.label, error.get("code"), error.get("message"))
         response = data.get("response")
         tokens_in = tokens_out = 0
         reported = False

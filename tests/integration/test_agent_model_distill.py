@@ -55,7 +55,7 @@ from tests.gemini_api_stub import request_text as gemini_request_text
 from tests.integration.acme_facts import SHARED_FIXTURES
 from tests.integration.distilling import LESSONS, lessons_for
 from tests.integration.hook_runs import payload, run_hook
-from tests.integration.processes import run_cli
+from tests.integration.processes import completed, run_cli
 from tests.llm_stub import ContentReply
 from tests.messages_stub import ScriptedReply
 from tests.responses_stub import ScriptedShell
@@ -171,18 +171,7 @@ def connect_to(agent: str, hook_calls: HookCalls, env: dict[str, str]) -> None:
 def run_agent(argv: list[str], env: dict[str, str], cwd: Path) -> str:
     """A plain headless session of an agent's CLI, as the user would run one: its output."""
     cwd.mkdir(exist_ok=True)
-    done = subprocess.run(
-        argv,
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return completed(argv, env, cwd)
 
 
 def reached(hook_calls: HookCalls) -> set[str]:
@@ -216,6 +205,12 @@ def child_env(
         NO_COLOR="1",
     )
     return env
+
+
+async def import_codex_sessions(service: MemoryService, tmp_path: Path) -> None:
+    """The Codex fixture sessions, copied and imported next to the Claude Code ones."""
+    codex_root = Path(shutil.copytree(CODEX_FIXTURES, tmp_path / "codex-sessions"))
+    await SessionImporter(service, ImportFilters(min_length=0), agent=CODEX).run(codex_root)
 
 
 async def distill_with_claude(
@@ -320,52 +315,30 @@ async def test_the_session_cap_stops_a_run_and_the_next_run_resumes(
     assert second.left_pending == []
 
 
-async def test_a_codex_session_never_goes_to_claude_code(
-    service: MemoryService,
-    imported: Path,
-    child_env: dict[str, str],
-    claude_model: DistillingClaude,
-    tmp_path: Path,
-) -> None:
-    codex_root = Path(shutil.copytree(CODEX_FIXTURES, tmp_path / "codex-sessions"))
-    await SessionImporter(service, ImportFilters(min_length=0), agent=CODEX).run(codex_root)
-    codex_pending = await service.learning.distill_queue()
-    codex_ids = {p.session_id for p in codex_pending if p.source == "codex"}
-    codex_turns = [
-        turn.content
-        for session_id in codex_ids
-        for turn in await service.learning.undistilled_turns(session_id)
-    ]
-
-    summary = await distill_with_claude(service, child_env)
-    sent = "\n".join(request_text(body) for body in claude_model.requests)
-    still_pending = {p.session_id for p in await service.learning.distill_queue()}
-
-    assert codex_ids, "the Codex fixture gave no session to distill"
-    assert summary.distilled == CLAUDE_SESSIONS
-    assert codex_ids <= still_pending
-    assert not any(turn[:80] in sent for turn in codex_turns)
-    assert any("codex session(s) left pending" in line for line in summary.left_pending)
-
-
 # Each close enough to the pnpm lesson to be put to the model (similarity 0.71 by the bundled
 # model), not so close as to be its duplicate.
 OLDER_FROM_CLAUDE = "acme-api uses npm for installs."
 OLDER_FROM_CODEX = "acme-api's package manager is npm; run npm install after pulling."
 
 
-async def test_link_review_asks_claude_code_only_about_pairs_from_claude_code_sessions(
+async def test_neither_a_codex_session_nor_a_memory_from_one_goes_to_claude_code(
     service: MemoryService,
     imported: Path,
     child_env: dict[str, str],
     claude_model: DistillingClaude,
     tmp_path: Path,
 ) -> None:
-    """Two older memories a new lesson could replace: one from a Claude Code session, one from
-    a Codex session. Claude Code is asked about the first pair, never shown the second."""
-    codex_root = Path(shutil.copytree(CODEX_FIXTURES, tmp_path / "codex-sessions"))
-    await SessionImporter(service, ImportFilters(min_length=0), agent=CODEX).run(codex_root)
+    """A Codex session stays pending. Two older memories a new lesson could replace, one from
+    a Claude Code session and one from a Codex session: the link review asks Claude Code about
+    the first pair and never shows it the second."""
+    await import_codex_sessions(service, tmp_path)
     queue = await service.learning.distill_queue()
+    codex_ids = {p.session_id for p in queue if p.source == "codex"}
+    codex_turns = [
+        turn.content
+        for session_id in codex_ids
+        for turn in await service.learning.undistilled_turns(session_id)
+    ]
     sessions = {p.source: p.session_id for p in queue}
     said_long_ago = datetime(2020, 1, 1, tzinfo=UTC)
     for text, source in ((OLDER_FROM_CLAUDE, "claude-code"), (OLDER_FROM_CODEX, "codex")):
@@ -379,11 +352,18 @@ async def test_link_review_asks_claude_code_only_about_pairs_from_claude_code_se
         )
 
     summary = await distill_with_claude(service, child_env)
+    sent = "\n".join(request_text(body) for body in claude_model.requests)
     reviews = "\n".join(request_text(body) for body in claude_model.review_requests)
+    still_pending = {p.session_id for p in await service.learning.distill_queue()}
 
+    assert codex_ids, "the Codex fixture gave no session to distill"
     assert summary.stopped is None, summary.stopped
+    assert summary.distilled == CLAUDE_SESSIONS
+    assert codex_ids <= still_pending
+    assert not any(turn[:80] in sent for turn in codex_turns)
+    assert any("codex session(s) left pending" in line for line in summary.left_pending)
     assert OLDER_FROM_CLAUDE in reviews
-    assert OLDER_FROM_CODEX not in json.dumps(claude_model.requests)
+    assert OLDER_FROM_CODEX not in sent
     assert summary.links_reviewed >= 1 and summary.link_reviews_failed == 0
     assert any(
         "link review:" in line and "another agent's session" in line
@@ -567,8 +547,7 @@ async def test_codex_distills_only_codex_sessions_with_its_tools_hooks_and_mcp_o
     hook_calls: HookCalls,
     tmp_path: Path,
 ) -> None:
-    codex_root = Path(shutil.copytree(CODEX_FIXTURES, tmp_path / "codex-sessions"))
-    await SessionImporter(service, ImportFilters(min_length=0), agent=CODEX).run(codex_root)
+    await import_codex_sessions(service, tmp_path)
     queue = await service.learning.distill_queue()
     codex_ids = {p.session_id for p in queue if p.source == "codex"}
     with DistillingCodex() as model:
