@@ -146,6 +146,8 @@ for agent in codex gemini opencode copilot; do
         say "$agent found: connect it with: claude-memory connect $agent"
     fi
 done
+# An agent's own model can distil your sessions: offered here, turned on only by you.
+"$CLI" llm offers 2>/dev/null | while IFS= read -r offer; do say "$offer"; done || true
 
 if confirm "run import and learning every hour" "$SCHEDULE"; then
     case "$(uname -s)" in

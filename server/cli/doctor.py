@@ -43,8 +43,14 @@ def cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     # The token checked is the one the agents will send: CLAUDE_MEMORY_TOKEN in this
     # environment, which is where they are started from (not the data dir's config file).
     report = diagnose(os.environ, Path.home(), Path.cwd(), default_url(settings))
+    # What `llm use` could turn on (#67): offered, never done here.
+    from server.learning.agent_models import offers
+
+    offered = offers(settings.llm_provider, os.environ, Path.home())
     if args.json:
-        print(json.dumps(as_json(report)))  # noqa: T201
+        print(json.dumps(as_json(report) | {"llm_offers": offered}))  # noqa: T201
     else:
         print(as_text(report), end="")  # noqa: T201
+        for line in offered:
+            print(f"offer: {line}")  # noqa: T201
     return 1 if report.problems else 0

@@ -1,10 +1,12 @@
-"""`claude-memory llm use NAME | off | status`: which model distils, with the user's say-so (#67).
+"""`claude-memory llm use NAME | off | offers | status`: which model distils, with consent (#67).
 
 `use` is the consent: it writes CLAUDE_MEMORY_LLM_PROVIDER to the data dir's config.env (the
 file server/core/config.py reads; nothing else in it changes) and says in one sentence what
 will be sent where. `off` removes that line, so distilling goes back to the local
 OpenAI-compatible endpoint (Ollama). `status` says which provider is on, where that came from,
-the caps, and the last run's receipt. Nothing here sends anything anywhere.
+the caps, and the last run's receipt. `offers` names each agent whose CLI is installed and
+signed in while none is on, and what `use` would send where (quickstart.sh and `doctor` print
+it). Nothing here sends anything anywhere.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ def add_llm_command(commands: Any) -> None:
     use.set_defaults(run=cmd_llm_use)
     off = actions.add_parser("off", help="stop sending sessions to an agent's model")
     off.set_defaults(run=cmd_llm_off)
+    offer = actions.add_parser(
+        "offers", help="which installed, signed-in agent CLIs `use` could turn on (sends nothing)"
+    )
+    offer.set_defaults(run=cmd_llm_offers)
     status = actions.add_parser("status", help="which model distils, the caps, the last receipt")
     status.add_argument("--json", action="store_true", help="print the status as JSON")
     status.set_defaults(run=cmd_llm_status)
@@ -112,6 +118,15 @@ def _warn_if_overridden(wanted: str | None) -> None:
             f"claude-memory: warning: {SETTING}={value} is set in the environment and wins over"
             " config.env; unset it for this to take effect"
         )
+
+
+def cmd_llm_offers(args: argparse.Namespace, settings: Settings) -> int:
+    """Print what `llm use` could turn on; nothing when an agent's model is on already."""
+    from server.learning.agent_models import offers
+
+    for line in offers(settings.llm_provider, os.environ, Path.home()):
+        print(line)  # noqa: T201
+    return 0
 
 
 def cmd_llm_status(args: argparse.Namespace, settings: Settings) -> int:

@@ -30,7 +30,7 @@ import math
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -161,6 +161,22 @@ class CliModel:
     # Whether the prompt goes on stdin; a CLI that reads it only from its command line gets it
     # in `argv` (and a window small enough for one argument: Provider.context_tokens).
     prompt_on_stdin: ClassVar[bool] = True
+    # Signs that the user has signed in to the CLI (`signed_in`): a variable the CLI takes a
+    # key or token from, or a file it writes when they log in.
+    login_variables: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
+        """The files the CLI keeps a login in (none known by default)."""
+        return []
+
+    @classmethod
+    def signed_in(cls, environ: Mapping[str, str], home: Path) -> bool:
+        """Whether the user looks signed in to this CLI, from its files and environment only
+        (nothing is run or asked over the network): `llm offers` says so, nothing more."""
+        if any(environ.get(variable, "").strip() for variable in cls.login_variables):
+            return True
+        return any(path.is_file() for path in cls.login_files(environ, home))
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         """The command line; `prompt` is in it only when the CLI cannot read it on stdin."""
@@ -271,6 +287,31 @@ def json_object(stdout: str, label: str) -> dict[str, Any]:
     return data
 
 
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a CLI's JSON-lines output (Codex's, Copilot's), other lines skipped."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            yield event
+
+
+def error_answer(label: str, code: object, message: object) -> LlmUnavailable:
+    """The error for a run whose one JSON result reports a failure (Claude Code's, Gemini
+    CLI's), quoting its code and message."""
+    return LlmUnavailable(f"{label} answered an error ({code}): {message}")
+
+
+def answer_or_error(answer: CliAnswer, errors: list[str], label: str) -> CliAnswer:
+    """The answer a JSON-lines run gave; LlmUnavailable quoting the last error it reported
+    when it gave no text."""
+    if errors and not answer.text:
+        raise LlmUnavailable(f"{label} answered an error: {errors[-1]}")
+    return answer
+
+
 def whole_number(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -326,6 +367,10 @@ class RunBudget:
     other_agents: dict[str, int] = field(default_factory=dict)
     deferred: int = 0
     cap: str | None = None
+    # Link review (server/learning/distill.py): pairs not shown because their older memory
+    # came from no session of this provider's agent, and reviews the token cap refused.
+    pairs_withheld: int = 0
+    reviews_capped: int = 0
 
     def allows_source(self, source: str) -> bool:
         if source in self.provider.sources:
@@ -351,6 +396,24 @@ class RunBudget:
         self.deferred += 1
         return False
 
+    def shown(self, older_agent: str | None) -> bool:
+        """Whether a link-review pair may go to this provider: its older memory came from a
+        session of this provider's agent too (the newer one always does); one from another
+        agent's session, or from none (saved by hand, imported from a file), is withheld."""
+        if older_agent in self.provider.sources:
+            return True
+        self.pairs_withheld += 1
+        return False
+
+    def admit_review(self, tokens: int) -> bool:
+        """Take one link-review request of `tokens` estimated prompt tokens, if the run's token
+        cap allows it (a review is no session: the session cap does not count it)."""
+        if self.input_tokens + tokens > self.max_input_tokens:
+            self.reviews_capped += 1
+            return False
+        self.input_tokens += tokens
+        return True
+
     def receipt(self) -> dict[str, object]:
         return {
             "provider": self.provider.name,
@@ -360,6 +423,18 @@ class RunBudget:
 
     def notes(self) -> list[str]:
         lines = []
+        if self.pairs_withheld:
+            lines.append(
+                f"link review: {self.pairs_withheld} pair(s) not sent to {self.provider.label}:"
+                " their older memory came from another agent's session or from none; the rules'"
+                " links stand for them"
+            )
+        if self.reviews_capped:
+            lines.append(
+                f"link review: {self.reviews_capped} review(s) not sent: the run's input token"
+                " cap (CLAUDE_MEMORY_LLM_MAX_INPUT_TOKENS_PER_RUN) was reached; the rules' links"
+                " stand for them"
+            )
         if self.cap:
             lines.append(
                 f"cap reached: {self.cap}; {self.deferred} session(s) left pending for the next run"
@@ -394,6 +469,26 @@ def consent_sentence(name: str, model: str) -> str:
         f" your own `{provider.executable}` login (at most the per-run caps; sessions of other"
         " agents are never sent to it); `claude-memory llm off` stops it."
     )
+
+
+def offers(provider_set: str, environ: Mapping[str, str], home: Path) -> list[str]:
+    """While no agent's model is on (`provider_set` is the configured provider), one line per
+    agent whose CLI is installed and signed in: what `llm use` would send where. It only says
+    so: consent is the user running that command (`doctor` and quickstart.sh print these)."""
+    if provider_set in models():
+        return []
+    lines = []
+    for name, model in sorted(models().items()):
+        provider = model.provider
+        installed = shutil.which(provider.executable, path=environ.get("PATH")) is not None
+        if installed and model.signed_in(environ, home):
+            lines.append(
+                f"{provider.label} is installed and signed in: `claude-memory llm use {name}`"
+                f" would have {provider.company}'s model distil your {provider.label} sessions,"
+                f" their redacted text sent through your own `{provider.executable}` login, one"
+                " request per session within the per-run caps. Nothing is sent unless you run it."
+            )
+    return lines
 
 
 def model_name(name: str, configured: str) -> str:

@@ -7,14 +7,19 @@ servers, our hooks never run in it, and no transcript of it is kept.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,
     Provider,
+    error_answer,
     json_object,
     whole_number,
 )
-from server.learning.llm import LlmRateLimited, LlmUnavailable
+from server.learning.llm import LlmRateLimited
 
 CLAUDE_CODE = Provider(
     name="claude-code",
@@ -35,6 +40,20 @@ class ClaudeCodeModel(CliModel):
     """
 
     provider = CLAUDE_CODE
+    login_variables = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
+
+    @classmethod
+    def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
+        """Where Claude Code keeps its login on Linux (macOS keeps it in the keychain, and
+        `~/.claude.json` then names the account)."""
+        configured = environ.get("CLAUDE_CONFIG_DIR")
+        folder = Path(configured).expanduser() if configured else home / ".claude"
+        account = home / ".claude.json"
+        try:
+            named = "oauthAccount" in json.loads(account.read_text(encoding="utf-8"))
+        except (OSError, ValueError, TypeError):
+            named = False
+        return [folder / ".credentials.json", *([account] if named else [])]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [
@@ -64,10 +83,8 @@ class ClaudeCodeModel(CliModel):
         if data.get("api_error_status") == 429 or data.get("api_error_type") == "rate_limit_error":
             raise LlmRateLimited(f"{self.provider.label} answered: {result}")
         if data.get("is_error") or data.get("subtype") not in (None, "success"):
-            raise LlmUnavailable(
-                f"{self.provider.label} answered an error"
-                f" ({data.get('api_error_status') or data.get('subtype')}): {result}"
-            )
+            code = data.get("api_error_status") or data.get("subtype")
+            raise error_answer(self.provider.label, code, result)
         usage = data.get("usage")
         if not isinstance(usage, dict):
             usage = {}

@@ -41,7 +41,7 @@ from server.learning.distill_core import (
 from server.learning.distill_reply import DistilledItem, merge_items
 from server.learning.jobs import JobSummary, SessionJob
 from server.learning.link_review import InvalidVerdicts, parse_verdicts, review_request
-from server.learning.llm import LlmError
+from server.learning.llm import LlmError, LlmRateLimited
 
 logger = logging.getLogger(__name__)
 
@@ -99,9 +99,10 @@ class Distiller(SessionJob[DistillSummary]):
     """One run: the pending sessions, `workers` at a time.
 
     With a `budget` (an agent's model, server/learning/agent_models.py), only sessions of that
-    agent are sent, each counted against the run's caps before it is sent, windows are as
-    large as `context_tokens` (one request per session, as a rule), and no link review is
-    asked: its older memories may come from another agent's sessions.
+    agent are sent, each counted against the run's caps before it is sent, and windows are as
+    large as `context_tokens` (one request per session, as a rule). Its link review shows the
+    model only pairs whose older memory came from that agent's sessions too, and counts
+    against the run's token cap.
     """
 
     job = "distill"
@@ -177,11 +178,17 @@ class Distiller(SessionJob[DistillSummary]):
     async def _review_links(self, pending: PendingSession, stored: DistillOutcome) -> None:
         """One request asking the model about the session's supersession pairs, made with no
         transaction open; a failure leaves the committed memories and rule links as they are."""
-        if not stored.memory_ids or self.budget is not None:
+        if not stored.memory_ids:
             return
         pairs = await self.service.learning.link_review_pairs(stored.memory_ids, stored.links)
-        request = review_request(pairs, self.service.settings.distill_context_tokens)
+        if self.budget is not None:
+            pairs = [pair for pair in pairs if self.budget.shown(pair.older_agent)]
+        request = review_request(pairs, self.context_tokens)
         if not request.pairs:
+            return
+        if self.budget is not None and not self.budget.admit_review(
+            prompt_tokens(request.messages)
+        ):
             return
         try:
             reply = await self.client.complete_json(
@@ -189,6 +196,8 @@ class Distiller(SessionJob[DistillSummary]):
             )
             verdicts = parse_verdicts(reply, request.pairs)
         except (LlmError, InvalidVerdicts) as exc:
+            if isinstance(exc, LlmRateLimited):
+                self.halt(str(exc))  # the next session's request would be refused too
             self.summary.link_reviews_failed += 1
             logger.warning(
                 "link review of session %s failed; its rule links stand: %s",

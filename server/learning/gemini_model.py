@@ -5,14 +5,20 @@ it in tests/integration/test_agent_model_distill.py:
 
 - `--output-format json`: one object, the answer in `response`, tokens per model in
   `stats.models.*.tokens` (no cost is reported), or an `error` object.
-- Tools: a settings file of ours, given as GEMINI_CLI_SYSTEM_SETTINGS_PATH (the layer meant to
-  override the user's), allows only a tool that does not exist (`tools.core`), excludes every
-  built-in one (`tools.exclude`), turns hooks off (`hooksConfig.enabled`) and lists no MCP
-  servers; `--allowed-mcp-server-names` names none and `-e none` loads no extension. KNOWN GAP:
-  with 0.61 the request still offers the read-only tools (list/read/grep/glob in the child's
-  own folder, web search, topic and plan updates, invoke_agent): the same `tools.core` in the
-  user's settings.json removes them all, in the system layer it does not, and the user's own
-  settings are not ours to change. No shell, write or MCP tool is offered.
+- No tools: an admin-tier policy of ours (`--admin-policy`, a TOML file in the child's folder)
+  denies every tool, built-in or MCP, and a denied tool is not declared to the model; the
+  child's folder is also a trusted workspace (GEMINI_CLI_TRUST_WORKSPACE) whose
+  `.gemini/settings.json` allows only a built-in tool that does not exist (`tools.core`).
+  Proven: the request the model receives declares no tool at all.
+- No MCP servers, no extensions: `--allowed-mcp-server-names none`, `-e none`, and no server
+  in the workspace settings. Proven: a claude-memory MCP entry in the user's settings is never
+  connected to.
+- Our hooks off: the workspace settings turn Gemini CLI's hooks off (`hooksConfig.enabled`),
+  and our hook client does nothing in the child besides. Proven: hooks installed in the user's
+  settings by `connect gemini` never reach the server, though they do in a plain `gemini -p`.
+- Why not a settings file given as GEMINI_CLI_SYSTEM_SETTINGS_PATH (the override layer):
+  Gemini CLI 0.61 skips it unless it and every folder above it are owned by root and writable
+  by nobody else, which a user's data dir never is.
 - Our system prompt replaces Gemini CLI's own through GEMINI_SYSTEM_MD (a file written for the
   call); the transcript on stdin (`-p ""` appends nothing to it).
 - The model: `flash-lite`, Gemini CLI's alias for its smallest model.
@@ -27,10 +33,18 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from server.learning.agent_models import CliAnswer, CliModel, Provider, json_object, whole_number
-from server.learning.llm import LlmUnavailable
+from server.learning.agent_models import (
+    CliAnswer,
+    CliModel,
+    Provider,
+    error_answer,
+    json_object,
+    whole_number,
+)
+from server.learning.child import child_folder
 
 GEMINI = Provider(
     name="gemini",
@@ -41,41 +55,40 @@ GEMINI = Provider(
     sources=("gemini",),
 )
 
-SETTINGS_FILE = "gemini-settings.json"
+# The child's own folder is its workspace: Gemini CLI reads `.gemini/settings.json` there, after
+# the user's, when the workspace is trusted (GEMINI_CLI_TRUST_WORKSPACE in its environment;
+# `--skip-trust` comes too late for the settings).
+WORKSPACE_SETTINGS = Path(".gemini") / "settings.json"
+POLICY_FILE = "gemini-no-tools.toml"
 # A call's system prompt file is left for the CLI to read; later calls remove it after this.
 STALE_SECONDS = 3_600
-# Gemini CLI's `tools.core` is an allowlist: a name no tool has leaves none; `tools.exclude`
-# names its built-in tools (0.61) besides, so a tool the allowlist lets through is still out.
+# `tools.core` is an allowlist of built-in tools: a name no tool has leaves none.
 NO_TOOL = "claude-memory-allows-no-tool"
-BUILT_IN_TOOLS = (
-    "update_topic",
-    "list_directory",
-    "read_file",
-    "read_many_files",
-    "grep_search",
-    "glob",
-    "google_web_search",
-    "web_fetch",
-    "run_shell_command",
-    "write_file",
-    "replace",
-    "save_memory",
-    "write_todos",
-    "activate_skill",
-    "ask_user",
-    "enter_plan_mode",
-    "exit_plan_mode",
-    "invoke_agent",
-)
 SETTINGS = {
-    "tools": {"core": [NO_TOOL], "exclude": list(BUILT_IN_TOOLS)},
+    "tools": {"core": [NO_TOOL]},
     "hooksConfig": {"enabled": False},
     "mcpServers": {},
 }
+# Denies every tool, built-in or MCP, from the admin tier: the user's own policies (a lower
+# tier) cannot allow one back, and a denied tool is not declared to the model at all.
+NO_TOOLS_POLICY = """\
+[[rule]]
+toolName = "*"
+decision = "deny"
+priority = 999
+"""
 
 
 class GeminiModel(CliModel):
     provider = GEMINI
+    login_variables = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI")
+
+    @classmethod
+    def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
+        """`oauth_creds.json`, which signing in with Google writes."""
+        configured = environ.get("GEMINI_CLI_HOME")  # as server/agents/gemini.py reads it
+        root = Path(configured).expanduser() if configured else home
+        return [root / ".gemini" / "oauth_creds.json"]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [
@@ -88,13 +101,18 @@ class GeminiModel(CliModel):
             "none",
             "--allowed-mcp-server-names",
             "none",
+            "--admin-policy",
+            str(child_folder(self.home) / POLICY_FILE),
             "--prompt",
             "",
         ]
 
     def prepare(self, folder: Path) -> None:
-        """Our settings file; system prompt files of calls long finished are removed."""
-        (folder / SETTINGS_FILE).write_text(json.dumps(SETTINGS), encoding="utf-8")
+        """Our settings and policy files; system prompt files of calls long finished are removed."""
+        settings = folder / WORKSPACE_SETTINGS
+        settings.parent.mkdir(exist_ok=True)
+        settings.write_text(json.dumps(SETTINGS), encoding="utf-8")
+        (folder / POLICY_FILE).write_text(NO_TOOLS_POLICY, encoding="utf-8")
         stale = time.time() - STALE_SECONDS
         for old in folder.glob("system-*.md"):
             if old.stat().st_mtime < stale:
@@ -106,17 +124,14 @@ class GeminiModel(CliModel):
             out.write(system)
         return {
             "GEMINI_SYSTEM_MD": path,
-            "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(folder / SETTINGS_FILE),
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
         }
 
     def parse(self, stdout: str) -> CliAnswer:
         data = json_object(stdout, self.provider.label)
         error = data.get("error")
         if isinstance(error, dict):
-            raise LlmUnavailable(
-                f"{self.provider.label} answered an error ({error.get('code')}):"
-                f" {error.get('message')}"
-            )
+            raise error_answer(self.provider.label, error.get("code"), error.get("message"))
         response = data.get("response")
         tokens_in = tokens_out = 0
         reported = False

@@ -136,11 +136,18 @@ async def earlier_neighbours(
 
 
 # The links the rules made, as pairs for the model to judge; a link changed since is left out.
+# The agent whose session the older memory `o` came from: its imported session's source, else
+# the agent a distilled memory names; NULL for one no agent's session wrote.
+_OLDER_AGENT_SQL = (
+    "coalesce((SELECT s.source FROM imported_sessions AS s WHERE s.session_id = o.session_id),"
+    " o.metadata->>'agent') AS older_agent"
+)
 _RULE_PAIRS_SQL = (
     "SELECT n.id AS newer_id, n.content AS newer_text, n.created_at AS newer_at,"
     " o.id AS older_id, o.content AS older_text, o.created_at AS older_at,"
     " coalesce(1 - (o.embedding <=> n.embedding), 0) AS similarity,"
-    " n.supersede_reason AS rule_reason"
+    " n.supersede_reason AS rule_reason,"
+    f" {_OLDER_AGENT_SQL}"
     " FROM unnest(%(newer)s::bigint[], %(older)s::bigint[], %(reason)s::text[])"
     "   AS l(newer_id, older_id, reason)"
     " JOIN memories AS n ON n.id = l.newer_id AND n.supersedes = l.older_id"
@@ -156,9 +163,10 @@ _RULE_PAIRS_SQL = (
 _REVIEW_NEIGHBOURS_SQL = (
     "SELECT n.id AS newer_id, n.content AS newer_text, n.created_at AS newer_at,"
     " o.id AS older_id, o.content AS older_text, o.created_at AS older_at, o.similarity,"
-    " NULL::text AS rule_reason"
+    f" NULL::text AS rule_reason, {_OLDER_AGENT_SQL}"
     " FROM memories AS n CROSS JOIN LATERAL ("
-    "   SELECT c.id, c.content, c.created_at, 1 - (c.embedding <=> n.embedding) AS similarity"
+    "   SELECT c.id, c.content, c.created_at, c.session_id, c.metadata,"
+    "   1 - (c.embedding <=> n.embedding) AS similarity"
     "   FROM memories AS c"
     "   WHERE c.project = n.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"
     "   AND c.kind <> 'raw' AND c.embedding IS NOT NULL"

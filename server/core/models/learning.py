@@ -23,7 +23,10 @@ class LinkPair:
     """A supersession pair put to the model: does `newer` replace the fact `older` states?
 
     `rule_reason` is the link's reason when the rules linked the pair, None for a pair the
-    rules left apart that is close enough to ask about.
+    rules left apart that is close enough to ask about. `older_agent` is the agent whose
+    session the older memory came from (its imported session's source), None for one no
+    agent's session wrote (saved by hand, imported from a file): an agent's model is shown a
+    pair only when both came from that agent's sessions (server/learning/distill.py).
     """
 
     newer_id: int
@@ -34,6 +37,7 @@ class LinkPair:
     older_at: datetime
     similarity: float
     rule_reason: str | None
+    older_agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
