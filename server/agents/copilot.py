@@ -26,7 +26,8 @@ from typing import Any
 from server.agent_facts import copilot as about
 from server.agents.detect import entry, entry_url, read_json, sends_token, url_argument
 from server.agents.unit import Found, Route, configured_by_files
-from server.ingest.copilot import COPILOT, copilot_home
+from server.agent_facts.copilot import copilot_home
+from server.ingest.copilot import COPILOT
 from server.jobs.agent_files import (
     AgentFileError,
     json_entry_edit,

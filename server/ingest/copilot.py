@@ -76,7 +76,6 @@ from server.ingest.transcript_chunk import (
 
 __all__ = [
     "COPILOT",
-    "copilot_home",
     "default_copilot_root",
     "discover_copilot_sessions",
     "read_copilot_events",
@@ -101,15 +100,9 @@ _SKIPPED_EVENTS = {
 }
 
 
-def copilot_home(environ: Mapping[str, str], home: Path) -> Path:
-    """`$COPILOT_HOME`, else `~/.copilot`: where Copilot keeps its config and sessions."""
-    configured = environ.get("COPILOT_HOME")
-    return Path(configured).expanduser() if configured else home / ".copilot"
-
-
 def default_copilot_root(environ: Mapping[str, str], home: Path) -> Path:
     """`$COPILOT_HOME/session-state`, else `~/.copilot/session-state`."""
-    return copilot_home(environ, home) / SESSIONS_FOLDER
+    return about.copilot_home(environ, home) / SESSIONS_FOLDER
 
 
 def discover_copilot_sessions(root: Path) -> list[TranscriptFile]:

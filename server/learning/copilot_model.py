@@ -31,7 +31,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from server.ingest.copilot import copilot_home
+from server.agent_facts.copilot import copilot_home
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,

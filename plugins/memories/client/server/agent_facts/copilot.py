@@ -18,8 +18,11 @@ what a PreToolUse answer may do was not checked. Its built-in tools, as its bund
 
 from __future__ import annotations
 
+from pathlib import Path
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 NAME = "copilot"
@@ -43,3 +46,9 @@ EDIT_TOOLS = ("edit", "create", "apply_patch")
 def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
     """The flat `{"additionalContext": context}` Copilot reads, if there is any context."""
     return {"additionalContext": context} if context else None
+
+
+def copilot_home(environ: Mapping[str, str], home: Path) -> Path:
+    """`$COPILOT_HOME`, else `~/.copilot`: where Copilot keeps its config and sessions."""
+    configured = environ.get("COPILOT_HOME")
+    return Path(configured).expanduser() if configured else home / ".copilot"
