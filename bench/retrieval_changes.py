@@ -262,8 +262,7 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
     astray: list[float] = []
     astray_listed: list[float] = []
     tokens: list[int] = []  # estimated (four characters each), of the prompts given any
-    by_category: dict[str, list[float]] = {}
-    confident_by_category: dict[str, list[float]] = {}
+    by_category: dict[str, dict[str, list[float]]] = {part: {} for part in answered}
     for position, question in enumerate(questions):
         cwd = folders.get(question.project or "", "")
         answer = await recall.prompt("", cwd, question.text)
@@ -279,8 +278,8 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
         answered["either"].append(float(question.answered_by([answer.markdown.lower()])))
         answered["confident"].append(float(question.answered_by([confident])))
         answered["index"].append(float(question.answered_by([index])))
-        by_category.setdefault(question.category, []).append(answered["either"][-1])
-        confident_by_category.setdefault(question.category, []).append(answered["confident"][-1])
+        for part, values in answered.items():
+            by_category[part].setdefault(question.category, []).append(values[-1])
         others = sorted(p for p in folders if family(p) != family(question.project or ""))
         if others:
             away = folders[others[position % len(others)]]
@@ -306,11 +305,11 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
         "negatives_listed": len(listed_negatives),
         "tokens_p50": round(statistics.median(tokens)) if tokens else 0,
         "tokens_p95": round(statistics.quantiles(tokens, n=20)[-1]) if len(tokens) > 1 else 0,
-        "recall_answered_by_category": {
-            name: mean(values) for name, values in sorted(by_category.items())
-        },
-        "recall_answered_confident_by_category": {
-            name: mean(values) for name, values in sorted(confident_by_category.items())
+        **{
+            f"recall_answered{'' if part == 'either' else '_' + part}_by_category": {
+                name: mean(values) for name, values in sorted(by_category[part].items())
+            }
+            for part in answered
         },
     }
 

@@ -39,12 +39,15 @@ Figures under `hook`, per split and per category:
   server/core/models/receipts.py) of the injected text asked from the question's own folder,
   a prompt given nothing counting 0; given_anything: the share of those prompts given any text.
 
+`--hook-held-out` asks the hook the held-out conversations' questions only (5-9: half the time;
+the figures no setting was chosen on).
+
 LoCoMo has no negative questions (every question has an answer in its conversation), so no
 negatives figure is given; unrelated_injected is the nearest to it.
 
 Usage: .venv/bin/python bench/retrieval_locomo.py [--data PATH] [--conversations N]
            [--provider local|openai] [--base-url URL] [--model NAME] [--api-key KEY] [--stand-in]
-           [--hook]
+           [--hook [--hook-held-out]]
 """
 
 from __future__ import annotations
@@ -333,10 +336,13 @@ def parts(answer: PromptAnswer) -> tuple[str, str]:
 
 
 async def ask_hook(
-    service: MemoryService, conversations: list[tuple[str, list[Turn], list[Question]]]
+    service: MemoryService,
+    conversations: list[tuple[str, list[Turn], list[Question]]],
+    held_out_only: bool = False,
 ) -> dict[str, Any]:
     """Every question asked of the prompt-recall hook from its conversation's folder and from
-    the next conversation's, as `ask_recall_hook` in bench/retrieval_changes.py asks it."""
+    the next conversation's, as `ask_recall_hook` in bench/retrieval_changes.py asks it (the
+    held-out conversations' only, with `held_out_only`)."""
     # The hook as the environment's CLAUDE_MEMORY_* variables set it (e.g. RECALL_STATEMENTS).
     recall = HookRecall(service, load_settings(config_file=None))
     names = [name for name, _, _ in conversations]
@@ -344,6 +350,8 @@ async def ask_hook(
     per_category: dict[str, dict[str, list[dict[str, float]]]] = {}
     for index, (name, turns, questions) in enumerate(conversations):
         split = "tuning" if index < 5 else "held_out"
+        if held_out_only and split == "tuning":
+            continue
         content = {turn.dialog_id: turn.content for turn in turns}
         other = folder_of(names[(index + 1) % len(names)]) if len(names) > 1 else ""
         for question in questions:
@@ -399,6 +407,7 @@ async def run(
     home: Path,
     embedding: dict[str, Any],
     hook: bool = False,
+    hook_held_out: bool = False,
 ) -> dict[str, Any]:
     conversations = load(data, conversations_limit)
     settings = Settings(claude_memory_home=home, cache_max_size=0, **embedding)
@@ -445,7 +454,7 @@ async def run(
                             CATEGORIES[question.category], []
                         ).append(scores)
         query_seconds = time.monotonic() - load_started
-        hook_report = await ask_hook(service, conversations) if hook else None
+        hook_report = await ask_hook(service, conversations, hook_held_out) if hook else None
         hook_seconds = time.monotonic() - load_started - query_seconds
     splits = {
         bucket: {
@@ -497,6 +506,11 @@ def main() -> None:
         action="store_true",
         help="also ask every question of the prompt-recall hook (its figures under `hook`)",
     )
+    parser.add_argument(
+        "--hook-held-out",
+        action="store_true",
+        help="with --hook: ask the hook the held-out conversations' questions only (5-9)",
+    )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         embedding = embedding_settings(args, stack)
@@ -504,7 +518,14 @@ def main() -> None:
             tempfile.TemporaryDirectory(prefix="locomo-bench-", ignore_cleanup_errors=True)
         )
         report = asyncio.run(
-            run(args.data, args.conversations, Path(home), embedding, hook=args.hook)
+            run(
+                args.data,
+                args.conversations,
+                Path(home),
+                embedding,
+                hook=args.hook,
+                hook_held_out=args.hook_held_out,
+            )
         )
     print(json.dumps(report, indent=2))  # noqa: T201
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from server.agent_facts import copilot as about
+from server.agent_facts.copilot import copilot_home
 from server.agents.detect import entry, entry_url, read_json, sends_token, url_argument
 from server.agents.unit import Found, Route, configured_by_files
-from server.agent_facts.copilot import copilot_home
 from server.ingest.copilot import COPILOT
 from server.jobs.agent_files import (
     AgentFileError,

@@ -5,7 +5,8 @@ A hit counts on its similarity to the prompt at or above the cut-off
 server/service/cutoffs.py); a little below it, only with enough of the prompt's words
 (`words_needed`), unless the prompt's words belong to another project (`asked_elsewhere`).
 What recall learned of a memory's use moves its similarity before that test (`learned_order`),
-and a fact is told in its current version only (`current_versions`).
+and a fact is told in its current version only (`current_versions`). Beneath the hits that
+count, the index lists a next candidate only above a floor of its own (`worth_listing`).
 
 Where the user gives the hook a reranker and a score to trust
 (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE), the reranker's score replaces these rules whenever it
@@ -37,6 +38,14 @@ RECALL_WORDS_AT_FLOOR = 0.7
 # support to this project's near misses, so only hits close on meaning alone count
 # (docs/benchmarks-history.md, "session 33: a prompt about another project").
 ELSEWHERE_MARGIN = 0.2
+# The index beneath the hits lists a candidate only when it is at least this far of the way
+# from the words floor (`recall_with_words`) up to the cut-off, or holds this share of the
+# prompt's weighted words: below both, a line is noise (a prompt from an unrelated project, a
+# question nothing answers). A share of the way, not a similarity, so the floor moves with
+# the model's measured cut-offs. Chosen on the team corpus only: docs/benchmarks-history.md,
+# "#67: the index's floor".
+INDEX_FLOOR_STEP = 0.25
+INDEX_WORDS = 0.25
 
 
 def words_needed(
@@ -59,6 +68,21 @@ def asked_elsewhere(
     one memory of another project holds (`words_elsewhere`) exceeds the largest one of the
     session's project or general knowledge holds (`words_here`) by more than `margin`."""
     return words_elsewhere - words_here > margin
+
+
+def index_floor(threshold: float, floor: float, step: float = INDEX_FLOOR_STEP) -> float:
+    """The similarity at or above which a candidate may be listed in the index: `step` of the
+    way from the words `floor` up to the cut-off `threshold` (0.40 for the bundled model)."""
+    return floor + step * max(threshold - floor, 0.0)
+
+
+def worth_listing(
+    similarity: float, share: float, floor: float, words: float = INDEX_WORDS
+) -> bool:
+    """Whether a candidate below the cut-off is close enough to list in the index: its
+    similarity reaches `floor` (`index_floor`), or it holds `words` of the prompt's
+    weighted words (a keyword find the model scores low)."""
+    return similarity >= floor or share >= words
 
 
 def judged_relevant(hit: SearchHit, min_score: float) -> bool:

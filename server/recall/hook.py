@@ -10,7 +10,8 @@
   CLAUDE_MEMORY_RECALL_MAX_CHARS (a long one as its statements that name the prompt's words,
   the room that saves going to hits after them, up to CLAUDE_MEMORY_RECALL_ROOM_HITS:
   server/domain/context.py). Beneath them, in the same budget, the next candidates search found
-  (CLAUDE_MEMORY_RECALL_INDEX_LINES, none when the prompt is about another project) are
+  (CLAUDE_MEMORY_RECALL_INDEX_LINES, none below the index's floor, `worth_listing`, and none
+  when the prompt is about another project) are
   listed one line each for the agent to open (`get_memory`) if they bear on the task: the
   bundled model decides what is shown in full, the agent what else it reads. No statement is
   shown twice. Nothing found gives an empty answer, so the hook stays silent. A reranker
@@ -70,9 +71,11 @@ from server.recall.cutoff import (
     UNKNOWN_NAME_THRESHOLD,
     asked_elsewhere,
     current_versions,
+    index_floor,
     judged_relevant,
     learned_order,
     words_needed,
+    worth_listing,
 )
 from server.recall.working_tree import WORKING_TREES, R, Recalled, hook_check_items
 from server.service.face import RecallApi
@@ -174,6 +177,7 @@ class HookRecall:
             max(settings.recall_room_hits, self.max_hits) if self.statements else self.max_hits
         )
         self.index_lines = max(settings.recall_index_lines, 0)
+        self.index_floor = index_floor(self.threshold, self.threshold_with_words)
         self.start_tokens = settings.context_start_tokens
         self.prompt_tokens = settings.context_prompt_tokens
         self.session_tokens = settings.context_session_tokens
@@ -286,6 +290,7 @@ class HookRecall:
                 hit
                 for hit in current_versions(hits, lambda _: True)
                 if hit.id not in taken and hit.id not in listed_before and new_here(hit)
+                if worth_listing(hit.similarity or 0.0, shares.get(hit.id, 0.0), self.index_floor)
             ]
         )
         wanted = relevant[: self.room_hits] + candidates[: 2 * self.index_lines]

@@ -1,5 +1,6 @@
 """How many of the prompt's words prompt recall asks of a hit, by its similarity, when a
-prompt's words belong to another project, and when a reranker's score decides instead."""
+prompt's words belong to another project, when a reranker's score decides instead, and which
+candidates below the cut-off the index may list."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import pytest
 from server.core.models.search import SearchHit
 from server.recall.cutoff import (
     ELSEWHERE_MARGIN,
+    INDEX_FLOOR_STEP,
+    INDEX_WORDS,
     RECALL_WORDS_AT_FLOOR,
     asked_elsewhere,
+    index_floor,
     judged_relevant,
     words_needed,
+    worth_listing,
 )
 from tests.search_hits import note_hit
 
@@ -84,3 +89,19 @@ def test_a_reranker_score_decides_whatever_the_similarity() -> None:
 
 def test_a_hit_the_reranker_did_not_score_does_not_count() -> None:
     assert not judged_relevant(_hit(0.95, None), 0.5)
+
+
+def test_the_index_floor_is_a_share_of_the_way_from_the_words_floor_to_the_cut_off() -> None:
+    assert index_floor(0.55, 0.35) == pytest.approx(0.35 + INDEX_FLOOR_STEP * 0.2)
+    # A model whose cut-offs were carried over (adapt) moves the floor with them.
+    assert index_floor(0.75, 0.55) == pytest.approx(0.55 + INDEX_FLOOR_STEP * 0.2)
+    # A cut-off set at or below the words floor leaves the floor where the cut-off is.
+    assert index_floor(0.35, 0.35) == pytest.approx(0.35)
+
+
+def test_a_candidate_is_listed_on_its_similarity_or_on_the_prompts_words() -> None:
+    floor = index_floor(0.55, 0.35)
+
+    assert worth_listing(floor, 0.0, floor)
+    assert worth_listing(0.05, INDEX_WORDS, floor)  # a keyword find the model scores low
+    assert not worth_listing(floor - 0.01, INDEX_WORDS - 0.01, floor)

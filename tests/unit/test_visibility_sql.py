@@ -82,7 +82,7 @@ EXEMPT: dict[str, str] = {
     "sessions._record_session": IMPORT,
     "stats.storage_sizes": STATS,
     "supersessions._RULE_PAIRS_SQL": JOB,
-    "supersessions._OLDER_AGENT_SQL": "a column of the pair queries (_RULE_PAIRS_SQL, review): whose session",
+    "supersessions._OLDER_AGENT_SQL": "a column of the pair queries: whose session it came from",
     "supersessions.set_links": LINK,
     "supersessions.set_link": LINK,
     "supersessions.confirm_link": LINK,
