@@ -13,6 +13,12 @@
 # Debian's chromium for the browser tests and pgbouncer for the pooler test (apt-get, as root or
 # through sudo). With CI=true it then builds the Docker image and runs the Compose stack too
 # (scripts/test-compose.sh); the run fails if either fails.
+#
+# pytest runs in TEST_WORKERS parallel workers (pytest-xdist, default 3; 0 runs in this process),
+# whole files to a worker (--dist loadfile), each worker with its own embedded PostgreSQL, model,
+# temp dirs and free ports: the tests mostly wait on subprocesses, CLIs and servers, so 3 workers
+# on 2 cores finish in about half the time of one (issue #66). `-n 0` after the script's name
+# (or TEST_WORKERS=0) runs them in one process, as a debugger wants.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +27,7 @@ cd "$ROOT"
 say() { printf '==> %s\n' "$*"; }
 
 QUICK=0
+WORKERS=(-p xdist -n "${TEST_WORKERS:-3}" --dist loadfile)
 if [ "${1:-}" = "--quick" ]; then
     QUICK=1
     shift
@@ -56,7 +63,7 @@ if [ "$QUICK" = 1 ]; then
     ruff check server tests bench
     ruff format --check server tests bench
     status=0
-    python -m pytest tests/unit tests/integration -m "not agent_clis" "$@" || status=$?
+    python -m pytest "${WORKERS[@]}" tests/unit tests/integration -m "not agent_clis" "$@" || status=$?
     if [ "$status" -eq 5 ]; then
         echo "pytest collected no tests: treating that as a failure" >&2
         exit 1
@@ -90,7 +97,7 @@ rm -rf "$docs_site"
 
 say "pytest"
 set +e
-python -m pytest "$@"
+python -m pytest "${WORKERS[@]}" "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +26,6 @@ class HookRun:
     returncode: int
     stdout: str
     stderr: str
-    seconds: float
 
     def output(self) -> dict[str, Any]:
         assert self.returncode == 0, self.stderr
@@ -47,7 +45,6 @@ async def run_hook(
 ) -> HookRun:
     """The registered command line, through the shell, with `data` on stdin."""
     environment = {k: v for k, v in os.environ.items() if k != "CLAUDE_MEMORY_TOKEN"}
-    started = time.monotonic()
     process = await asyncio.create_subprocess_shell(
         hook_command(event, url),
         stdin=asyncio.subprocess.PIPE,
@@ -56,7 +53,7 @@ async def run_hook(
         env={**environment, **(env or {})},
     )
     out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
-    return HookRun(process.returncode or 0, out.decode(), err.decode(), time.monotonic() - started)
+    return HookRun(process.returncode or 0, out.decode(), err.decode())
 
 
 def context_of(run: HookRun, event: str) -> str:

@@ -76,7 +76,6 @@ def payload(agent: str, event: str, **changes: Any) -> dict[str, Any]:
 
 async def call_hook(command: str, data: dict[str, Any]) -> HookRun:
     """The registered command line, through the shell, with `data` on stdin."""
-    started = time.monotonic()
     process = await asyncio.create_subprocess_shell(
         command,
         stdin=asyncio.subprocess.PIPE,
@@ -84,7 +83,7 @@ async def call_hook(command: str, data: dict[str, Any]) -> HookRun:
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
-    return HookRun(process.returncode or 0, out.decode(), err.decode(), time.monotonic() - started)
+    return HookRun(process.returncode or 0, out.decode(), err.decode())
 
 
 def codex_answer(run: HookRun, event: str) -> dict[str, Any]:
@@ -365,16 +364,17 @@ async def test_session_end_refuses_files_that_are_not_the_agents_sessions(
     ("gemini", ["SessionStart", "BeforeAgent", "BeforeTool", "AfterTool", "AfterAgent",
                 "SessionEnd"]),
 ])  # fmt: skip
-async def test_every_hook_exits_0_silently_and_fast_when_the_server_is_down(
+async def test_every_hook_exits_0_silently_when_the_server_is_down(
     agent: str, events: list[str], tmp_path: Path
 ) -> None:
+    """How fast the client gives up on a port nobody listens on is bench/hook_latency.py's
+    `client alone` figure: a test asserting seconds fails on a busy machine."""
     installed = commands(agent, f"http://127.0.0.1:{free_port()}", tmp_path)
 
     runs = [await call_hook(installed[event], payload(agent, event)) for event in events]
 
     assert sorted(installed) == sorted(events)
     assert [(r.returncode, r.stdout, r.stderr) for r in runs] == [(0, "", "")] * len(events)
-    assert max(r.seconds for r in runs) < 1.0
 
 
 async def test_a_background_agent_import_forgets_its_file_when_done(

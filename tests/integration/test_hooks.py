@@ -251,13 +251,12 @@ async def test_session_end_route_refuses_files_that_are_not_transcripts(
         ("session-end", "SessionEnd"),
     ],
 )
-async def test_hooks_exit_0_silently_and_fast_when_the_server_is_down(
-    event: str, fixture: str
-) -> None:
+async def test_hooks_exit_0_silently_when_the_server_is_down(event: str, fixture: str) -> None:
+    """How fast the client gives up on a port nobody listens on is bench/hook_latency.py's
+    `client alone` figure: a test asserting seconds fails on a busy machine."""
     run = await run_hook(event, payload(fixture), f"http://127.0.0.1:{free_port()}")
 
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
-    assert run.seconds < 1.0
 
 
 async def test_hooks_exit_0_silently_on_input_that_is_not_json(app_url: str) -> None:
@@ -307,5 +306,5 @@ async def test_cli_hook_command_runs_the_same_client(
         process.communicate(json.dumps(payload("UserPromptSubmit")).encode()), 60
     )
 
-    run = HookRun(process.returncode or 0, out.decode(), "", 0.0)
+    run = HookRun(process.returncode or 0, out.decode(), "")
     assert f"#{facts['rate_limit']}" in context_of(run, "UserPromptSubmit")

@@ -12,7 +12,6 @@ import asyncio
 import json
 import logging
 import shutil
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -24,52 +23,17 @@ import pytest
 
 from server.core.access import acting_as
 from server.core.config import Settings
+from server.core.errors import InvalidInput
 from server.core.models.lessons import LessonDraft
 from server.db.migrate import MIGRATIONS_DIR, apply_migrations
-from server.domain.lessons import compiled
+from server.domain.lessons import MAX_PATTERN_PROGRAM, compiled
 from server.service.memory import MemoryService
 from tests.security.team import Team, team
+from tests.security.worst_patterns import WORST_INPUTS, WORST_PATTERNS
 
 pytestmark = pytest.mark.security
 
 ACME = "/home/dev/acme"
-# The bound issue #34 sets for the hook and /health while the attack runs.
-BOUND_SECONDS = 0.2
-# Patterns that take a backtracking engine exponential or high-polynomial time. RE2 runs the
-# ones it accepts in linear time; the rest it refuses (too large, backreferences, lookaround).
-WORST_PATTERNS = (
-    r"(a|aa)*b",
-    r"(.*a){20}",
-    r"(a|a?)+$",
-    r"((a*)*)*b",
-    r"(\w+\s?)*$",
-    r"(x+x+)+y",
-    r"(a+)+b",
-    r"(.*.*.*.*){10}",
-    # the costliest RE2 accepts: programs just under MAX_PATTERN_PROGRAM
-    r"(.*){29}",
-    r"(.*a){26}",
-    r"([^x]*){26}$",
-    r"(?s)(.*){32}",
-    r"(.*b){26}",
-    r"(.*){28}x",
-    # and beyond it
-    r"(.*){45}",
-    r"(((.*a){3}){3}){4}",
-    r"(.*){1000}",
-    r"(.{0,100}){10}x",
-    r"((a{100}){100}){100}",
-    r"(a+)\1+$",
-    r"^(?=(a+))+\1$",
-)
-# The inputs that make them work hardest: up to the 8,000 characters the hook reads.
-WORST_INPUTS = (
-    "a" * 7_999 + "!",
-    "a" * 8_000,
-    "\U0001f600" * 8_000,
-    ("ab " * 3_000)[:8_000],
-    ("a" * 79 + "\n") * 100,
-)
 GITHUB_TOKEN = "ghp_" + "R8vKq2Lm9Xw4Tz7Pb3Nd6Hf1Js5Gc0Ya8Ue2"
 AWS_KEY_ID = "AKIAQ7XW2LMN4PRS6TUV"
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zq4Rt8Wm2Xn6Yp0Vb3Kc7Lf1Hd5Gs9Je" * 3
@@ -130,46 +94,64 @@ def pre_tool(command: str, cwd: str = "/home/dev/scratch") -> dict[str, Any]:
 
 async def attack(
     crew: Team, commands: tuple[str, ...], rounds: int
-) -> tuple[list[float], list[float], list[tuple[str, httpx.Response]]]:
+) -> tuple[int, list[tuple[str, httpx.Response]]]:
     """Bob's hook calls in acme with `commands`, three at a time, `rounds` each, while /health
-    is polled; the seconds each hook call and each health check took, and each command's
-    answer."""
-    hook_seconds: list[float] = []
-    health_seconds: list[float] = []
+    is polled (at least once, and until the hooks are done); how many health checks answered
+    200, and each command's answer. How long they took is bench/lesson_patterns.py's to say."""
     answers: list[tuple[str, httpx.Response]] = []
+    checks = 0
     done = asyncio.Event()
 
     async def hooks(bob: httpx.AsyncClient) -> None:
         for _ in range(rounds):
             for command in commands:
-                started = time.perf_counter()
                 answer = await bob.post("/api/hooks/pre-tool", json=pre_tool(command, ACME))
-                hook_seconds.append(time.perf_counter() - started)
                 answers.append((command, answer))
 
     async def health(probe: httpx.AsyncClient) -> None:
-        while not done.is_set():
-            started = time.perf_counter()
+        nonlocal checks
+        while True:
             answer = await probe.get("/health")
-            health_seconds.append(time.perf_counter() - started)
             assert answer.status_code == 200, answer.text
+            checks += 1
+            if done.is_set():
+                return
             await asyncio.sleep(0.01)  # paces the probe; nothing waits on it
 
     async with crew.http("bob") as bob, crew.http() as probe:
         await bob.post("/api/hooks/pre-tool", json=pre_tool("echo warm-up", ACME))
-        await probe.get("/health")
         poller = asyncio.create_task(health(probe))
         try:
             await asyncio.gather(*(hooks(bob) for _ in range(3)))
         finally:
             done.set()
             await poller
-    return hook_seconds, health_seconds, answers
+    return checks, answers
+
+
+async def stored_patterns(service: MemoryService) -> list[str]:
+    async with service.pool.connection() as conn:
+        cur = await conn.execute("SELECT pattern FROM lessons WHERE pattern IS NOT NULL")
+        return [str(row[0]) for row in await cur.fetchall()]
+
+
+def re2_verdict(pattern: str) -> int:
+    """The status the lesson API must answer for `pattern`: 201 when RE2 compiles it within
+    MAX_PATTERN_PROGRAM instructions (a search then takes time linear in the input), else 400."""
+    try:
+        matcher = compiled(pattern)
+    except InvalidInput:
+        return 400
+    assert matcher.programsize <= MAX_PATTERN_PROGRAM, pattern
+    return 201
 
 
 async def test_catastrophic_patterns_stall_neither_the_hook_nor_health(
     service: MemoryService, settings: Settings
 ) -> None:
+    """Without a clock: every pattern stored is one RE2 runs in linear time (the rest are
+    refused), /health answers while the hooks run against the worst inputs, and the hooks'
+    answers are right. The seconds they take are measured by bench/lesson_patterns.py."""
     async with team(service, settings) as crew:
         # alice's lessons of acme, which bob works in (a teammate's lesson for every project
         # applies to her calls only, #54)
@@ -183,11 +165,10 @@ async def test_catastrophic_patterns_stall_neither_the_hook_nor_health(
         assert planted.status_code == 201, planted.text
 
         # The attack of the report: 25 a's and a "!" took 2.5 s, and /health waited as long.
-        hooks, checks, answers = await attack(crew, ("a" * 25 + "!",), rounds=1)
+        checks, answers = await attack(crew, ("a" * 25 + "!",), rounds=1)
         assert [answer.status_code for _, answer in answers] == [200] * 3
-        assert max(hooks) < BOUND_SECONDS, f"hook took {max(hooks):.3f} s"
-        assert checks, "/health never answered while the hooks ran"
-        assert max(checks) < BOUND_SECONDS, f"/health took {max(checks):.3f} s"
+        assert checks >= 1, "/health never answered while the hooks ran"
+        assert all(planted.json()["id"] not in a.json()["lesson_ids"] for _, a in answers)
 
         # Then the worst patterns found, each stored or refused, against the longest inputs.
         async with crew.http("alice") as alice:
@@ -199,15 +180,17 @@ async def test_catastrophic_patterns_stall_neither_the_hook_nor_health(
                 for pattern in WORST_PATTERNS
             ]
         for pattern, answer in zip(WORST_PATTERNS, written, strict=True):
-            assert answer.status_code in (201, 400), (pattern, answer.text)
+            assert answer.status_code == re2_verdict(pattern), (pattern, answer.text)
             if answer.status_code == 400:
                 assert answer.json()["error"]["code"] == "invalid_input", answer.text
-        hooks, checks, answers = await attack(crew, WORST_INPUTS, rounds=2)
+        assert {201, 400} <= {answer.status_code for answer in written}
+        # Nothing reached the table that RE2 would not run in linear time.
+        assert all(re2_verdict(pattern) == 201 for pattern in await stored_patterns(service))
+        checks, answers = await attack(crew, WORST_INPUTS, rounds=2)
 
     assert {answer.status_code for _, answer in answers} == {200}
-    assert max(hooks) < BOUND_SECONDS, f"hook took {max(hooks):.3f} s"
-    assert len(checks) >= 3, "/health was hardly polled while the hooks ran"
-    assert max(checks) < BOUND_SECONDS, f"/health took {max(checks):.3f} s"
+    assert len(answers) == 3 * 2 * len(WORST_INPUTS)
+    assert checks >= 1, "/health never answered while the hooks ran"
     # The lessons still work: `(a+)+$` applies to a command that ends in a's, and only to it.
     for command, answer in answers:
         applies = planted.json()["id"] in answer.json()["lesson_ids"]
