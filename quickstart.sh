@@ -103,12 +103,24 @@ ui_is_built() {
     [ -f ui/dist/index.html ] && [ -z "$(find ui/src ui/index.html ui/package.json \
         ui/package-lock.json -newer ui/dist/index.html -print -quit 2>/dev/null)" ]
 }
+build_ui() {
+    # One build at a time: a second quickstart (or test) waits for the first, then finds the
+    # UI built instead of emptying node_modules under it.
+    exec 9>ui/.build.lock
+    command -v flock >/dev/null 2>&1 && flock 9
+    if ui_is_built; then
+        say "the web UI is built and up to date"
+    else
+        say "building the web UI"
+        (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+    fi
+    exec 9>&-
+}
 if [ -f ui/package.json ]; then
     if ui_is_built; then
         say "the web UI is built and up to date"
     elif command -v npm >/dev/null 2>&1; then
-        say "building the web UI"
-        (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
+        build_ui
     else
         say "Node.js/npm not found: skipping the web UI build (the API and MCP still work)"
     fi
