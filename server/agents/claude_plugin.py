@@ -2,17 +2,19 @@
 
 The plugin is installed from this repository's marketplace (`.claude-plugin/marketplace.json`)
 and copied by Claude Code into its own cache, so it cannot reach back into this checkout or its
-virtualenv, and links out of its folder do not survive the copy. Two of its parts are therefore
+virtualenv, and links out of its folder do not survive the copy. Three of its parts are therefore
 made from the package rather than written by hand:
 
 - `hooks/hooks.json`: every hook `install-hooks` writes (server/jobs/hook_install.py `EVENTS`,
   same timeouts, the capture-only ones in the background), each running the hook client
   shipped inside the plugin with the system's `python3 -I -S`.
+- `agents/recall.md`: the recall subagent (server/agents/recall_agent.py's instructions, on
+  Haiku, with our read-only tools only).
 - `client/`: that hook client, a copy of server/hooks.py and the standard-library modules it
   imports (`CLIENT_FILES`, at the same paths, so its own import of the working-tree check
   finds them).
 
-`python -m server.agents.claude_plugin` writes both; tests/unit/test_plugin_files.py fails
+`python -m server.agents.claude_plugin` writes them; tests/unit/test_plugin_files.py fails
 while the committed files differ from what it would write.
 
 The server's URL and token are the plugin's options (`userConfig` in plugin.json: Claude Code
@@ -29,11 +31,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.agents import recall_agent
 from server.jobs.hook_install import ASYNC_EVENTS, EVENTS
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 PLUGIN = REPOSITORY / "plugins" / "memories"
 CLIENT = "client"
+# The recall subagent's frontmatter: Claude Code names a plugin's MCP tools
+# mcp__plugin_<plugin>_<server>__<tool>.
+RECALL_FIELDS: dict[str, object] = {
+    "name": "recall",
+    "description": recall_agent.DESCRIPTION,
+    "model": "haiku",
+    "tools": ", ".join(
+        f"mcp__plugin_memories_claude-memory__{tool}" for tool in recall_agent.TOOLS
+    ),
+}
 # The hook client and everything it may import (tests/unit/test_architecture.py holds it to
 # these: the working-tree check, redaction and the reading it matches on, and each agent's
 # standard-library description), with the packages they sit in, as paths under the
@@ -93,7 +106,10 @@ def hooks_json() -> dict[str, Any]:
 
 def built_files() -> dict[str, str]:
     """What the build writes: the text of each file, by its path under the plugin folder."""
-    files = {"hooks/hooks.json": json.dumps(hooks_json(), indent=2) + "\n"}
+    files = {
+        "hooks/hooks.json": json.dumps(hooks_json(), indent=2) + "\n",
+        "agents/recall.md": recall_agent.markdown_agent(RECALL_FIELDS, ""),
+    }
     for source in CLIENT_FILES:
         files[f"{CLIENT}/{source}"] = (REPOSITORY / source).read_text(encoding="utf-8")
     return files

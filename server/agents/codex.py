@@ -14,6 +14,12 @@ hooks in them.
   PostToolUse stays synchronous: `codex exec` may end before a background hook has journaled
   the call.
 - A version without hooks gets the instructions block in `$CODEX_HOME/AGENTS.md` instead.
+- Recall (#67): an agent role, `$CODEX_HOME/agents/claude-memory-recall.toml` (Codex 0.169
+  reads `agents/*.toml` roles: `name`, `description`, `developer_instructions`, and config keys
+  such as `model_reasoning_effort` and `sandbox_mode`), spawned as a subagent in its own
+  thread; Codex spawns one only when the user asks for it ("ask claude-memory-recall ...").
+  No model is pinned (Codex's model names depend on the login); low reasoning effort and a
+  read-only sandbox. Written with the MCP table, removed with it.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from server.agent_facts import codex as about
+from server.agents import recall_agent
 from server.agents.detect import (
     entry,
     entry_url,
@@ -57,6 +64,13 @@ HOOK_EVENTS: tuple[HookEvent, ...] = tuple(
 )
 HOOKS_SINCE: Version = (0, 114, 0)
 HOOKS_KEY_SINCE: Version = (0, 130, 0)  # `[features] hooks`; `codex_hooks` before
+RECALL_FILE = Path("agents") / f"{recall_agent.NAME}.toml"
+RECALL_FIELDS = {
+    "name": recall_agent.NAME,
+    "description": recall_agent.DESCRIPTION,
+    "model_reasoning_effort": "low",
+    "sandbox_mode": "read-only",
+}
 
 
 def codex_home(environ: Mapping[str, str], home: Path) -> Path:
@@ -102,7 +116,12 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
             values["bearer_token_env_var"] = TOKEN_VARIABLE
         new = toml_with_table(old, config, "mcp_servers", SERVER_NAME, values, MARKER)
     hooks = folder / "hooks.json"
-    return [(config, old, new), (hooks, *hooks_json(hooks, hook_url, request.python))]
+    recall = recall_agent.recall_edit(
+        folder / RECALL_FILE,
+        MARKER,
+        recall_agent.toml_agent(RECALL_FIELDS, MARKER) if request.url else None,
+    )
+    return [(config, old, new), (hooks, *hooks_json(hooks, hook_url, request.python)), recall]
 
 
 def _notes(version: Version | None) -> list[str]:
@@ -156,7 +175,7 @@ AGENT = configured_by_files(
     CODEX,
     FILES,
     "add claude-memory to ~/.codex/config.toml and our hooks to "
-    "~/.codex/hooks.json (trust them in /hooks)",
+    "~/.codex/hooks.json (trust them in /hooks) and a recall agent to ~/.codex/agents/",
     instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

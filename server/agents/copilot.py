@@ -12,6 +12,12 @@
   ours), and a Copilot older than the version checked gets the instructions block in
   `$COPILOT_HOME/copilot-instructions.md`, its personal instructions file (`copilot instruction
   list` shows it as "Home copilot-instructions.md"), instead.
+- Recall (#67): a custom agent, `$COPILOT_HOME/agents/claude-memory-recall.agent.md` (Copilot
+  loads `~/.copilot/agents/*.agent.md`; Markdown with YAML frontmatter): our read-only MCP
+  tools only (`<server>/<tool>`), on the first available of the small models Copilot's own
+  explore agent lists; Copilot runs a custom agent as a subagent in its own context, when its
+  model judges it fits or when asked (`/agent`, `--agent`). Written with the MCP entry,
+  removed with it.
 - Sessions: `$COPILOT_HOME/session-state/<session id>/events.jsonl`, one event a line, read by
   server/ingest/copilot.py (`import --copilot`, and `--agents` when the folder exists).
 """
@@ -25,6 +31,7 @@ from typing import Any
 
 from server.agent_facts import copilot as about
 from server.agent_facts.copilot import copilot_home
+from server.agents import recall_agent
 from server.agents.detect import entry, entry_url, read_json, sends_token, url_argument
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.copilot import COPILOT
@@ -48,6 +55,15 @@ from server.jobs.hook_install import MARKERS, hook_command
 NAME = about.NAME
 HOOKS_FILE = Path("hooks") / "claude-memory.json"
 HOOKS_SINCE: Version = (1, 0, 102)  # the version whose hook contract was checked
+RECALL_FILE = Path("agents") / f"{recall_agent.NAME}.agent.md"
+RECALL_MARKER = "<!-- claude-memory: added by `claude-memory connect copilot` -->"
+RECALL_FIELDS: dict[str, object] = {
+    "name": recall_agent.NAME,
+    "description": recall_agent.DESCRIPTION,
+    "tools": [f"{SERVER_NAME}/{tool}" for tool in recall_agent.TOOLS],
+    # Tried in order, the first available wins (1.0.102's definitions/explore.agent.yaml).
+    "model": ["gpt-5.6-luna", "gpt-5.4-mini"],
+}
 
 
 def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
@@ -63,6 +79,11 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
     return [
         (path, old, old if updated == data else render_json(updated, old)),
         _hooks_edit(folder / HOOKS_FILE, hook_url, request.python),
+        recall_agent.recall_edit(
+            folder / RECALL_FILE,
+            RECALL_MARKER,
+            recall_agent.markdown_agent(RECALL_FIELDS, RECALL_MARKER) if request.url else None,
+        ),
     ]
 
 
@@ -136,7 +157,7 @@ AGENT = configured_by_files(
     COPILOT,
     FILES,
     "add claude-memory to ~/.copilot/mcp-config.json and our hooks to "
-    "~/.copilot/hooks/claude-memory.json",
+    "~/.copilot/hooks/claude-memory.json and a recall agent to ~/.copilot/agents/",
     instructions_file=HOME_FILE,
     detect=detect,
 )

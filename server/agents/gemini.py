@@ -10,6 +10,11 @@ our hooks in the same file.
   timeouts in milliseconds, every hook synchronous (SessionEnd excepted: Gemini does not wait
   for it), and a `name` on each handler (`/hooks disable <name>` turns one off).
 - A version without hooks gets the instructions block in `GEMINI.md` instead.
+- Recall (#67): a local subagent, `agents/claude-memory-recall.md` in the same folder (Gemini
+  CLI loads `~/.gemini/agents/*.md`, frontmatter checked strictly, the body its system prompt;
+  agents are on unless `experimental.enableAgents` is false): our read-only MCP tools only,
+  on the `flash` model, in its own context; the main model calls it as a tool and receives
+  its answer. Written with the MCP entry, removed with it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from server.agent_facts import gemini as about
+from server.agents import recall_agent
 from server.agents.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.gemini import GEMINI
@@ -43,6 +49,18 @@ HOOK_EVENTS: tuple[HookEvent, ...] = tuple(
     (event, argument, timeout) for event, argument, timeout, _ in about.HOOKS
 )
 HOOKS_SINCE: Version = (0, 26, 0)
+# The recall subagent (#67): ours when it holds RECALL_MARKER (after the frontmatter, which
+# must come first). Gemini CLI names an MCP tool `mcp_<server>_<tool>`.
+RECALL_FILE = Path("agents") / f"{recall_agent.NAME}.md"
+RECALL_MARKER = "<!-- claude-memory: added by `claude-memory connect gemini` -->"
+RECALL_FIELDS: dict[str, object] = {
+    "name": recall_agent.NAME,
+    "description": recall_agent.DESCRIPTION,
+    "kind": "local",
+    "tools": [f"mcp_{SERVER_NAME}_{tool}" for tool in recall_agent.TOOLS],
+    "model": "flash",
+    "max_turns": 12,
+}
 
 
 def gemini_dir(environ: Mapping[str, str], home: Path) -> Path:
@@ -77,7 +95,15 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
         path, "mcpServers", SERVER_NAME, entry if request.url else None
     )
     updated = with_hooks(path, updated, handlers(hook_url, request.python) if hook_url else None)
-    return [(path, old, old if updated == data else render_json(updated, old))]
+    recall = gemini_dir(request.environ, request.home) / RECALL_FILE
+    return [
+        (path, old, old if updated == data else render_json(updated, old)),
+        recall_agent.recall_edit(
+            recall,
+            RECALL_MARKER,
+            recall_agent.markdown_agent(RECALL_FIELDS, RECALL_MARKER) if request.url else None,
+        ),
+    ]
 
 
 def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
@@ -119,7 +145,8 @@ AGENT = configured_by_files(
     about,
     GEMINI,
     FILES,
-    "add claude-memory and our hooks to ~/.gemini/settings.json",
+    "add claude-memory and our hooks to ~/.gemini/settings.json and a recall subagent to "
+    "~/.gemini/agents/",
     instructions_file=about.INSTRUCTIONS_FILE,
     detect=detect,
 )

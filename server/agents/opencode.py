@@ -19,10 +19,10 @@ global configuration, as read from what opencode-ai 1.18.33 loads.
   result (`tool.execute.after`), and the session imported when it goes idle (`session.idle`).
   Its tool calls reach the journal with that import. `--no-hooks` leaves the plugin out (and
   removes ours).
-- Recall (#67): a subagent, `agents/claude-memory-recall.md` in the same folder
-  (opencode_recall.md: `mode: subagent`, edits, shell, web and further subagents denied, the
-  caller's model), that searches memory in its own context and answers citing #ids; written
-  with the MCP entry, removed with it.
+- Recall (#67): a subagent, `agents/claude-memory-recall.md` in the same folder (`mode:
+  subagent`, edits, shell, web and further subagents denied, the caller's model; the
+  instructions of server/agents/recall_agent.py), that searches memory in its own context and
+  answers citing #ids; written with the MCP entry, removed with it.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from server.agent_facts import opencode as about
+from server.agents import recall_agent
 from server.agents.detect import entry, entry_url, read_json, sends_token
 from server.agents.unit import Found, Route, configured_by_files
 from server.ingest.opencode import OPENCODE
@@ -61,8 +62,12 @@ PLUGIN_MARKER = "// claude-memory: added by `claude-memory connect opencode`"
 URL_SLOT = '"__CLAUDE_MEMORY_URL__"'  # the template's string, replaced by a JSON string
 # The recall subagent (#67): searches in its own context and answers citing #ids. Ours when it
 # holds RECALL_MARKER (its first line is the frontmatter's, so the marker follows it).
-RECALL_AGENT = Path(__file__).with_name("opencode_recall.md")
-RECALL_FILE = Path("agents") / "claude-memory-recall.md"
+RECALL_FILE = Path("agents") / f"{recall_agent.NAME}.md"
+RECALL_FIELDS: dict[str, object] = {
+    "description": recall_agent.DESCRIPTION,
+    "mode": "subagent",
+    "permission": {"edit": "deny", "bash": "deny", "webfetch": "deny", "task": "deny"},
+}
 RECALL_MARKER = "<!-- claude-memory: added by `claude-memory connect opencode` -->"
 # The plugin events ours answers (checked against 1.18.33; plugins came with 1.x's config).
 PLUGIN_EVENTS = [
@@ -99,19 +104,12 @@ def _edits(request: Connection, hook_url: str | None) -> list[Edit]:
     return [
         (path, old, old if updated == data else render_json(updated, old)),
         _plugin_edit(folder / PLUGIN_FILE, hook_url),
-        _recall_edit(folder / RECALL_FILE, connected=bool(request.url)),
+        recall_agent.recall_edit(
+            folder / RECALL_FILE,
+            RECALL_MARKER,
+            recall_agent.markdown_agent(RECALL_FIELDS, RECALL_MARKER) if request.url else None,
+        ),
     ]
-
-
-def _recall_edit(path: Path, *, connected: bool) -> Edit:
-    """Our recall subagent while the server is connected, else none; a file there that is not
-    ours is refused."""
-    old = read_text(path)
-    if old and RECALL_MARKER not in old:
-        raise AgentFileError(
-            f"{path} is not ours (it lacks our marker); move it aside, nothing was changed"
-        )
-    return path, old, RECALL_AGENT.read_text(encoding="utf-8") if connected else ""
 
 
 def _plugin_edit(path: Path, hook_url: str | None) -> Edit:

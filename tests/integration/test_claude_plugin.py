@@ -251,9 +251,11 @@ async def test_claude_code_validates_the_recall_agent_on_a_small_model_with_read
     """The agent is only validated and listed here: running it needs a model (#67)."""
     validated = await claude("plugin", "validate", "--strict", str(PLUGIN_DIR), env=claude_env)
     agent = (PLUGIN_DIR / "agents" / "recall.md").read_text(encoding="utf-8")
-    front = dict(
-        line.split(": ", 1) for line in agent.split("---\n")[1].splitlines() if ": " in line
-    )
+    # Each frontmatter value is written as JSON, which YAML reads unchanged (recall_agent.py).
+    front = {
+        key: json.loads(value)
+        for key, value in (line.split(": ", 1) for line in agent.split("---\n")[1].splitlines())
+    }
     async with Client(f"{guarded_url}/mcp", auth=TOKEN) as client:
         read_only = {
             tool.name

@@ -136,7 +136,7 @@ def test_codex_backs_up_the_old_file_and_leaves_no_temporary_file(tmp_path: Path
 
     change = codex(tmp_path)
 
-    [file] = change.files
+    [file] = [file for file in change.files if file.path == path]  # the recall agent is new
     assert file.backup is not None
     assert file.backup == backups_folder(data_dir(tmp_path)) / (
         str(path).lstrip("/").replace("/", "_") + ".bak-20260822T120000000000Z"
@@ -151,7 +151,7 @@ def test_codex_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path) -> Non
 
     change = codex(tmp_path, dry_run=True)
 
-    [file] = change.files
+    [file] = [file for file in change.files if file.path == path]
     assert change.changed and file.changed and file.backup is None
     assert file.diff.startswith(f"--- {path}")
     assert '+url = "http://127.0.0.1:3333/mcp"' in file.diff
@@ -227,8 +227,10 @@ def test_codex_disconnect_deletes_a_file_that_only_held_our_entry(tmp_path: Path
     disconnect("codex", environ=env(tmp_path), home=tmp_path, now=LATER)
 
     assert not codex_file(tmp_path).exists()
-    assert len(backups(tmp_path)) == 1
+    # config.toml's and our recall agent's, each removed
+    assert len(backups(tmp_path)) == 2
     assert beside(tmp_path / ".codex") == []
+    assert not list((tmp_path / ".codex" / "agents").iterdir())
 
 
 def test_codex_follows_codex_home(tmp_path: Path) -> None:

@@ -78,7 +78,7 @@ def test_opencode_gets_a_remote_entry_and_our_plugin_and_keeps_everything_else(
     # The plugin and the recall subagent are new.
     assert [f.backup is not None for f in change.files] == [True, False, False]
     recall = tmp_path / ".config" / "opencode" / "agents" / "claude-memory-recall.md"
-    assert "mode: subagent" in recall.read_text()
+    assert 'mode: "subagent"' in recall.read_text()
     assert not (tmp_path / ".config" / "opencode" / "AGENTS.md").exists()
 
 
