@@ -104,6 +104,7 @@ async def test_the_index_lists_the_next_candidates_beneath_the_hits_with_date_id
 
     assert any(f"#{answer}," in line and ANSWER in line for line in full_lines(confident))
     assert "get_memory" in index and "/memories:recall" in index
+    assert "claude-memory-recall" in index
     listed = [INDEX_LINE.match(line) for line in index.splitlines() if line.startswith("- ")]
     assert listed and all(listed)
     ids = [int(match.group(2)) for match in listed if match]
