@@ -89,6 +89,11 @@ def read_claude_md(paths: Sequence[Path], context: ReadContext) -> ToolReading:
         if file in seen:
             continue
         seen.add(file)
+        if role != "memory" and directory and not file.resolve().is_relative_to(directory):
+            # A repository's instruction file that links out of it (a clone's CLAUDE.md made a
+            # link to ~/.ssh/...) is not the repository's to give: never read.
+            reading.skipped["link_out_of_the_project"] += 1
+            continue
         note = reading.markdown(file)
         if note is None:
             continue

@@ -197,3 +197,22 @@ def test_every_instruction_and_rules_note_is_one_promote_never_proposes_back() -
     auto_memories = [d for d in drafts if "claude-code-memory" in d.tags]
     assert auto_memories
     assert not any(from_instruction_file(d.source, d.tags) for d in auto_memories)
+
+
+def test_a_repository_s_instruction_file_linking_out_of_it_is_never_read(tmp_path: Path) -> None:
+    secret = tmp_path / "home" / ".ssh" / "notes.md"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("# Mine\n\nThe staging box is reached through bastion-7.\n")
+    repo = tmp_path / "cloned"
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    (repo / "CLAUDE.md").symlink_to(secret)
+    (repo / ".claude" / "rules" / "deploy.md").symlink_to(secret)
+    (repo / "AGENTS.md").write_text("# Agents\n\nRun make test before a commit.\n")
+
+    reading = read_claude_md([repo], ReadContext())
+
+    assert [d.content for d in drafts_of(reading)] == [
+        d.content for d in drafts_of(read_claude_md([repo / "AGENTS.md"], ReadContext()))
+    ]
+    assert "bastion" not in " ".join(d.content for d in drafts_of(reading))
+    assert reading.skipped == {"link_out_of_the_project": 2}
