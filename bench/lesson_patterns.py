@@ -36,7 +36,11 @@ from server.core.errors import InvalidInput  # noqa: E402
 from server.domain.lessons import Matcher, compiled  # noqa: E402
 from server.service.runtime import open_service  # noqa: E402
 from tests.security.team import Team, team  # noqa: E402
-from tests.security.worst_patterns import WORST_INPUTS, WORST_PATTERNS  # noqa: E402
+from tests.security.worst_patterns import (  # noqa: E402
+    WORST_INPUTS,
+    WORST_PATTERNS,
+    while_polled,
+)
 
 ACME = "/home/dev/acme"
 BOUND_MS = 200.0  # issue #34's bound for a hook call and for /health
@@ -86,7 +90,6 @@ async def served_attack(crew: Team, rounds: int) -> tuple[list[float], list[floa
     """Seconds of each of bob's hook calls (three callers) and each /health while they run."""
     hook_seconds: list[float] = []
     health_seconds: list[float] = []
-    done = asyncio.Event()
     pre_tool = {"cwd": ACME, "tool_name": "Bash"}
 
     async def hooks(bob: Any) -> None:
@@ -99,7 +102,7 @@ async def served_attack(crew: Team, rounds: int) -> tuple[list[float], list[floa
                 hook_seconds.append(time.perf_counter() - started)
                 answer.raise_for_status()
 
-    async def health(probe: Any) -> None:
+    async def health(probe: Any, done: asyncio.Event) -> None:
         while not done.is_set():
             started = time.perf_counter()
             (await probe.get("/health")).raise_for_status()
@@ -108,12 +111,7 @@ async def served_attack(crew: Team, rounds: int) -> tuple[list[float], list[floa
 
     async with crew.http("bob") as bob, crew.http() as probe:
         await bob.post("/api/hooks/pre-tool", json={**pre_tool, "tool_input": {"command": "x"}})
-        poller = asyncio.create_task(health(probe))
-        try:
-            await asyncio.gather(*(hooks(bob) for _ in range(3)))
-        finally:
-            done.set()
-            await poller
+        await while_polled(lambda done: health(probe, done), [hooks(bob) for _ in range(3)])
     return hook_seconds, health_seconds
 
 

@@ -29,7 +29,7 @@ from server.db.migrate import MIGRATIONS_DIR, apply_migrations
 from server.domain.lessons import MAX_PATTERN_PROGRAM, compiled
 from server.service.memory import MemoryService
 from tests.security.team import Team, team
-from tests.security.worst_patterns import WORST_INPUTS, WORST_PATTERNS
+from tests.security.worst_patterns import WORST_INPUTS, WORST_PATTERNS, while_polled
 
 pytestmark = pytest.mark.security
 
@@ -100,7 +100,6 @@ async def attack(
     200, and each command's answer. How long they took is bench/lesson_patterns.py's to say."""
     answers: list[tuple[str, httpx.Response]] = []
     checks = 0
-    done = asyncio.Event()
 
     async def hooks(bob: httpx.AsyncClient) -> None:
         for _ in range(rounds):
@@ -108,7 +107,7 @@ async def attack(
                 answer = await bob.post("/api/hooks/pre-tool", json=pre_tool(command, ACME))
                 answers.append((command, answer))
 
-    async def health(probe: httpx.AsyncClient) -> None:
+    async def health(probe: httpx.AsyncClient, done: asyncio.Event) -> None:
         nonlocal checks
         while True:
             answer = await probe.get("/health")
@@ -120,12 +119,7 @@ async def attack(
 
     async with crew.http("bob") as bob, crew.http() as probe:
         await bob.post("/api/hooks/pre-tool", json=pre_tool("echo warm-up", ACME))
-        poller = asyncio.create_task(health(probe))
-        try:
-            await asyncio.gather(*(hooks(bob) for _ in range(3)))
-        finally:
-            done.set()
-            await poller
+        await while_polled(lambda done: health(probe, done), [hooks(bob) for _ in range(3)])
     return checks, answers
 
 

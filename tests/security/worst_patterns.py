@@ -3,6 +3,11 @@ work hardest: shared by tests/security/test_lesson_attacks.py (every one stored 
 in linear time, or it is refused) and bench/lesson_patterns.py (how long each takes).
 """
 
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
 # Patterns that take a backtracking engine exponential or high-polynomial time. RE2 runs the
 # ones it accepts in linear time; the rest it refuses (too large, backreferences, lookaround).
 WORST_PATTERNS = (
@@ -38,3 +43,17 @@ WORST_INPUTS = (
     ("ab " * 3_000)[:8_000],
     ("a" * 79 + "\n") * 100,
 )
+
+
+async def while_polled(
+    poll: Callable[[asyncio.Event], Awaitable[None]], callers: list[Awaitable[None]]
+) -> None:
+    """Run `callers` at once while `poll` runs beside them, told by its event when they are
+    done (the attack of the test and of the bench: hook calls while /health is polled)."""
+    done = asyncio.Event()
+    poller = asyncio.create_task(poll(done))
+    try:
+        await asyncio.gather(*callers)
+    finally:
+        done.set()
+        await poller
