@@ -15,7 +15,7 @@ from fastmcp import Client
 from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
 
-pytestmark = pytest.mark.reliability
+pytestmark = [pytest.mark.reliability, pytest.mark.alone]
 
 DURATION_SECONDS = 20
 REST_CLIENTS = 30
