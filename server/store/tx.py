@@ -166,11 +166,33 @@ async def act_for(conn: Conn, settings: tuple[tuple[str, str], ...]) -> None:
 
 
 async def ping(pool: Pool, timeout: float = 2.0) -> bool:
-    """True when a connection answers `SELECT 1` within `timeout` seconds."""
+    """True when the database answers `SELECT 1` within `timeout` seconds.
+
+    A pool whose every connection is out (fifty clients writing at once) is busy, not down: it
+    then asks the database over a connection of its own, so /health does not report a working
+    database as unavailable to a supervisor that would restart it.
+    """
     try:
         async with pool.connection(timeout=timeout) as conn:
             await conn.execute("SELECT 1")
-    except (psycopg.Error, PoolTimeout, OSError):
+    except PoolTimeout:
+        # Our pools are opened from a URL; a pool built on a conninfo callable stays "down".
+        conninfo = pool.conninfo
+        return isinstance(conninfo, str) and await _answers_outside_the_pool(conninfo, timeout)
+    except (psycopg.Error, OSError):
+        return False
+    return True
+
+
+async def _answers_outside_the_pool(conninfo: str, timeout: float) -> bool:
+    try:
+        async with asyncio.timeout(timeout):
+            conn = await psycopg.AsyncConnection.connect(
+                conninfo, connect_timeout=max(1, int(timeout)), autocommit=True
+            )
+            async with conn:
+                await conn.execute("SELECT 1")
+    except (psycopg.Error, OSError, TimeoutError):
         return False
     return True
 

@@ -57,6 +57,30 @@ async def test_health_is_503_degraded_without_leaking_errors_when_database_is_go
     assert "FATAL" not in response.text
 
 
+async def test_health_stays_200_while_every_pooled_connection_is_busy(
+    fresh_database: Callable[[], str], embedder: Embedder, settings: Settings
+) -> None:
+    """A pool with all its connections out is busy, not down: a supervisor reading 503 would
+    restart a working server."""
+    url = fresh_database()
+    await apply_migrations(url)
+    pool = await open_pool(url, min_size=1, max_size=1)
+    try:
+        await ensure_model_recorded(pool, embedder)
+        memory_service = MemoryService(pool, embedder, settings)
+        async with (
+            serving(create_app(settings, memory_service)) as app_url,
+            httpx.AsyncClient(timeout=30) as client,
+            pool.connection(),
+        ):
+            response = await client.get(f"{app_url}/health")
+    finally:
+        await pool.close(timeout=1)
+
+    assert response.status_code == 200, response.text
+    assert response.json()["database"] == "ok"
+
+
 async def drop_database(url: str) -> None:
     import psycopg
 
