@@ -2,6 +2,7 @@
 
 run_hook    the exact command `install-hooks` registers, through the shell, with a payload on
             stdin; started with asyncio, so a server in the test's own event loop keeps serving
+run_command the same for any hook command line (another agent's)
 payload     a payload from shared/fixtures/hooks/, with fields changed
 context_of  additionalContext from the one documented output shape; fails on any other
 """
@@ -45,12 +46,20 @@ async def run_hook(
 ) -> HookRun:
     """The registered command line, through the shell, with `data` on stdin."""
     environment = {k: v for k, v in os.environ.items() if k != "CLAUDE_MEMORY_TOKEN"}
+    return await run_command(hook_command(event, url), data, {**environment, **(env or {})})
+
+
+async def run_command(
+    command: str, data: dict[str, Any], env: dict[str, str] | None = None
+) -> HookRun:
+    """A hook's command line (any agent's), through the shell, with `data` on stdin, in `env`
+    (this process's environment when None)."""
     process = await asyncio.create_subprocess_shell(
-        hook_command(event, url),
+        command,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**environment, **(env or {})},
+        env=env,
     )
     out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
     return HookRun(process.returncode or 0, out.decode(), err.decode())
