@@ -31,7 +31,7 @@ from server.jobs.hook_install import is_ours
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port
 from tests.integration.acme_facts import FORCE_PUSH, STAGING, remember
-from tests.integration.hook_runs import HookRun, run_command
+from tests.integration.hook_runs import HookRun, run_command, wait_for_turns
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCHEMAS = FIXTURES / "codex" / "hook_schemas"
@@ -258,16 +258,6 @@ async def test_codex_tool_hook_journals_the_call_under_codexs_own_name(
     assert "pnpm add @fastify/rate-limit" in (call.target or "")
     assert "@fastify/rate-limit 10.2.1" in (call.output_preview or "")
     assert page.entries[0].project == "acme-api"
-
-
-async def wait_for_turns(service: MemoryService, session_id: str, timeout: float = 60) -> int:
-    deadline = time.monotonic() + timeout
-    while True:
-        page = await service.list_memories(MemoryFilter(session_id=session_id), limit=1)
-        if page.total:
-            return page.total
-        assert time.monotonic() < deadline, f"no turn of {session_id} was imported"
-        await asyncio.sleep(0.1)
 
 
 async def test_codex_stop_imports_the_rollout_in_the_background(
