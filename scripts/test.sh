@@ -19,12 +19,24 @@
 # temp dirs and free ports: the tests mostly wait on subprocesses, CLIs and servers, so 3 workers
 # on 2 cores finish in about half the time of one (issue #66). `-n 0` after the script's name
 # (or TEST_WORKERS=0) runs them in one process, as a debugger wants.
+# The tests marked `alone` then run by themselves, in one process. pytest exits 5 when it
+# collected nothing, and that fails the run: in the quick loop, in a full run if either pass
+# finds nothing, with a selection of yours (a path, -k) if both do. A `-m` of yours replaces
+# the split: one run of what you chose, in the workers.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 say() { printf '==> %s\n' "$*"; }
+# Whether the pytest arguments given choose markers of their own (-m EXPR).
+picks_markers() {
+    local arg
+    for arg in "$@"; do
+        case "$arg" in -m*) return 0 ;; esac
+    done
+    return 1
+}
 
 QUICK=0
 WORKERS=(-p xdist -n "${TEST_WORKERS:-3}" --dist loadfile)
@@ -100,6 +112,11 @@ set +e
 if [ "${TEST_WORKERS:-3}" = 0 ]; then
     python -m pytest "$@"
     status=$?
+elif picks_markers "$@"; then
+    # The caller's own -m replaces ours (pytest keeps the last): one run, in the workers, so
+    # no test runs twice.
+    python -m pytest "${WORKERS[@]}" "$@"
+    status=$?
 else
     # The tests marked `alone` measure the server under a load they make themselves (fifty
     # writers while /health is polled): they run after the others, in one process, so the
@@ -109,12 +126,16 @@ else
     say "pytest: the tests that run alone"
     python -m pytest -m alone "$@"
     alone=$?
-    if [ "$parallel" -eq 5 ] && [ "$alone" -eq 5 ]; then
-        status=5
-    elif [ "$parallel" -ne 0 ] && [ "$parallel" -ne 5 ]; then
+    # A failure is the run's status. Else: with no arguments each run must find tests; with a
+    # selection of the caller's, one may find none (`tests/unit` holds no `alone` test), not both.
+    if [ "$parallel" -ne 0 ] && [ "$parallel" -ne 5 ]; then
         status=$parallel
     elif [ "$alone" -ne 0 ] && [ "$alone" -ne 5 ]; then
         status=$alone
+    elif [ "$parallel" -eq 5 ] && { [ $# -eq 0 ] || [ "$alone" -eq 5 ]; }; then
+        status=5
+    elif [ "$alone" -eq 5 ] && [ $# -eq 0 ]; then
+        status=5
     else
         status=0
     fi

@@ -4,9 +4,11 @@
 pinned versions, installed with npm into a cache folder outside the work tree (AGENT_CLIS_DIR,
 else ~/.cache/claude-memory-tests/agent-clis-*) and reused while the versions match; nothing
 else is downloaded at run time. Used by tests/integration/test_connect_clients.py,
-test_agent_hook_clients.py, test_opencode.py, test_copilot.py and test_claude_plugin.py (the
-fixture reaches them as a plugin loaded by tests/conftest.py). `agent_env` is the environment
-those CLIs run in.
+test_agent_hook_clients.py, test_agent_model_distill.py, test_recall_agents.py,
+test_llm_offers.py, test_opencode.py, test_copilot.py and test_claude_plugin.py (the fixture
+reaches them as a plugin loaded by tests/conftest.py). `agent_env` is the environment those
+CLIs run in; `gemini_on_api_key` signs Gemini CLI in to a stand-in of its API; COPILOT_CACHE
+is where Copilot CLI unpacks its bundle, once for every test.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ CLIS_DIR = Path(
     / "claude-memory-tests"
     / f"agent-clis-{hashlib.sha256(str(CLI_VERSIONS).encode()).hexdigest()[:12]}"
 )
+# Where Copilot CLI unpacks its bundle (235 MB) on first start (its XDG_CACHE_HOME): once for
+# every test.
+COPILOT_CACHE = CLIS_DIR / "copilot-cache"
 
 
 @pytest.fixture(scope="session")
@@ -91,6 +96,22 @@ def agent_env(agent_clis: Path, home: Path, **extra: str) -> dict[str, str]:
         **extra,
     )
     return env
+
+
+def gemini_on_api_key(home: Path) -> None:
+    """Gemini CLI's user settings in `home`: signed in with an API key (a stand-in's, given as
+    GEMINI_API_KEY), sending no usage statistics, never updating itself."""
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True},
+            }
+        )
+    )
 
 
 def codex_app_server(env: dict[str, str], method: str, params: dict[str, Any]) -> Any:

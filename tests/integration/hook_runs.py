@@ -2,6 +2,9 @@
 
 run_hook    the exact command `install-hooks` registers, through the shell, with a payload on
             stdin; started with asyncio, so a server in the test's own event loop keeps serving
+run_command the same for any hook command line (another agent's)
+wait_for_turns  until a session's import (the session-end hook's, in the background) stored
+            its turns
 payload     a payload from shared/fixtures/hooks/, with fields changed
 context_of  additionalContext from the one documented output shape; fails on any other
 """
@@ -11,10 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from server.core.models.memories import MemoryFilter
 from server.jobs.hook_install import hook_command
+from server.service.memory import MemoryService
 from tests.fixture_sessions import SHARED_FIXTURES
 
 HOOK_FIXTURES = SHARED_FIXTURES / "hooks"
@@ -45,15 +51,37 @@ async def run_hook(
 ) -> HookRun:
     """The registered command line, through the shell, with `data` on stdin."""
     environment = {k: v for k, v in os.environ.items() if k != "CLAUDE_MEMORY_TOKEN"}
+    return await run_command(hook_command(event, url), data, {**environment, **(env or {})})
+
+
+async def run_command(
+    command: str, data: dict[str, Any], env: dict[str, str] | None = None
+) -> HookRun:
+    """A hook's command line (any agent's), through the shell, with `data` on stdin, in `env`
+    (this process's environment when None)."""
     process = await asyncio.create_subprocess_shell(
-        hook_command(event, url),
+        command,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**environment, **(env or {})},
+        env=env,
     )
     out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
     return HookRun(process.returncode or 0, out.decode(), err.decode())
+
+
+async def wait_for_turns(
+    service: MemoryService, session_id: str, at_least: int = 1, timeout: float = 60
+) -> int:
+    """Poll until `session_id` has `at_least` turns stored; their number. The timeout is a
+    deadline for a loaded machine, not a bound the test asserts."""
+    deadline = time.monotonic() + timeout
+    while True:
+        page = await service.list_memories(MemoryFilter(session_id=session_id), limit=1)
+        if page.total >= at_least:
+            return page.total
+        assert time.monotonic() < deadline, f"{session_id}: {page.total} turns imported"
+        await asyncio.sleep(0.1)
 
 
 def context_of(run: HookRun, event: str) -> str:

@@ -29,7 +29,7 @@ import pytest
 from server.core.models.journal import JournalFilter
 from server.core.models.memories import MemoryFilter
 from server.service.memory import MemoryService
-from tests.agent_clis import agent_env, codex_app_server
+from tests.agent_clis import agent_env, codex_app_server, gemini_on_api_key
 from tests.integration.acme_facts import FORCE_PUSH, RATE_LIMIT, STAGING
 from tests.integration.processes import cli_command, ran
 from tests.responses_stub import ScriptedShell
@@ -159,17 +159,7 @@ async def test_gemini_runs_our_hooks_in_a_real_session(
 ) -> None:
     folder, fact = project
     env = agent_env(agent_clis, isolated_home, **STUB_KEYS)
-    settings = isolated_home / ".gemini" / "settings.json"
-    settings.parent.mkdir()
-    settings.write_text(
-        json.dumps(
-            {
-                "security": {"auth": {"selectedType": "gemini-api-key"}},
-                "privacy": {"usageStatisticsEnabled": False},
-                "general": {"disableAutoUpdate": True},
-            }
-        )
-    )
+    gemini_on_api_key(isolated_home)
     responses = tmp_path / "responses.jsonl"
     responses.write_text(scripted_gemini([WARNED, STOPPED]))
 

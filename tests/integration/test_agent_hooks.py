@@ -31,7 +31,7 @@ from server.jobs.hook_install import is_ours
 from server.service.memory import MemoryService
 from tests.db_fixtures import free_port
 from tests.integration.acme_facts import FORCE_PUSH, STAGING, remember
-from tests.integration.hook_runs import HookRun
+from tests.integration.hook_runs import HookRun, run_command, wait_for_turns
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SCHEMAS = FIXTURES / "codex" / "hook_schemas"
@@ -74,18 +74,6 @@ def payload(agent: str, event: str, **changes: Any) -> dict[str, Any]:
     return {**data, **changes}
 
 
-async def call_hook(command: str, data: dict[str, Any]) -> HookRun:
-    """The registered command line, through the shell, with `data` on stdin."""
-    process = await asyncio.create_subprocess_shell(
-        command,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(json.dumps(data).encode()), 30)
-    return HookRun(process.returncode or 0, out.decode(), err.decode())
-
-
 def codex_answer(run: HookRun, event: str) -> dict[str, Any]:
     """Codex's reading of the output: one JSON object its schema for `event` accepts."""
     output = run.output()
@@ -123,7 +111,7 @@ def gemini_hooks(app_url: str, tmp_path: Path) -> dict[str, str]:
 async def test_codex_prompt_hook_returns_recall_in_the_shape_codex_accepts(
     codex_hooks: dict[str, str], facts: dict[str, int]
 ) -> None:
-    run = await call_hook(codex_hooks["UserPromptSubmit"], payload("codex", "UserPromptSubmit"))
+    run = await run_command(codex_hooks["UserPromptSubmit"], payload("codex", "UserPromptSubmit"))
 
     context = codex_answer(run, "UserPromptSubmit")["additionalContext"]
     assert f"#{facts['rate_limit']}" in context and HEADER in context
@@ -134,7 +122,7 @@ async def test_codex_prompt_hook_returns_recall_in_the_shape_codex_accepts(
 async def test_codex_session_start_returns_the_projects_startup_context(
     codex_hooks: dict[str, str], facts: dict[str, int]
 ) -> None:
-    run = await call_hook(codex_hooks["SessionStart"], payload("codex", "SessionStart"))
+    run = await run_command(codex_hooks["SessionStart"], payload("codex", "SessionStart"))
 
     context = codex_answer(run, "SessionStart")["additionalContext"]
     assert "acme-api" in context and f"#{facts['pnpm']}" in context
@@ -143,7 +131,7 @@ async def test_codex_session_start_returns_the_projects_startup_context(
 async def test_gemini_before_agent_returns_recall_as_additional_context(
     gemini_hooks: dict[str, str], facts: dict[str, int]
 ) -> None:
-    run = await call_hook(gemini_hooks["BeforeAgent"], payload("gemini", "BeforeAgent"))
+    run = await run_command(gemini_hooks["BeforeAgent"], payload("gemini", "BeforeAgent"))
 
     context = gemini_context(run, "BeforeAgent")
     assert f"#{facts['rate_limit']}" in context and HEADER in context
@@ -152,7 +140,7 @@ async def test_gemini_before_agent_returns_recall_as_additional_context(
 async def test_gemini_session_start_returns_the_projects_startup_context(
     gemini_hooks: dict[str, str], facts: dict[str, int]
 ) -> None:
-    run = await call_hook(gemini_hooks["SessionStart"], payload("gemini", "SessionStart"))
+    run = await run_command(gemini_hooks["SessionStart"], payload("gemini", "SessionStart"))
 
     assert f"#{facts['pnpm']}" in gemini_context(run, "SessionStart")
 
@@ -161,10 +149,10 @@ async def test_prompt_hooks_show_no_memory_in_full_when_nothing_is_relevant(
     codex_hooks: dict[str, str], gemini_hooks: dict[str, str], facts: dict[str, int]
 ) -> None:
     prompt = "write a haiku about autumn leaves"
-    codex = await call_hook(
+    codex = await run_command(
         codex_hooks["UserPromptSubmit"], payload("codex", "UserPromptSubmit", prompt=prompt)
     )
-    gemini = await call_hook(
+    gemini = await run_command(
         gemini_hooks["BeforeAgent"], payload("gemini", "BeforeAgent", prompt=prompt)
     )
 
@@ -190,10 +178,10 @@ async def test_codex_lesson_warns_before_a_matching_shell_call_and_is_silent_for
 ) -> None:
     lesson = await service.add_lesson(STAGING)
 
-    warned = await call_hook(
+    warned = await run_command(
         codex_hooks["PreToolUse"], shell("codex", "PreToolUse", "k6 run --env staging")
     )
-    quiet = await call_hook(codex_hooks["PreToolUse"], shell("codex", "PreToolUse", "pnpm test"))
+    quiet = await run_command(codex_hooks["PreToolUse"], shell("codex", "PreToolUse", "pnpm test"))
 
     said = codex_answer(warned, "PreToolUse")
     assert STAGING.message in said["additionalContext"]
@@ -207,7 +195,7 @@ async def test_codex_strict_lesson_denies_the_call_with_the_lesson_as_reason(
 ) -> None:
     lesson = await service.add_lesson(FORCE_PUSH)
 
-    run = await call_hook(
+    run = await run_command(
         codex_hooks["PreToolUse"], shell("codex", "PreToolUse", "git push origin main --force")
     )
 
@@ -222,13 +210,13 @@ async def test_gemini_shell_call_meets_a_bash_lesson_after_the_call(
 ) -> None:
     await service.add_lesson(STAGING)
 
-    before = await call_hook(
+    before = await run_command(
         gemini_hooks["BeforeTool"], shell("gemini", "BeforeTool", "k6 run --env staging")
     )
-    after = await call_hook(
+    after = await run_command(
         gemini_hooks["AfterTool"], shell("gemini", "AfterTool", "k6 run --env staging")
     )
-    other = await call_hook(gemini_hooks["AfterTool"], shell("gemini", "AfterTool", "pnpm test"))
+    other = await run_command(gemini_hooks["AfterTool"], shell("gemini", "AfterTool", "pnpm test"))
 
     assert (before.returncode, before.stdout) == (0, "")  # a warning does not stop the call
     assert STAGING.message in gemini_context(after, "AfterTool")
@@ -240,7 +228,7 @@ async def test_gemini_strict_lesson_stops_the_call_with_the_lesson_as_reason(
 ) -> None:
     lesson = await service.add_lesson(FORCE_PUSH)
 
-    run = await call_hook(
+    run = await run_command(
         gemini_hooks["BeforeTool"], shell("gemini", "BeforeTool", "git push -f origin main")
     )
 
@@ -257,7 +245,7 @@ async def test_codex_tool_hook_journals_the_call_under_codexs_own_name(
 ) -> None:
     await remember(service, "acme-api uses pnpm.")  # makes acme-api a known project
 
-    run = await call_hook(codex_hooks["PostToolUse"], payload("codex", "PostToolUse"))
+    run = await run_command(codex_hooks["PostToolUse"], payload("codex", "PostToolUse"))
 
     page = await service.journal(JournalFilter(session_id=CODEX_SESSION), limit=10)
     [call] = [call for entry in page.entries for call in entry.calls]
@@ -272,16 +260,6 @@ async def test_codex_tool_hook_journals_the_call_under_codexs_own_name(
     assert page.entries[0].project == "acme-api"
 
 
-async def wait_for_turns(service: MemoryService, session_id: str, timeout: float = 60) -> int:
-    deadline = time.monotonic() + timeout
-    while True:
-        page = await service.list_memories(MemoryFilter(session_id=session_id), limit=1)
-        if page.total:
-            return page.total
-        assert time.monotonic() < deadline, f"no turn of {session_id} was imported"
-        await asyncio.sleep(0.1)
-
-
 async def test_codex_stop_imports_the_rollout_in_the_background(
     codex_hooks: dict[str, str],
     service: MemoryService,
@@ -293,7 +271,7 @@ async def test_codex_stop_imports_the_rollout_in_the_background(
     rollout.parent.mkdir(parents=True)
     shutil.copy(FIXTURES / "codex" / ROLLOUT, rollout)
 
-    stop = await call_hook(
+    stop = await run_command(
         codex_hooks["Stop"], payload("codex", "Stop", transcript_path=str(rollout))
     )
     turns = await wait_for_turns(service, CODEX_SESSION)
@@ -315,7 +293,7 @@ async def test_gemini_turn_end_imports_the_session_with_its_sub_agents(
     gemini = Path(shutil.copytree(FIXTURES / "gemini", tmp_path / ".gemini"))
     session = gemini / GEMINI_FILE
 
-    end = await call_hook(
+    end = await run_command(
         gemini_hooks["AfterAgent"], payload("gemini", "AfterAgent", transcript_path=str(session))
     )
     await wait_for_turns(service, GEMINI_SESSION)
@@ -371,7 +349,7 @@ async def test_every_hook_exits_0_silently_when_the_server_is_down(
     `client alone` figure: a test asserting seconds fails on a busy machine."""
     installed = commands(agent, f"http://127.0.0.1:{free_port()}", tmp_path)
 
-    runs = [await call_hook(installed[event], payload(agent, event)) for event in events]
+    runs = [await run_command(installed[event], payload(agent, event)) for event in events]
 
     assert sorted(installed) == sorted(events)
     assert [(r.returncode, r.stdout, r.stderr) for r in runs] == [(0, "", "")] * len(events)

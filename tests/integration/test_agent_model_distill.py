@@ -49,6 +49,7 @@ from server.learning.distill import Distiller, DistillSummary
 from server.learning.distill_core import SYSTEM_PROMPT
 from server.learning.gemini_model import GEMINI, GeminiModel
 from server.service.memory import MemoryService
+from tests.agent_clis import gemini_on_api_key
 from tests.db_fixtures import free_port
 from tests.fixture_sessions import CLAUDE_PROJECTS
 from tests.gemini_api_stub import ScriptedGemini
@@ -598,17 +599,7 @@ async def test_gemini_distills_only_gemini_sessions_with_no_tools_hooks_or_mcp(
     )
     queue = await service.learning.distill_queue()
     gemini_ids = {p.session_id for p in queue if p.source == "gemini"}
-    settings = isolated_home / ".gemini" / "settings.json"
-    settings.parent.mkdir(exist_ok=True)
-    settings.write_text(
-        json.dumps(
-            {
-                "security": {"auth": {"selectedType": "gemini-api-key"}},
-                "privacy": {"usageStatisticsEnabled": False},
-                "general": {"disableAutoUpdate": True},
-            }
-        )
-    )
+    gemini_on_api_key(isolated_home)
     with ScriptedGemini(lambda body: distilled(gemini_request_text(body))) as model:
         env = {**child_env, "GOOGLE_GEMINI_BASE_URL": model.root_url, "GEMINI_API_KEY": "k"}
         connect_to("gemini", hook_calls, env)

@@ -26,7 +26,7 @@ import pytest
 from server.core.models.memories import MemoryFilter
 from server.ingest.session_imports import NOT_YET, REFUSED
 from server.service.memory import MemoryService
-from tests.agent_clis import CLIS_DIR
+from tests.agent_clis import COPILOT_CACHE
 from tests.chat_stream_stub import ScriptedChat
 from tests.db_fixtures import TOKEN
 from tests.integration.processes import cli_command, cli_json, completed
@@ -38,8 +38,7 @@ def copilot_env(agent_clis: Path, root: Path) -> dict[str, str]:
     env.update(
         PATH=f"{agent_clis}{os.pathsep}{env.get('PATH', '')}",
         HOME=str(root / "home"),
-        # Where the CLI unpacks its bundle (235 MB) on first start: once for every test.
-        XDG_CACHE_HOME=str(CLIS_DIR / "copilot-cache"),
+        XDG_CACHE_HOME=str(COPILOT_CACHE),
         COPILOT_AUTO_UPDATE="false",
         NO_COLOR="1",
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,7 +30,14 @@ from server.service.memory import MemoryService
 from tests.db_fixtures import TOKEN, free_port, serving
 from tests.fixture_sessions import S3, S3_FILE
 from tests.integration.acme_facts import PROJECT_PATH, RATE_LIMIT, remember
-from tests.integration.hook_runs import HOOK_FIXTURES, HookRun, context_of, payload, run_hook
+from tests.integration.hook_runs import (
+    HOOK_FIXTURES,
+    HookRun,
+    context_of,
+    payload,
+    run_hook,
+    wait_for_turns,
+)
 
 UNRELATED_PROMPTS = [
     "write a haiku about autumn leaves",
@@ -169,13 +175,13 @@ async def test_session_end_imports_the_transcript_incrementally(
     transcript.write_bytes(b"".join(lines[: len(lines) // 2]))
 
     stop = await run_hook("stop", payload("Stop", transcript_path=str(transcript)), app_url)
-    first = await wait_for_turns(service, 1)
+    first = await wait_for_turns(service, S3)
     with transcript.open("ab") as out:
         out.write(b"".join(lines[len(lines) // 2 :]))
     end = await run_hook(
         "session-end", payload("SessionEnd", transcript_path=str(transcript)), app_url
     )
-    second = await wait_for_turns(service, first + 1)
+    second = await wait_for_turns(service, S3, first + 1)
 
     assert (stop.returncode, stop.stdout, end.returncode, end.stdout) == (0, "", 0, "")
     assert second > first
@@ -208,17 +214,6 @@ async def test_stopping_the_app_cancels_or_finishes_session_imports_without_loss
     assert state.offsets[str(transcript)][0] == transcript.read_bytes().rindex(b"\n") + 1
     fresh = await import_session(service, transcript)
     assert fresh.turns_imported == 0
-
-
-async def wait_for_turns(service: MemoryService, at_least: int, timeout: float = 60) -> int:
-    """Poll until the session has `at_least` raw turns stored; their number."""
-    deadline = time.monotonic() + timeout
-    while True:
-        page = await service.list_memories(MemoryFilter(session_id=S3), limit=1)
-        if page.total >= at_least:
-            return page.total
-        assert time.monotonic() < deadline, f"only {page.total} turns imported"
-        await asyncio.sleep(0.1)
 
 
 @pytest.mark.parametrize(

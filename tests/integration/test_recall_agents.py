@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from server.agents import codex, copilot, gemini, recall_agent
-from tests.agent_clis import CLIS_DIR, agent_env
+from tests.agent_clis import COPILOT_CACHE, agent_env, gemini_on_api_key
 from tests.chat_stream_stub import ScriptedChat
 from tests.db_fixtures import TOKEN
 from tests.gemini_api_stub import ScriptedGemini
@@ -79,21 +79,6 @@ def copilot_asks(env: dict[str, str], work: Path) -> list[dict[str, Any]]:
         return list(model.requests)
 
 
-def gemini_settings(home: Path) -> None:
-    """Gemini CLI on an API key (the stand-in's), never updating itself."""
-    settings = home / ".gemini" / "settings.json"
-    settings.parent.mkdir(parents=True)
-    settings.write_text(
-        json.dumps(
-            {
-                "security": {"auth": {"selectedType": "gemini-api-key"}},
-                "privacy": {"usageStatisticsEnabled": False},
-                "general": {"disableAutoUpdate": True},
-            }
-        )
-    )
-
-
 # agent: (our file under HOME, a user's agent file beside it, how its CLI is run)
 Asks = Callable[[dict[str, str], Path], list[dict[str, Any]]]
 AGENTS: dict[str, tuple[Path, str, Asks]] = {
@@ -113,7 +98,7 @@ def cli_env(agent_clis: Path, home: Path) -> dict[str, str]:
     """The CLIs' environment, with Copilot's bundle unpacked once for every test."""
     env = agent_env(agent_clis, home, **STUB_KEYS)
     env = {key: value for key, value in env.items() if not key.startswith("COPILOT_")}
-    env.update(XDG_CACHE_HOME=str(CLIS_DIR / "copilot-cache"), COPILOT_AUTO_UPDATE="false")
+    env.update(XDG_CACHE_HOME=str(COPILOT_CACHE), COPILOT_AUTO_UPDATE="false")
     return env
 
 
@@ -125,7 +110,7 @@ async def test_connect_writes_a_recall_agent_the_real_cli_offers_and_disconnect_
     home, work = tmp_path / "home", tmp_path / "acme-api"
     work.mkdir()
     if agent == "gemini":
-        gemini_settings(home)
+        gemini_on_api_key(home)
     mine = home / ours.parent / neighbour
     mine.parent.mkdir(parents=True)
     mine.write_text("a user's own agent file, never touched\n")
