@@ -33,7 +33,7 @@ def add_llm_command(commands: Any) -> None:
     """Add `llm` to `commands` (an argparse subparsers object)."""
     llm = commands.add_parser(
         "llm",
-        help="let your agent's own model distil your sessions (use NAME, off, status)",
+        help="let your agent's own model distil your sessions (offers, use NAME, off, status)",
         description="Off until you turn it on: `llm use claude-code` sends the redacted text of "
         "your Claude Code sessions, one request per session and within per-run caps, to "
         "Anthropic's model through your own `claude` login; other agents' sessions never go "
