@@ -17,8 +17,9 @@ stay the jobs' own. What this module owns is how the child process runs:
   resets; anything else the CLI prints on failure becomes an LlmError that quotes it.
 
 Why the `claude` CLI and not the Claude Agent SDK: the SDK drives this same CLI as a child
-process, and adds a dependency tree and a bundled copy of the CLI to the install for nothing
-this module needs (figures in docs/learning.md).
+process, adds a dependency tree and a bundled copy of the CLI to the install for nothing
+this module needs, and in its streaming-input mode the CLI also asks the model for a session
+title: two requests a call (figures in docs/learning.md).
 """
 
 from __future__ import annotations

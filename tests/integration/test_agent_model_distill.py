@@ -68,21 +68,6 @@ CODEX_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex" / "s
 GEMINI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gemini"
 COPILOT_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "copilot" / "session-state"
 REPOSITORY = Path(__file__).resolve().parents[2]
-# What Codex 0.169 still offers the child with a model its catalogue knows (the known gap in
-# server/learning/codex_model.py); none runs a command, writes, searches the web or calls MCP.
-CODEX_LEFTOVER_TOOLS = {
-    "request_user_input",
-    "functions.exec",
-    "functions.wait",
-    "functions.request_user_input",
-    "functions.request_user_input_async",
-    "collaboration.followup_task",
-    "collaboration.interrupt_agent",
-    "collaboration.list_agents",
-    "collaboration.send_message",
-    "collaboration.spawn_agent",
-    "collaboration.wait_agent",
-}
 CLAUDE_SESSIONS = 4  # the shared Claude Code fixtures the `imported` fixture brings in
 
 
@@ -539,7 +524,7 @@ def codex_tools(body: dict[str, Any]) -> set[str]:
     return offered
 
 
-async def test_codex_distills_only_codex_sessions_with_its_tools_hooks_and_mcp_off(
+async def test_codex_distills_only_codex_sessions_with_no_tools_hooks_or_mcp(
     service: MemoryService,
     imported: Path,
     child_env: dict[str, str],
@@ -565,6 +550,7 @@ async def test_codex_distills_only_codex_sessions_with_its_tools_hooks_and_mcp_o
         plain = ["codex", "exec", "--json", "--skip-git-repo-check"]
         run_agent([*plain, "--dangerously-bypass-hook-trust", "hi"], env, tmp_path / "acme")
         plain_tools = codex_tools(model.requests[-1])
+        plain_model = model.requests[-1]["model"]
     still_pending = {p.session_id for p in await service.learning.distill_queue()}
     rollouts = list((isolated_home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
 
@@ -573,10 +559,13 @@ async def test_codex_distills_only_codex_sessions_with_its_tools_hooks_and_mcp_o
     assert len(asked) == len(codex_ids)
     assert during_distill == set()
     assert reached(hook_calls) == {"hooks", "mcp"}  # the same HOME, a plain session
-    assert {"functions.exec", "clock.sleep"} <= plain_tools  # so the reading can tell
+    # So the reading can tell: a plain session with the same model offers code mode and more.
+    assert {"functions.exec", "clock.sleep", "collaboration.spawn_agent"} <= plain_tools
     for body in asked:
-        offered = codex_tools(body)
-        assert offered <= CODEX_LEFTOVER_TOOLS, offered
+        assert body["model"] == plain_model  # a model whose catalogue entry asks for code mode
+        assert codex_tools(body) == set()
+        assert not any(i.get("type") == "additional_tools" for i in body["input"])
+        assert "You are Codex" not in json.dumps(body["input"])  # our one line instead
         developer = json.dumps([i for i in body["input"] if i.get("role") == "developer"])
         assert json.dumps(SYSTEM_PROMPT)[1:200] in developer
     assert {p.session_id for p in queue if p.source == "claude-code"} <= still_pending
