@@ -566,9 +566,9 @@ def cmd_signals(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
     from datetime import UTC, datetime
 
-    from server.agent_facts import claude_code
     from server.learning.profile import (
         CLAUDE_MD,
+        claude_dir,
         current_user,
         patch_claude_md,
         render_profile,
@@ -576,7 +576,7 @@ def cmd_profile(args: argparse.Namespace, settings: Settings) -> int:
     )
     from server.service.runtime import open_service
 
-    folder = claude_code.config_dir(os.environ, Path.home())
+    folder = claude_dir(dict(os.environ), Path.home())
     output = Path(args.output).expanduser() if args.output else folder / "user.md"
 
     async def run() -> dict[str, Any]:

@@ -11,7 +11,6 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from server.agent_facts import claude_code
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,
@@ -47,8 +46,9 @@ class ClaudeCodeModel(CliModel):
     def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
         """Where Claude Code keeps its login on Linux (macOS keeps it in the keychain, and
         `~/.claude.json` then names the account)."""
-        folder = claude_code.config_dir(environ, home)
-        account = claude_code.config_file(environ, home)
+        configured = environ.get("CLAUDE_CONFIG_DIR")
+        folder = Path(configured).expanduser() if configured else home / ".claude"
+        account = home / ".claude.json"
         try:
             named = "oauthAccount" in json.loads(account.read_text(encoding="utf-8"))
         except (OSError, ValueError, TypeError):

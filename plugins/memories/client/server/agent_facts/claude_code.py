@@ -14,8 +14,6 @@ from server.agent_facts.answers import nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from pathlib import Path
     from typing import Any
 
 NAME = "claude-code"
@@ -39,24 +37,6 @@ HOOKS = (
 # Its tool names (lower case) for lessons' tool families (server/domain/lessons.py).
 SHELL_TOOLS = ("bash",)
 EDIT_TOOLS = ("edit", "multiedit", "write")
-
-
-def config_dir(environ: Mapping[str, str], home: Path) -> Path:
-    """Its config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (settings.json, projects/,
-    plugins/, the user's CLAUDE.md, the login)."""
-    from pathlib import Path  # here, not above: the hook client never asks, and pays no import
-
-    configured = environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else home / ".claude"
-
-
-def config_file(environ: Mapping[str, str], home: Path) -> Path:
-    """Where `claude mcp add --scope user` writes and the account is named:
-    `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
-    from pathlib import Path
-
-    configured = environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(configured).expanduser() if configured else home) / ".claude.json"
 
 
 def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
