@@ -68,18 +68,12 @@ def claude_config_file(environ: Mapping[str, str], home: Path) -> Path:
     return (Path(configured).expanduser() if configured else home) / ".claude.json"
 
 
-def claude_dir(environ: Mapping[str, str], home: Path) -> Path:
-    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`: settings.json and plugins/."""
-    configured = environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else home / ".claude"
-
-
 def plugin_url(environ: Mapping[str, str], home: Path) -> str | None:
     """The server's URL our plugin calls, if it is installed and enabled; else None.
 
     CLAUDE_MEMORY_URL, else the plugin's `url` option, else that option's default.
     """
-    folder = claude_dir(environ, home)
+    folder = about.claude_dir(environ, home)
     ignored = Found()
     settings = read_json(folder / "settings.json", ignored)
     enabled = settings.get("enabledPlugins")
@@ -180,7 +174,7 @@ def disconnect(request: Connection) -> AgentChange:
 
 def _plugin_removal(request: Connection) -> list[list[str]]:
     """`claude plugin` commands removing our plugin and its marketplace, where installed."""
-    folder = claude_dir(request.environ, request.home)
+    folder = about.claude_dir(request.environ, request.home)
     ignored = Found()
     listed = read_json(folder / "plugins" / "installed_plugins.json", ignored).get("plugins")
     known = read_json(folder / "plugins" / "known_marketplaces.json", ignored)

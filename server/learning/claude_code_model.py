@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from server.agent_facts.claude_code import claude_dir
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,
@@ -46,8 +47,7 @@ class ClaudeCodeModel(CliModel):
     def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
         """Where Claude Code keeps its login on Linux (macOS keeps it in the keychain, and
         `~/.claude.json` then names the account)."""
-        configured = environ.get("CLAUDE_CONFIG_DIR")
-        folder = Path(configured).expanduser() if configured else home / ".claude"
+        folder = claude_dir(environ, home)
         account = home / ".claude.json"
         try:
             named = "oauthAccount" in json.loads(account.read_text(encoding="utf-8"))

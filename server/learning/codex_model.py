@@ -31,6 +31,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from server.agent_facts.codex import codex_home
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,
@@ -68,8 +69,7 @@ class CodexModel(CliModel):
     @classmethod
     def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
         """`auth.json`, which `codex login` writes (ChatGPT sign-in or API key alike)."""
-        configured = environ.get("CODEX_HOME")
-        return [(Path(configured).expanduser() if configured else home / ".codex") / "auth.json"]
+        return [codex_home(environ, home) / "auth.json"]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         settings = [
