@@ -56,3 +56,12 @@ def claude_dir(environ: Mapping[str, str], home: Path) -> Path:
 
     configured = environ.get("CLAUDE_CONFIG_DIR")
     return Path(configured).expanduser() if configured else home / ".claude"
+
+
+def claude_config_file(environ: Mapping[str, str], home: Path) -> Path:
+    """Its own config file, where `claude mcp add --scope user` writes and the account signed
+    in is named: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
+    from pathlib import Path  # here: the hook client imports this module, never pathlib (~6 ms)
+
+    configured = environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(configured).expanduser() if configured else home) / ".claude.json"
