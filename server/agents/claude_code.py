@@ -62,24 +62,12 @@ MARKETPLACE = "claude-memory"  # this repository's marketplace (.claude-plugin/m
 URL_VARIABLE = "CLAUDE_MEMORY_URL"  # overrides the plugin's `url` option (plugins/memories/)
 
 
-def claude_config_file(environ: Mapping[str, str], home: Path) -> Path:
-    """Where `claude mcp add --scope user` writes: `$CLAUDE_CONFIG_DIR/.claude.json` or `~/`."""
-    configured = environ.get("CLAUDE_CONFIG_DIR")
-    return (Path(configured).expanduser() if configured else home) / ".claude.json"
-
-
-def claude_dir(environ: Mapping[str, str], home: Path) -> Path:
-    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`: settings.json and plugins/."""
-    configured = environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else home / ".claude"
-
-
 def plugin_url(environ: Mapping[str, str], home: Path) -> str | None:
     """The server's URL our plugin calls, if it is installed and enabled; else None.
 
     CLAUDE_MEMORY_URL, else the plugin's `url` option, else that option's default.
     """
-    folder = claude_dir(environ, home)
+    folder = about.claude_dir(environ, home)
     ignored = Found()
     settings = read_json(folder / "settings.json", ignored)
     enabled = settings.get("enabledPlugins")
@@ -180,7 +168,7 @@ def disconnect(request: Connection) -> AgentChange:
 
 def _plugin_removal(request: Connection) -> list[list[str]]:
     """`claude plugin` commands removing our plugin and its marketplace, where installed."""
-    folder = claude_dir(request.environ, request.home)
+    folder = about.claude_dir(request.environ, request.home)
     ignored = Found()
     listed = read_json(folder / "plugins" / "installed_plugins.json", ignored).get("plugins")
     known = read_json(folder / "plugins" / "known_marketplaces.json", ignored)
@@ -256,7 +244,7 @@ def _through_claude(
 ) -> AgentChange:
     """Claude Code's user scope, through its own `claude mcp` commands (after `first`, other
     `claude` commands to run in the same way)."""
-    config = claude_config_file(request.environ, request.home)
+    config = about.claude_config_file(request.environ, request.home)
     try:
         _, data = read_json_object(config, "Claude Code could not read it either.")
     except AgentFileError as exc:
@@ -332,7 +320,7 @@ def detect(environ: Mapping[str, str], home: Path, cwd: Path) -> Found:
         )
     elif PLUGIN in (settings.get("enabledPlugins") or {}):
         found.notes.append(f"the plugin {PLUGIN} is disabled: claude plugin enable {PLUGIN}")
-    config = claude_config_file(environ, home)
+    config = about.claude_config_file(environ, home)
     data = read_json(config, found)
     project = entry(data, "projects", str(cwd)) or {}
     shared = cwd / ".mcp.json"

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from server.agent_facts import codex as about
+from server.agent_facts.codex import codex_home
 from server.agents import recall_agent
 from server.agents.detect import (
     entry,
@@ -71,12 +72,6 @@ RECALL_FIELDS = {
     "model_reasoning_effort": "low",
     "sandbox_mode": "read-only",
 }
-
-
-def codex_home(environ: Mapping[str, str], home: Path) -> Path:
-    """`$CODEX_HOME`, else `~/.codex`."""
-    configured = environ.get("CODEX_HOME")
-    return Path(configured).expanduser() if configured else home / ".codex"
 
 
 def handlers(url: str, python: str | None) -> Handlers:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from server.agent_facts import gemini as about
+from server.agent_facts.gemini import gemini_dir
 from server.agents import recall_agent
 from server.agents.detect import entry, entry_url, hook_routes, read_json, sends_token
 from server.agents.unit import Found, Route, configured_by_files
@@ -61,12 +62,6 @@ RECALL_FIELDS: dict[str, object] = {
     "model": "flash",
     "max_turns": 12,
 }
-
-
-def gemini_dir(environ: Mapping[str, str], home: Path) -> Path:
-    """`$GEMINI_CLI_HOME/.gemini`, else `~/.gemini` (gemini-cli's Storage.getGlobalGeminiDir)."""
-    configured = environ.get("GEMINI_CLI_HOME")
-    return (Path(configured).expanduser() if configured else home) / ".gemini"
 
 
 def handlers(url: str, python: str | None) -> Handlers:

@@ -89,11 +89,6 @@ class Agent:
         """Its name for people: "Codex CLI"."""
         return str(self.about.LABEL)
 
-    @property
-    def hook_events(self) -> tuple[str, ...]:
-        """The hook client's arguments for its events; empty without command hooks."""
-        return tuple(argument for _, argument, _, _ in self.about.HOOKS)
-
 
 def configured_by_files(
     about: ModuleType,

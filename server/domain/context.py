@@ -224,8 +224,8 @@ MAX_SUBJECT_CHARS = 120
 INDEX_HEADING = "## Maybe related"
 INDEX_NOTE = (
     "_Less close matches, one line each, not checked: if one bears on the task, open it with"
-    " the get_memory tool (its id), or ask the memory recall agent (/memories:recall in"
-    " Claude Code, claude-memory-recall elsewhere)._"
+    " the get_memory tool (its id), or ask the memory recall agent (the memories:recall"
+    " subagent in Claude Code, claude-memory-recall elsewhere)._"
 )
 # An index line shows at most this much of its statement: enough for a fact and its value.
 INDEX_STATEMENT_CHARS = 200

@@ -107,10 +107,7 @@ _CONTEXT_HEAD_BYTES = 512
 
 def default_codex_root(environ: Mapping[str, str], home: Path) -> Path:
     """`$CODEX_HOME/sessions`, else `~/.codex/sessions`."""
-    codex_home = environ.get("CODEX_HOME")
-    if codex_home:
-        return Path(codex_home).expanduser() / "sessions"
-    return home / ".codex" / "sessions"
+    return about.codex_home(environ, home) / "sessions"
 
 
 def _dated(directory: Path, digits: int) -> list[Path]:

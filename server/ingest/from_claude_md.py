@@ -64,8 +64,7 @@ _NESTED_TYPE = re.compile(r"\btype:\s*([\w-]+)")
 
 def default_paths(environ: Mapping[str, str], home: Path, cwd: Path) -> list[Path]:
     """Claude Code's config folder ($CLAUDE_CONFIG_DIR, else ~/.claude) and this project."""
-    config = environ.get("CLAUDE_CONFIG_DIR")
-    return [Path(config).expanduser() if config else home / ".claude", cwd]
+    return [claude.claude_dir(environ, home), cwd]
 
 
 def read_claude_md(paths: Sequence[Path], context: ReadContext) -> ToolReading:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from server.agent_facts.gemini import gemini_dir
 from server.ingest.folders import file_size, list_folder
 
 __all__ = [
@@ -52,8 +53,7 @@ class GeminiSessionFile:
 
 def default_gemini_root(environ: Mapping[str, str], home: Path) -> Path:
     """`$GEMINI_CLI_HOME/.gemini/tmp`, else `~/.gemini/tmp` (gemini-cli utils/paths.ts)."""
-    gemini_home = environ.get("GEMINI_CLI_HOME")
-    return (Path(gemini_home).expanduser() if gemini_home else home) / ".gemini" / "tmp"
+    return gemini_dir(environ, home) / "tmp"
 
 
 def project_hash(root: str) -> str:

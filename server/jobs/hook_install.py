@@ -60,9 +60,7 @@ class HookChange:
 
 def settings_path(environ: Mapping[str, str], home: Path) -> Path:
     """`$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`."""
-    config_dir = environ.get("CLAUDE_CONFIG_DIR")
-    base = Path(config_dir).expanduser() if config_dir else home / ".claude"
-    return base / "settings.json"
+    return claude_code.claude_dir(environ, home) / "settings.json"
 
 
 def hook_command(event: str, url: str, python: str | None = None, agent: str | None = None) -> str:

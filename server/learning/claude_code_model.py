@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from server.agent_facts.claude_code import claude_config_file, claude_dir
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,
@@ -45,10 +46,9 @@ class ClaudeCodeModel(CliModel):
     @classmethod
     def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
         """Where Claude Code keeps its login on Linux (macOS keeps it in the keychain, and
-        `~/.claude.json` then names the account)."""
-        configured = environ.get("CLAUDE_CONFIG_DIR")
-        folder = Path(configured).expanduser() if configured else home / ".claude"
-        account = home / ".claude.json"
+        its config file, `claude_config_file`, then names the account)."""
+        folder = claude_dir(environ, home)
+        account = claude_config_file(environ, home)
         try:
             named = "oauthAccount" in json.loads(account.read_text(encoding="utf-8"))
         except (OSError, ValueError, TypeError):

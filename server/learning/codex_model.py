@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from server.agent_facts.codex import codex_home
 from server.learning.agent_models import (
     MAX_ERROR_CHARS,
     CliAnswer,
@@ -162,8 +163,7 @@ class CodexModel(CliModel):
     @classmethod
     def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
         """`auth.json`, which `codex login` writes (ChatGPT sign-in or API key alike)."""
-        configured = environ.get("CODEX_HOME")
-        return [(Path(configured).expanduser() if configured else home / ".codex") / "auth.json"]
+        return [codex_home(environ, home) / "auth.json"]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         folder = child_folder(self.home)

@@ -36,6 +36,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from server.agent_facts.gemini import gemini_dir
 from server.learning.agent_models import (
     CliAnswer,
     CliModel,
@@ -86,9 +87,7 @@ class GeminiModel(CliModel):
     @classmethod
     def login_files(cls, environ: Mapping[str, str], home: Path) -> list[Path]:
         """`oauth_creds.json`, which signing in with Google writes."""
-        configured = environ.get("GEMINI_CLI_HOME")  # as server/agents/gemini.py reads it
-        root = Path(configured).expanduser() if configured else home
-        return [root / ".gemini" / "oauth_creds.json"]
+        return [gemini_dir(environ, home) / "oauth_creds.json"]
 
     def argv(self, system: str, model: str, prompt: str) -> list[str]:
         return [

@@ -11,7 +11,7 @@ from __future__ import annotations
 import getpass
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -27,12 +27,7 @@ POINTER_MARK = "<!-- claude-memory profile -->"
 
 # Claude Code's instruction file; the one in its config folder is read in every session.
 CLAUDE_MD = claude.INSTRUCTIONS_FILE
-
-
-def claude_dir(environ: Mapping[str, str], home: Path) -> Path:
-    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
-    configured = environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else home / ".claude"
+claude_dir = claude.claude_dir  # its config folder, where `profile` writes (server/cli/jobs.py)
 
 
 def _item(preference: Preference) -> str:

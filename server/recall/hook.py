@@ -390,12 +390,7 @@ class HookRecall:
         """Characters a hook may inject: `tokens` of its own budget, within what the session
         has left of CLAUDE_MEMORY_CONTEXT_SESSION_TOKENS by its receipts (a session without an
         id, or with receipts off, has only the hook's own budget)."""
-        spent = 0
-        if session_id:
-            try:
-                spent = await self.service.injected_tokens(session_id)
-            except Exception:  # never cost the user their context over a receipt read
-                logger.exception("could not read what session %s was given", session_id)
+        spent = await self.service.injected_tokens(session_id)
         return self._room_left(session_id, tokens, spent)
 
     def _room_left(self, session_id: str, tokens: int, spent: int) -> int:

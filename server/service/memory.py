@@ -206,18 +206,8 @@ class MemoryService(
             evidence = await self.recall_evidence(
                 read.query, [hit.id for hit in result.hits], project
             )
-            spent = await self._spent_tokens(read.session_id)
+            spent = await self.injected_tokens(read.session_id)
         return PromptFacts(project, unknown, result, evidence, spent)
-
-    async def _spent_tokens(self, session_id: str) -> int:
-        """`injected_tokens` of a session (0 without an id, or when the read fails)."""
-        if not session_id:
-            return 0
-        try:
-            return await self.injected_tokens(session_id)
-        except Exception:  # never cost the user their context over a receipt read
-            logger.exception("could not read what session %s was given", session_id)
-            return 0
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names (tools, services, identifiers) `text` mentions that no memory holds."""

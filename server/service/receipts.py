@@ -91,9 +91,16 @@ class Receipts(ProjectRule):
 
     async def injected_tokens(self, session_id: str) -> int:
         """Estimated tokens injected so far into the caller's session `session_id` (what its
-        receipts add up to): what the hooks' session budget has spent."""
-        async with transaction(self.pool) as conn:
-            return await receipt_store.session_tokens(conn, session_id)
+        receipts add up to): what the hooks' session budget has spent. 0 for no session, and
+        0, logged, when the read fails: a receipt never costs the user their context."""
+        if not session_id:
+            return 0
+        try:
+            async with transaction(self.pool) as conn:
+                return await receipt_store.session_tokens(conn, session_id)
+        except Exception:
+            logger.exception("could not read what session %s was given", session_id)
+            return 0
 
     async def context_report(
         self, project: str | None = None, *, days: int = 30, top: int = 10

@@ -266,6 +266,8 @@ class Searcher:
         # The keyword leg runs on its own connection while the query is embedded and the
         # semantic leg runs on another, so hybrid costs about the slower of the two legs.
         # Neither waits for the other while holding a connection, so the pool cannot deadlock.
+        # Inside `one_read` (prompt recall, server/store/tx.py) the legs take its one
+        # connection in turn: only the embedding overlaps the keyword leg.
         keyword_leg = asyncio.ensure_future(self._keyword_lists(text, where, dated, count))
         try:
             [vector] = await self.embedder.encode_queries_async([text])
@@ -407,7 +409,7 @@ class Searcher:
         dated_min_similarity: float,
     ) -> dict[str, list[tuple[int, float]]]:
         """Hybrid's semantic candidates (and the dated period's), each look-up on its own
-        connection, all at once."""
+        connection, all at once (one after the other inside `one_read`)."""
         if dated is None:
             return {"semantic": await self._nearest(vector, where, count, min_similarity)}
         nearest, in_period = await _at_once(
@@ -421,7 +423,8 @@ class Searcher:
     ) -> list[tuple[int, float]]:
         """The closest memories by their own vectors and by their passages': the two HNSW
         look-ups run at once on two connections, so on two cores the semantic leg takes about
-        the slower of the two instead of their sum (docs/benchmarks-history.md, session 23)."""
+        the slower of the two instead of their sum (docs/benchmarks-history.md, session 23).
+        Inside `one_read` (prompt recall) they share its one connection, one after the other."""
 
         async def look_up(passages: bool) -> list[tuple[int, float]]:
             async with transaction(self.pool) as conn:

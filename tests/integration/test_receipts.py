@@ -164,6 +164,18 @@ async def test_no_receipts_are_kept_at_zero_days_and_old_ones_are_pruned(
     assert [r.session_id for r in remaining.receipts] == ["s-new"], "the 91-day-old one is gone"
 
 
+async def test_a_session_whose_receipts_cannot_be_read_has_spent_nothing(
+    service: MemoryService,
+) -> None:
+    """The budget read never costs the user their context: prompt recall and the other hooks
+    all take it from `injected_tokens`, which answers 0 (logged) when the read fails."""
+    await service.record_injection(Injection("prompt", SESSION, "acme-api", 4_000))
+
+    assert await service.injected_tokens(SESSION) == estimated_tokens(4_000)
+    assert await service.injected_tokens("") == 0
+    assert await service.injected_tokens("s-\x00") == 0, "a session id the database refuses"
+
+
 async def test_the_hooks_keep_a_session_within_its_token_budget(
     service: MemoryService, settings: Settings
 ) -> None:

@@ -166,3 +166,27 @@ def test_codex_payload_fixtures_are_what_codex_sends(event: str, schema: str) ->
     input_schema = json.loads((SCHEMAS / f"{schema}.command.input.schema.json").read_text())
 
     jsonschema.Draft7Validator(input_schema).validate(payload)
+
+
+# What the hook client keeps out of its process (server/hooks.py imports `typing` only for the
+# type checker): each costs milliseconds on every hook of every prompt.
+SLOW_IMPORTS = ("typing", "pathlib")
+
+
+@pytest.mark.parametrize("agent", sorted(ABOUT))
+def test_the_hook_client_loads_no_slow_module_for_any_agent(agent: str) -> None:
+    """The hook client as the agents run it (`python -I -S`), reading one agent's facts."""
+    import subprocess
+    import sys
+
+    repository = Path(__file__).resolve().parents[2]
+    probe = (
+        f"import sys; sys.path.append({str(repository)!r}); import server.hooks as h;"
+        f" assert h.about({agent!r}) is not None;"
+        f" print([m for m in {SLOW_IMPORTS!r} if m in sys.modules])"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", probe], capture_output=True, text=True, check=True
+    )
+
+    assert ran.stdout.strip() == "[]"

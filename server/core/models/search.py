@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Literal
 
 from server.core.models.memories import MemoryFilter
 
 SearchMode = Literal["semantic", "keyword", "hybrid"]
-
-
-SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)
 
 
 @dataclass(frozen=True, slots=True)

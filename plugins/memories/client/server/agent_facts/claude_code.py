@@ -14,6 +14,8 @@ from server.agent_facts.answers import nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
 
 NAME = "claude-code"
@@ -45,3 +47,21 @@ def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
     if hook_name == "PreToolUse" and reason:
         specific.update(permissionDecision="ask", permissionDecisionReason=reason)
     return nested(hook_name, **specific)
+
+
+def claude_dir(environ: Mapping[str, str], home: Path) -> Path:
+    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`: Claude Code's config folder (settings.json,
+    projects/, plugins/, the user's CLAUDE.md)."""
+    from pathlib import Path  # here: the hook client imports this module, never pathlib (~6 ms)
+
+    configured = environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else home / ".claude"
+
+
+def claude_config_file(environ: Mapping[str, str], home: Path) -> Path:
+    """Its own config file, where `claude mcp add --scope user` writes and the account signed
+    in is named: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`."""
+    from pathlib import Path  # here: the hook client imports this module, never pathlib (~6 ms)
+
+    configured = environ.get("CLAUDE_CONFIG_DIR")
+    return (Path(configured).expanduser() if configured else home) / ".claude.json"

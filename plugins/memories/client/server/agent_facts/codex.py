@@ -18,6 +18,8 @@ from server.agent_facts.answers import DENIAL, nested
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
 
 NAME = "codex"
@@ -50,3 +52,11 @@ def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
             permissionDecision="deny", permissionDecisionReason=DENIAL.format(reason=reason)
         )
     return nested(hook_name, **specific)
+
+
+def codex_home(environ: Mapping[str, str], home: Path) -> Path:
+    """`$CODEX_HOME`, else `~/.codex`: where Codex keeps its config, login and sessions."""
+    from pathlib import Path  # here: the hook client imports this module, never pathlib (~6 ms)
+
+    configured = environ.get("CODEX_HOME")
+    return Path(configured).expanduser() if configured else home / ".codex"

@@ -16,6 +16,8 @@ from server.agent_facts.answers import DENIAL, context_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
     from typing import Any
 
 NAME = "gemini"
@@ -45,3 +47,12 @@ def answer(hook_name: str, context: str, reason: str) -> dict[str, Any] | None:
         # The model gets the lessons with the call's result (AfterTool).
         return {"decision": "deny", "reason": DENIAL.format(reason=reason)} if reason else None
     return context_only(hook_name, context)
+
+
+def gemini_dir(environ: Mapping[str, str], home: Path) -> Path:
+    """`$GEMINI_CLI_HOME/.gemini`, else `~/.gemini` (gemini-cli's Storage.getGlobalGeminiDir):
+    its settings, login and sessions."""
+    from pathlib import Path  # here: the hook client imports this module, never pathlib (~6 ms)
+
+    configured = environ.get("GEMINI_CLI_HOME")
+    return (Path(configured).expanduser() if configured else home) / ".gemini"
