@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from server.agent_facts import claude_code
 from server.ingest.folders import file_size, list_folder
 
 __all__ = ["TranscriptFile", "TranscriptKind", "default_projects_root", "discover_transcripts"]
@@ -45,10 +46,7 @@ class TranscriptFile:
 
 def default_projects_root(environ: Mapping[str, str], home: Path) -> Path:
     """`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects` (FORMATS.md §1.1)."""
-    config_dir = environ.get("CLAUDE_CONFIG_DIR")
-    if config_dir:
-        return Path(config_dir).expanduser() / "projects"
-    return home / ".claude" / "projects"
+    return claude_code.claude_dir(environ, home) / "projects"
 
 
 def _read_meta(transcript: Path) -> Mapping[str, Any]:

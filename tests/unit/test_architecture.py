@@ -249,6 +249,8 @@ AGENT_IMPORTS_ALLOWED = {
     "server.ingest.from_claude_md": "claude_code",
     # `profile --patch-claude-md` points Claude Code's user-wide CLAUDE.md at the profile.
     "server.learning.profile": "claude_code",
+    # Claude Code's transcripts are found under its config folder.
+    "server.ingest.discovery": "claude_code",
 }
 
 
