@@ -5,7 +5,8 @@
 # Usage: scripts/test.sh [--quick] [pytest arguments]
 #
 #   --quick   the developer's loop: ruff, then the unit tests and the integration tests that
-#             need no agent CLI from npm (pytest -m "not agent_clis"); it says what it leaves
+#             run in pytest's own process (no CLI, server or agent started: marker `processes`,
+#             set in tests/conftest.py, and `agent_clis`); it says what it leaves
 #             out (the UI, mypy, the docs build, security, reliability, the browser tests, the
 #             agent-CLI tests and the Compose stack), which the full run (and CI) still runs.
 # Needs nothing running: the tests start their own embedded PostgreSQL, model, servers and
@@ -68,14 +69,15 @@ if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
     apt_install pgbouncer
 fi
 if [ "$QUICK" = 1 ]; then
-    say "quick loop: ruff, the unit tests, the integration tests that need no agent CLI"
+    say "quick loop: ruff, the unit tests, the integration tests that start no process"
     say "left out (the full run has them): the web UI build and tests, mypy, the docs build," \
         "tests/security, tests/reliability, tests/e2e (a browser), the integration tests that" \
-        "drive the agents' CLIs from npm (marker agent_clis), the Compose stack (Docker)"
+        "start a CLI, a server or an agent (markers processes, agent_clis), the Compose stack"
     ruff check server tests bench
     ruff format --check server tests bench
     status=0
-    python -m pytest "${WORKERS[@]}" tests/unit tests/integration -m "not agent_clis" "$@" || status=$?
+    python -m pytest "${WORKERS[@]}" tests/unit tests/integration \
+        -m "not agent_clis and not (integration and processes)" "$@" || status=$?
     if [ "$status" -eq 5 ]; then
         echo "pytest collected no tests: treating that as a failure" >&2
         exit 1

@@ -16,6 +16,7 @@ agents' own CLIs, installed once) from tests/agent_clis.py, both loaded here so 
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -57,12 +58,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(folder)
         if "agent_clis" in getattr(item, "fixturenames", ()):
             item.add_marker("agent_clis")
+        if starts_processes(item.path):
+            item.add_marker("processes")
     if os.environ.get("LLM_TEST_BASE_URL"):
         return
     kept = [item for item in items if item.get_closest_marker("llm") is None]
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
+
+
+PROCESS_MODULES = frozenset({"subprocess", "multiprocessing", "pexpect"})
+PROCESS_CALLS = frozenset({"create_subprocess_exec", "create_subprocess_shell"})
+
+
+@cache
+def starts_processes(path: Path) -> bool:
+    """Whether the test module at `path` starts processes (a CLI, a server, an agent, a shell):
+    it imports subprocess or multiprocessing, calls asyncio's subprocess functions, or imports
+    a module of tests/ that does. Such tests are marked `processes`; `--quick` leaves them out,
+    as they pay an interpreter, the model or an npm client per process."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS:
+            return True
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        for name in names:
+            if name.split(".")[0] in PROCESS_MODULES:
+                return True
+            own = _test_module_path(name)
+            if own is not None and own != path and starts_processes(own):
+                return True
+    return False
+
+
+def _test_module_path(name: str) -> Path | None:
+    """tests/a/b.py for `tests.a.b`, if that file exists (a name from tests/ itself)."""
+    if not name.startswith("tests."):
+        return None
+    candidate = Path(__file__).parent.joinpath(*name.split(".")[1:]).with_suffix(".py")
+    return candidate if candidate.is_file() else None
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
