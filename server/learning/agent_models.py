@@ -369,7 +369,8 @@ class RunBudget:
     deferred: int = 0
     cap: str | None = None
     # Link review (server/learning/distill.py): pairs not shown because their older memory
-    # came from no session of this provider's agent, and reviews the token cap refused.
+    # came from no session of this provider's agent or is another user's, and reviews the
+    # token cap refused.
     pairs_withheld: int = 0
     reviews_capped: int = 0
 
@@ -400,7 +401,9 @@ class RunBudget:
     def shown(self, older_agent: str | None) -> bool:
         """Whether a link-review pair may go to this provider: its older memory came from a
         session of this provider's agent too (the newer one always does); one from another
-        agent's session, or from none (saved by hand, imported from a file), is withheld."""
+        agent's session, from none (saved by hand, imported from a file), or owned by someone
+        other than the newer one's owner (a teammate's shared memory: `older_agent` is None
+        for it, server/store/supersessions.py) is withheld."""
         if older_agent in self.provider.sources:
             return True
         self.pairs_withheld += 1
@@ -427,8 +430,8 @@ class RunBudget:
         if self.pairs_withheld:
             lines.append(
                 f"link review: {self.pairs_withheld} pair(s) not sent to {self.provider.label}:"
-                " their older memory came from another agent's session or from none; the rules'"
-                " links stand for them"
+                " their older memory came from another agent's session, from none, or is a"
+                " teammate's; the rules' links stand for them"
             )
         if self.reviews_capped:
             lines.append(

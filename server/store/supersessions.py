@@ -136,11 +136,17 @@ async def earlier_neighbours(
 
 
 # The links the rules made, as pairs for the model to judge; a link changed since is left out.
-# The agent whose session the older memory `o` came from: its imported session's source, else
-# the agent a distilled memory names; NULL for one no agent's session wrote.
+# The agent whose session the older memory `o` came from: its owner's imported session's
+# source, else the agent a distilled memory names; NULL for one no agent's session wrote, and
+# NULL for one whose owner is not the newer memory's `n` (a teammate's shared memory, or an
+# ownerless one on a team's server): an agent's model is shown a pair only when its older
+# agent is that model's, so another user's text never goes to the provider the writer chose.
+# Without users every owner is NULL and only the agent counts.
 _OLDER_AGENT_SQL = (
-    "coalesce((SELECT s.source FROM imported_sessions AS s WHERE s.session_id = o.session_id),"
-    " o.metadata->>'agent') AS older_agent"
+    "CASE WHEN o.owner_id IS DISTINCT FROM n.owner_id THEN NULL ELSE coalesce("
+    "(SELECT s.source FROM imported_sessions AS s"
+    " WHERE s.session_id = o.session_id AND s.owner_id IS NOT DISTINCT FROM o.owner_id),"
+    " o.metadata->>'agent') END AS older_agent"
 )
 _RULE_PAIRS_SQL = (
     "SELECT n.id AS newer_id, n.content AS newer_text, n.created_at AS newer_at,"
@@ -165,7 +171,7 @@ _REVIEW_NEIGHBOURS_SQL = (
     " o.id AS older_id, o.content AS older_text, o.created_at AS older_at, o.similarity,"
     f" NULL::text AS rule_reason, {_OLDER_AGENT_SQL}"
     " FROM memories AS n CROSS JOIN LATERAL ("
-    "   SELECT c.id, c.content, c.created_at, c.session_id, c.metadata,"
+    "   SELECT c.id, c.content, c.created_at, c.session_id, c.metadata, c.owner_id,"
     "   1 - (c.embedding <=> n.embedding) AS similarity"
     "   FROM memories AS c"
     "   WHERE c.project = n.project AND c.deleted_at IS NULL AND c.archived_at IS NULL"

@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from server.core.access import acting_as
 from server.ingest.codex import CODEX
 from server.ingest.copilot import COPILOT as COPILOT_FORMAT
 from server.ingest.gemini import GEMINI as GEMINI_FORMAT
@@ -305,6 +306,23 @@ async def test_the_session_cap_stops_a_run_and_the_next_run_resumes(
 # model), not so close as to be its duplicate.
 OLDER_FROM_CLAUDE = "acme-api uses npm for installs."
 OLDER_FROM_CODEX = "acme-api's package manager is npm; run npm install after pulling."
+SAID_LONG_AGO = datetime(2020, 1, 1, tzinfo=UTC)
+
+
+async def save_older(
+    service: MemoryService, text: str, session_id: str | None = None, **options: Any
+) -> None:
+    """A memory of acme-api from long before the sessions, one a new lesson could replace."""
+    outcome = await service.save(
+        text,
+        project="acme-api",
+        kind="distilled",
+        session_id=session_id,
+        created_at=SAID_LONG_AGO,
+        force=True,
+        **options,
+    )
+    assert outcome.status == "saved", outcome
 
 
 async def test_neither_a_codex_session_nor_a_memory_from_one_goes_to_claude_code(
@@ -326,16 +344,8 @@ async def test_neither_a_codex_session_nor_a_memory_from_one_goes_to_claude_code
         for turn in await service.learning.undistilled_turns(session_id)
     ]
     sessions = {p.source: p.session_id for p in queue}
-    said_long_ago = datetime(2020, 1, 1, tzinfo=UTC)
     for text, source in ((OLDER_FROM_CLAUDE, "claude-code"), (OLDER_FROM_CODEX, "codex")):
-        await service.save(
-            text,
-            project="acme-api",
-            kind="distilled",
-            session_id=sessions[source],
-            created_at=said_long_ago,
-            force=True,
-        )
+        await save_older(service, text, sessions[source])
 
     summary = await distill_with_claude(service, child_env)
     sent = "\n".join(request_text(body) for body in claude_model.requests)
@@ -358,6 +368,41 @@ async def test_neither_a_codex_session_nor_a_memory_from_one_goes_to_claude_code
     receipt = summary.llm or {}
     assert receipt["calls"] == len(claude_model.requests)
     assert receipt["sessions_sent"] == CLAUDE_SESSIONS
+
+
+async def test_a_teammates_shared_memory_never_goes_to_the_model_of_a_users_link_review(
+    service: MemoryService,
+    imported: Path,
+    child_env: dict[str, str],
+    claude_model: DistillingClaude,
+) -> None:
+    """A team's server: alice owns the Claude Code sessions (claimed when she was added), bob
+    shares a memory of the same project that a Claude Code session of his wrote. Distilling
+    alice's sessions with Claude Code reviews the new lesson against alice's own older memory
+    and never shows the model bob's, though it is as close and from the same agent: his text
+    goes to no provider alice chose."""
+    alice, _ = await service.users.add("alice", claim_unowned=True)
+    bob, _ = await service.users.add("bob")
+    [claude_session, *_] = [p.session_id for p in await service.learning.distill_queue()]
+    with acting_as(service.users.viewer(alice.user)):
+        await save_older(service, OLDER_FROM_CLAUDE, claude_session)
+    with acting_as(service.users.viewer(bob.user)):
+        await save_older(
+            service, OLDER_FROM_CODEX, visibility="shared", metadata={"agent": "claude-code"}
+        )
+
+    summary = await distill_with_claude(service, child_env)
+    sent = "\n".join(request_text(body) for body in claude_model.requests)
+    reviews = "\n".join(request_text(body) for body in claude_model.review_requests)
+
+    assert summary.stopped is None, summary.stopped
+    assert summary.distilled == CLAUDE_SESSIONS
+    assert OLDER_FROM_CLAUDE in reviews
+    assert OLDER_FROM_CODEX not in sent
+    assert summary.links_reviewed >= 1 and summary.link_reviews_failed == 0
+    assert any(
+        "link review:" in line and "a teammate's" in line for line in summary.left_pending
+    ), summary.left_pending
 
 
 class RateLimited(ScriptedModel):

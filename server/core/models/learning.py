@@ -25,8 +25,9 @@ class LinkPair:
     `rule_reason` is the link's reason when the rules linked the pair, None for a pair the
     rules left apart that is close enough to ask about. `older_agent` is the agent whose
     session the older memory came from (its imported session's source), None for one no
-    agent's session wrote (saved by hand, imported from a file): an agent's model is shown a
-    pair only when both came from that agent's sessions (server/learning/distill.py).
+    agent's session wrote (saved by hand, imported from a file) and for one whose owner is not
+    the newer memory's (a teammate's): an agent's model is shown a pair only when both came
+    from that agent's sessions, of the same user (server/learning/distill.py).
     """
 
     newer_id: int
