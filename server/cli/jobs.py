@@ -262,7 +262,8 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     filters = ImportFilters(project=args.project, since=since, min_length=args.min_length)
 
     async def run() -> list[ImportSummary]:
-        async with open_service(settings) as service:
+        # A dry run only reads and counts: it needs no embedding model (seconds to load).
+        async with open_service(settings, needs_model=not args.dry_run) as service:
             with acting_as(await _user_viewer(service, args.user)):
                 return await import_all(service)
 
@@ -440,9 +441,13 @@ def _run_llm_job(
     if workers < 1:
         raise StartupError("--workers must be 1 or more")
 
+    # Distill's dry run and --reset-failures never embed: no model to load (seconds) for them.
+    resetting = name == "distill" and args.reset_failures is not None
+    needs_model = not (name == "distill" and (args.dry_run or resetting))
+
     async def run() -> dict[str, object]:
-        async with open_service(settings) as service:
-            if name == "distill" and args.reset_failures is not None:
+        async with open_service(settings, needs_model=needs_model) as service:
+            if resetting:
                 return {"reset": await service.reset_distill_failures(args.reset_failures or None)}
             with ProgressLine(name, sys.stderr) as progress:
                 if agent is not None:

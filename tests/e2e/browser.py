@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from playwright.async_api import Page
+from playwright.async_api import Page, expect
 
 from server.service.memory import MemoryService
 
@@ -71,7 +71,17 @@ class Ui:
     errors: list[str] = field(default_factory=list)
 
     async def open(self, path: str) -> None:
+        """Go to `path` and wait until the statistics strip above every page has its answer.
+
+        Until /api/stats answers, the strip is one line ("Loading statistics…"); the figures
+        that replace it are taller and push the page down (23 px at 1280x800). A click aimed
+        before that lands where the target was: on a loaded machine the Export link's click
+        hit the paragraph above it, and no download began. Waiting for the answer, not a
+        time, makes the layout final before any action."""
         await self.page.goto(self.base_url + path)
+        strip = self.page.get_by_role("region", name="Statistics")
+        await expect(strip).to_be_visible()  # rendered, so its loading line can be seen
+        await expect(strip.get_by_text("Loading statistics…")).to_have_count(0)
 
     async def screenshot(self, name: str) -> None:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,12 @@ from tests.llm_stub import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.reliability
 
-SESSIONS = 12
+# The importer embeds BATCH_TURNS (512) turns at a time, then writes them a file per
+# transaction: 8 files of 120 turns are a first batch of 5 files and a second of 3, so the kill
+# (soon after the first file is stored) lands before the second batch is stored. More files
+# only cost more embedding: every turn is embedded about three times (killed run, re-run,
+# uninterrupted run).
+SESSIONS = 8
 TURNS_PER_SESSION = 120
 
 
