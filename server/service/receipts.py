@@ -14,6 +14,8 @@ import logging
 import time
 from datetime import UTC, datetime, timedelta
 
+import psycopg
+
 from server.core.config import Settings
 from server.core.errors import InvalidInput
 from server.core.models.journal import JournalPrompt
@@ -64,13 +66,18 @@ class Receipts(ProjectRule):
     ) -> None:
         """What one prompt leaves, in one transaction: the receipt of what its hook injected
         (as `record_injection` keeps it) and the prompt in the journal (as `record_prompts`
-        stores it); either may be None."""
+        stores it); either may be None. The receipt is a savepoint of its own: one the
+        database refuses (or its prune) is logged and undone alone, the prompt still kept."""
         keep = receipt is not None and self._keeps(receipt)
         if not keep and prompt is None:
             return
         async with transaction(self.pool) as conn:
             if keep and receipt is not None:
-                await self._insert_receipt(conn, receipt)
+                try:
+                    async with conn.transaction():
+                        await self._insert_receipt(conn, receipt)
+                except psycopg.Error:
+                    logger.exception("could not record a receipt of session %s", receipt.session_id)
             if prompt is not None:
                 await journal_store.insert_prompts(conn, [redacted_prompt(prompt)])
 

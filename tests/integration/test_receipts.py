@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from server.app import create_app
 from server.core.config import Settings
+from server.core.models.journal import JournalFilter, JournalPrompt
 from server.core.models.lessons import LessonDraft
 from server.core.models.receipts import Injection, ReceiptFilter, estimated_tokens
 from server.service.memory import MemoryService
@@ -162,6 +165,28 @@ async def test_no_receipts_are_kept_at_zero_days_and_old_ones_are_pruned(
 
     remaining = await service.receipts()
     assert [r.session_id for r in remaining.receipts] == ["s-new"], "the 91-day-old one is gone"
+
+
+async def test_a_receipt_the_database_refuses_leaves_the_prompt_journaled(
+    service: MemoryService, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A prompt's receipt and its journal entry are written in one transaction, the receipt in
+    a savepoint: a receipt the database refuses (its character count past the column's integer
+    range) is logged and undone alone, the prompt still kept."""
+    session = "s-refused-receipt"
+    refused = Injection("prompt", session, "acme-api", 2**31, memory_ids=[1])
+    prompt = JournalPrompt(session, "p-1", "why is staging slow?", datetime.now(UTC), "acme-api")
+
+    with caplog.at_level(logging.ERROR, logger="server.service.receipts"):
+        await service.record_prompt_turn(refused, prompt)
+
+    journal = await service.journal(JournalFilter(session_id=session))
+    assert [(entry.prompt, entry.project) for entry in journal.entries] == [
+        ("why is staging slow?", "acme-api")
+    ]
+    assert (await service.receipts(ReceiptFilter(session_id=session))).receipts == []
+    assert "could not record a receipt of session s-refused-receipt" in caplog.text
+    assert "out of range" in caplog.text, "the database's own refusal"
 
 
 async def test_a_session_whose_receipts_cannot_be_read_has_spent_nothing(
