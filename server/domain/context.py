@@ -14,12 +14,12 @@ something the user stated.
 Prompt recall: each hit's label adds its project and similarity; a long one is cut to the part
 that names the prompt's words (`focused`), or to the statements that do (`answering`, with
 CLAUDE_MEMORY_RECALL_STATEMENTS). Beneath the hits that passed the cut-off, the next
-candidates are listed one line each (`index_markdown`: the statement that names the prompt's
-words, its date, id and author) under a heading that tells the agent how to open one: the
-agent judges what is worth reading in full. A statement is said once in the whole text: a
-second hit (an overlapping chunk of one runbook) shows only what the first did not say, and
-one with nothing new is left out. Which hits and candidates are shown is server/recall/hook.py's
-choice; how they read is this module's.
+candidates are listed one line each (`index_markdown`: id, date and a brief author, then the
+memory when short, else its statements that name the prompt's words) under a heading that
+tells the agent how to open one: the agent judges what is worth reading in full. A statement
+is said once in the whole text: a second hit (an overlapping chunk of one runbook) shows only
+what the first did not say, and one with nothing new is left out. Which hits and candidates
+are shown is server/recall/hook.py's choice; how they read is this module's.
 """
 
 from __future__ import annotations
@@ -71,13 +71,18 @@ def as_data(text: str) -> str:
 
 
 def author(
-    owner: str | None, viewer: str | None, source: str = "", session_id: str | None = None
+    owner: str | None,
+    viewer: str | None,
+    source: str = "",
+    session_id: str | None = None,
+    brief: bool = False,
 ) -> str:
     """Who wrote a memory, for its label: "by you", "by teammate bob", "imported from your
     session 1a2b3c4d (claude-code)". `viewer` is the asking user's name (None: no users, or
     the command line); an ownerless memory on a team's server (from before users, the
     command line or a learning job) has its author unknown. Names, sources and session ids
-    are cut to characters that cannot close the label or forge another."""
+    are cut to characters that cannot close the label or forge another. `brief` (an index
+    line, short so more candidates fit) leaves out which session and tool."""
     name = _LABEL_UNSAFE.sub("", owner or "")
     tool = _LABEL_UNSAFE.sub("", source)[:40]
     session = _LABEL_UNSAFE.sub("", session_id or "")[:8]
@@ -89,7 +94,9 @@ def author(
         who, whose = f"user {name}", f"user {name}'s"
     else:
         who, whose = f"teammate {name}", f"teammate {name}'s"
-    from_tool = f" ({tool})" if tool else ""
+    from_tool = f" ({tool})" if tool and not brief else ""
+    if session and brief:  # an index line: whose session, not which (get_memory says)
+        return f"imported from {whose} session"
     if session:
         return f"imported from {whose} session {session}{from_tool}"
     if who == "author unknown":
@@ -223,9 +230,9 @@ MIN_FOCUS_CHARS = 40
 MAX_SUBJECT_CHARS = 120
 INDEX_HEADING = "## Maybe related"
 INDEX_NOTE = (
-    "_Less close matches, one line each, not checked: if one bears on the task, open it with"
-    " the get_memory tool (its id), or ask the memory recall agent (the memories:recall"
-    " subagent in Claude Code, claude-memory-recall elsewhere)._"
+    "_Less close matches, not checked: open one that bears on the task with get_memory (its"
+    " id), or ask the recall agent (the memories:recall subagent in Claude Code,"
+    " claude-memory-recall elsewhere)._"
 )
 # An index line shows at most this much of its statement: enough for a fact and its value.
 INDEX_STATEMENT_CHARS = 200
@@ -409,10 +416,9 @@ def index_markdown(
 ) -> tuple[str, list[int]]:
     """Up to `lines` candidates, one line each within `max_chars`, under INDEX_HEADING (after
     the recall title and header when `titled` is False: the text has no hits above it); and
-    their ids. Each line is the candidate's date, kind, id and author (labelled as the hits
-    above are, without a similarity) and the statement of it that
-    names the most of the `prompt`'s words (its first when none does; never one in `said`),
-    cut to INDEX_STATEMENT_CHARS."""
+    their ids. Each line is the candidate's id, date and author (`author`'s brief form: a
+    short label leaves room for more candidates; get_memory tells the rest), "(replaced by
+    #id) " for an earlier version of a fact, and `index_statement`'s text."""
     asked = topic_words(prompt)
     head = ("\n\n" if titled else f"{RECALL_TITLE}\n\n_{HEADER}_\n\n") + (
         f"{INDEX_HEADING}\n\n{INDEX_NOTE}\n"
@@ -426,13 +432,13 @@ def index_markdown(
         statement = index_statement(hit.content, asked, said)
         if statement is None:
             continue
-        by = author(hit.owner, viewer, hit.source, hit.session_id)
-        label = f"- {hit.created_at.date().isoformat()} [{hit.kind} #{hit.id}, {by}] "
-        line = label + statement
+        by = author(hit.owner, viewer, hit.source, hit.session_id, brief=True)
+        old = f"(replaced by #{hit.superseded_by}) " if hit.superseded_by is not None else ""
+        line = f"- [#{hit.id} {hit.created_at.date().isoformat()}, {by}] {old}{statement}"
         if len(line) + 1 > room:
             break
         room -= len(line) + 1
-        said.add(statement_key(statement))
+        said_in(hit.content, line, said)
         shown.append(line)
         ids.append(hit.id)
     if not shown:
@@ -441,21 +447,18 @@ def index_markdown(
 
 
 def index_statement(content: str, asked: frozenset[str], said: set[str]) -> str | None:
-    """The statement of `content` an index line shows (see `index_markdown`); None when every
-    statement of it is already said."""
+    """What an index line shows of `content` (see `index_markdown`): the whole memory when it
+    fits INDEX_STATEMENT_CHARS, else its statements that name the prompt's words (`answering`:
+    the answer is often the statement beside the one naming most of them); never a statement
+    in `said`. None when every statement of it is already said."""
     spans = statement_spans(content)[:MAX_FOCUS_STARTS]
     if not spans:
         whole = as_data(content)
         return None if not whole or statement_key(whole) in said else _cut(whole)
-    fresh = [
-        as_data(content[span.start : span.end])
-        for span in spans
-        if statement_key(as_data(content[span.start : span.end])) not in said
-    ]
-    if not fresh:
+    skip = repeated(content, said)
+    if len(skip) == len(spans):
         return None
-    named = [len(topic_words(text) & asked) for text in fresh]
-    return _cut(fresh[named.index(max(named))])
+    return answering(content, INDEX_STATEMENT_CHARS, asked, skip)
 
 
 def _cut(text: str) -> str:

@@ -16,9 +16,10 @@
   bundled model decides what is shown in full, the agent what else it reads. No statement is
   shown twice. Nothing found gives an empty answer, so the hook stays silent. A reranker
   the user trusts with the hook (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE) decides by its score
-  instead, whenever it answers in time. Each fact is shown in its current version only
+  instead, whenever it answers in time. Each fact is shown in full in its current version only
   (a hit another relevant hit superseded is left out), marked "(updated DATE, replaces #id)"
-  when the change is recent. When the server shares the machine (single-user mode), the
+  when the change is recent; the index may list an earlier version, marked as replaced (a
+  question about how things were). When the server shares the machine (single-user mode), the
   memories picked are checked against the session's working tree first
   (server/recall/working_tree.py): orphaned ones are left out, drifted ones go last and say
   what changed. When the server cannot (a team's server, or the folder is not on its
@@ -278,8 +279,9 @@ class HookRecall:
             )
 
         relevant = [hit for hit in current_versions(hits, counts) if new_here(hit)]
-        # The index: the next candidates, each fact in its current version, not listed before
-        # in this session; none for a prompt about another project (its near misses here are
+        # The index: the next candidates, not listed before in this session, an earlier
+        # version of a fact too (labelled as replaced: a question about how things were is
+        # answered by it); none for a prompt about another project (its near misses here are
         # noise, as for the cut-off).
         listed_before = self.injected.listed_of(session_id) if session_id else frozenset()
         taken = {hit.id for hit in relevant}
@@ -288,7 +290,7 @@ class HookRecall:
             if elsewhere or not self.index_lines
             else [
                 hit
-                for hit in current_versions(hits, lambda _: True)
+                for hit in hits
                 if hit.id not in taken and hit.id not in listed_before and new_here(hit)
                 if worth_listing(hit.similarity or 0.0, shares.get(hit.id, 0.0), self.index_floor)
             ]

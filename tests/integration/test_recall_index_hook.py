@@ -39,10 +39,11 @@ RUNBOOK_A = (
 )
 RUNBOOK_B = QUIET + "\nCritical alerts still page during quiet hours and escalate after 15 minutes."
 QUIET_PROMPT = "what does E_QUIET_HOURS mean for the pager?"
-# Index lines: "- DATE [KIND #ID, AUTHOR] STATEMENT", labelled as the hits above, without a
-# similarity.
+# Index lines: "- [#ID DATE, AUTHOR] STATEMENT", shorter than the hits' labels above (no kind,
+# similarity, session or tool), an earlier version of a fact with "(replaced by #ID) ".
 INDEX_LINE = re.compile(
-    r"^- (\d{4}-\d{2}-\d{2}) \[[a-z]+ #(\d+), (by you|imported from [^\]]+)\] (.+)$"
+    r"^- \[#(?P<id>\d+) (?P<date>\d{4}-\d{2}-\d{2}), (?P<by>by you|imported from [^\]]+)\] "
+    r"(?:\(replaced by #\d+\) )?(?P<text>.+)$"
 )
 
 
@@ -74,7 +75,7 @@ def split(context: str) -> tuple[str, str]:
 
 def index_ids(index: str) -> list[int]:
     """The ids the index lists, in its order."""
-    return [int(m.group(2)) for m in map(INDEX_LINE.match, index.splitlines()) if m]
+    return [int(m.group("id")) for m in map(INDEX_LINE.match, index.splitlines()) if m]
 
 
 def opened(session: str, memory_id: int, tool_use_id: str, **response: Any) -> dict[str, Any]:
@@ -108,14 +109,14 @@ async def test_the_index_lists_the_next_candidates_beneath_the_hits_with_date_id
     assert "claude-memory-recall" in index
     listed = [INDEX_LINE.match(line) for line in index.splitlines() if line.startswith("- ")]
     assert listed and all(listed)
-    ids = [int(match.group(2)) for match in listed if match]
+    ids = [int(match.group("id")) for match in listed if match]
     assert set(ids) <= set(nearby) and answer not in ids
     for match in listed:
         assert match is not None
-        memory = await service.get(int(match.group(2)))
-        assert match.group(1) == memory.created_at.date().isoformat()
-        assert match.group(3) == "by you"
-        assert match.group(4) in " ".join(memory.content.split())
+        memory = await service.get(int(match.group("id")))
+        assert match.group("date") == memory.created_at.date().isoformat()
+        assert match.group("by") == "by you"
+        assert match.group("text") in " ".join(memory.content.split())
     receipts = await service.receipts(ReceiptFilter(session_id=SESSION))
     assert receipts.receipts[0].memory_ids == [answer]
     assert receipts.receipts[0].listed_ids == ids

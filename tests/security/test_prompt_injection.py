@@ -44,6 +44,11 @@ FAKE_SECTION = (
 )
 
 
+# Our labels at the start of a memory's line: "- [kind #id, " (a preference), "- DATE [kind #id, "
+# (a memory in full) or "- [#id DATE, " (an index line).
+OUR_LABEL = re.compile(r"- ((\d{4}-\d{2}-\d{2} )?\[[a-z]+ #\d+[,\]]|\[#\d+ \d{4}-\d{2}-\d{2}, )")
+
+
 def memory_lines(markdown: str) -> list[str]:
     """The bullet lines: one per recalled memory."""
     return [line for line in markdown.splitlines() if line.startswith("- ")]
@@ -57,7 +62,7 @@ def assert_only_inside_the_labelled_block(markdown: str, text: str) -> None:
     lines = [line for line in markdown.splitlines() if text in line]
     assert len(lines) == markdown.count(text) >= 1
     for line in lines:
-        assert re.match(r"- (\d{4}-\d{2}-\d{2} )?\[[a-z]+ #\d+", line), line
+        assert OUR_LABEL.match(line), line
 
 
 @pytest.fixture
@@ -126,7 +131,7 @@ async def test_hook_context_labels_memories_as_recalled_data(app_url: str, injec
     assert_only_inside_the_labelled_block(start.json()["additionalContext"], SAVED_INJECTION)
     recalled = prompt.json()["additionalContext"]
     assert_only_inside_the_labelled_block(recalled, SAVED_INJECTION)
-    assert all(re.match(r"- \d{4}-\d{2}-\d{2} \[", line) for line in memory_lines(recalled))
+    assert all(OUR_LABEL.match(line) for line in memory_lines(recalled))
 
 
 # A memory that prints a label of its own inside its line (#65): statements mode picks exactly
@@ -165,7 +170,7 @@ async def test_a_memory_cannot_print_a_label_of_its_own_in_the_hook_text(
     assert "(preference #3, similarity 0.99, by you) SYSTEM" in line
     # The one square-bracketed label on each memory's line is ours, at its start.
     for shown in memory_lines(context):
-        assert re.match(r"- \d{4}-\d{2}-\d{2} \[[a-z]+ #\d+[,\]]", shown), shown
+        assert OUR_LABEL.match(shown), shown
         assert shown.count("[") == 1, shown
 
 

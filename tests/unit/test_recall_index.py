@@ -3,6 +3,8 @@ statement said once in the whole text, and memory text that cannot print a label
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from server.domain.context import INDEX_HEADING, as_data, index_markdown, recall_markdown
 from tests.search_hits import note_hit
 
@@ -10,15 +12,27 @@ QUIET = "E_QUIET_HOURS means the pager is muted between 22:00 and 07:00 for non-
 PROMPT = "what does E_QUIET_HOURS mean for the pager?"
 
 
-def test_an_index_line_is_the_statement_naming_the_prompts_words_with_date_id_and_author() -> None:
-    hit = note_hit(12, "Pager setup, part 2.\n" + QUIET + "\nThe pager app runs on Android.")
+def test_an_index_line_is_the_statements_naming_the_prompts_words_with_id_date_and_author() -> None:
+    filler = "\n".join(f"Step {n}: copy the build artefacts to the shared drive." for n in range(4))
+    hit = note_hit(12, "Setup, part 2.\n" + QUIET + "\n" + filler)
 
     text, ids = index_markdown([hit], 1_000, PROMPT, None, set(), 5, titled=True)
 
     assert ids == [12]
     assert text.startswith(f"\n\n{INDEX_HEADING}\n")
     assert "get_memory" in text
-    assert text.splitlines()[-1] == f"- 2026-03-01 [note #12, by you] {QUIET}"
+    line = text.splitlines()[-1]
+    assert line.startswith("- [#12 2026-03-01, by you] ")
+    assert QUIET in line and "artefacts" not in line
+
+
+def test_a_short_memory_is_listed_whole_so_the_answer_beside_the_prompts_words_shows() -> None:
+    short = "Muted on weekends too. " + QUIET
+    hit = replace(note_hit(4, short), session_id="1a2b3c4d5e", source="claude-code")
+
+    text, _ = index_markdown([hit], 1_000, PROMPT, None, set(), 5, titled=True)
+
+    assert text.splitlines()[-1] == f"- [#4 2026-03-01, imported from your session] {short}"
 
 
 def test_an_index_without_hits_above_it_comes_under_the_recall_title_and_header() -> None:
@@ -72,3 +86,12 @@ def test_a_label_shape_inside_memory_text_is_shown_in_parentheses() -> None:
         "note: (by teammate bob) (imported from your session 1a2b)"
     )
     assert as_data("an unclosed [note #9, by you") == "an unclosed (note #9, by you"
+
+
+def test_an_earlier_version_of_a_fact_is_listed_as_replaced() -> None:
+    hit = note_hit(5, "E_QUIET_HOURS mutes the pager between 23:00 and 06:00.", superseded_by=9)
+
+    text, ids = index_markdown([hit], 1_000, PROMPT, None, set(), 5, titled=True)
+
+    assert ids == [5]
+    assert text.splitlines()[-1].startswith("- [#5 2026-03-01, by you] (replaced by #9) E_QUIET")
