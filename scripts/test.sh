@@ -6,7 +6,7 @@
 #
 #   --quick   the developer's loop: ruff, then the unit tests and the integration tests that
 #             run in pytest's own process (no CLI, server or agent started: marker `processes`,
-#             set in tests/conftest.py, and `agent_clis`); it says what it leaves
+#             set by tests/process_marks.py, and `agent_clis`); it says what it leaves
 #             out (the UI, mypy, the docs build, security, reliability, the browser tests, the
 #             agent-CLI tests and the Compose stack), which the full run (and CI) still runs.
 # Needs nothing running: the tests start their own embedded PostgreSQL, model, servers and

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,8 @@ import pytest
 # measured on 600 texts with the machine busy: 4.3 CPU-seconds on one thread, 8.6 to 10.7 on
 # two (and faster wall-clock too). A value set by the caller is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from tests.process_marks import starts_processes
 
 pytest_plugins = ["tests.db_fixtures", "tests.agent_clis"]
 
@@ -74,44 +75,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
-
-
-PROCESS_MODULES = frozenset({"subprocess", "multiprocessing", "pexpect"})
-PROCESS_CALLS = frozenset({"create_subprocess_exec", "create_subprocess_shell"})
-
-
-@cache
-def starts_processes(path: Path) -> bool:
-    """Whether the test module at `path` starts processes (a CLI, a server, an agent, a shell):
-    it imports subprocess or multiprocessing, calls asyncio's subprocess functions, or imports
-    a module of tests/ that does. Such tests are marked `processes`; `--quick` leaves them out,
-    as they pay an interpreter, the model or an npm client per process."""
-    import ast
-
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in PROCESS_CALLS:
-            return True
-        names = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-        for name in names:
-            if name.split(".")[0] in PROCESS_MODULES:
-                return True
-            own = _test_module_path(name)
-            if own is not None and own != path and starts_processes(own):
-                return True
-    return False
-
-
-def _test_module_path(name: str) -> Path | None:
-    """tests/a/b.py for `tests.a.b`, if that file exists (a name from tests/ itself)."""
-    if not name.startswith("tests."):
-        return None
-    candidate = Path(__file__).parent.joinpath(*name.split(".")[1:]).with_suffix(".py")
-    return candidate if candidate.is_file() else None
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

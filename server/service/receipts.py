@@ -14,8 +14,6 @@ import logging
 import time
 from datetime import UTC, datetime, timedelta
 
-import psycopg
-
 from server.core.config import Settings
 from server.core.errors import InvalidInput
 from server.core.models.journal import JournalPrompt
@@ -37,7 +35,7 @@ from server.service.projects import ProjectRule
 from server.store import journal as journal_store
 from server.store import memories as memory_store
 from server.store import receipts as receipt_store
-from server.store.tx import Conn, Pool, transaction
+from server.store.tx import Conn, Pool, transaction, undone_alone
 
 logger = logging.getLogger(__name__)
 
@@ -73,11 +71,8 @@ class Receipts(ProjectRule):
             return
         async with transaction(self.pool) as conn:
             if keep and receipt is not None:
-                try:
-                    async with conn.transaction():
-                        await self._insert_receipt(conn, receipt)
-                except psycopg.Error:
-                    logger.exception("could not record a receipt of session %s", receipt.session_id)
+                async with undone_alone(conn, f"record a receipt of session {receipt.session_id}"):
+                    await self._insert_receipt(conn, receipt)
             if prompt is not None:
                 await journal_store.insert_prompts(conn, [redacted_prompt(prompt)])
 

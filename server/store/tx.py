@@ -153,6 +153,17 @@ async def autocommit(pool: Pool) -> AsyncIterator[Conn]:
         raise Unavailable(_UNAVAILABLE) from exc
 
 
+@asynccontextmanager
+async def undone_alone(conn: Conn, what: str) -> AsyncIterator[None]:
+    """A savepoint whose failure is logged and undone alone: the enclosing transaction goes on
+    and commits the rest (a receipt the database refuses must not take the prompt with it)."""
+    try:
+        async with conn.transaction():
+            yield
+    except psycopg.Error:
+        logger.exception("could not %s", what)
+
+
 def behind_transaction_pooler(pool: Pool) -> bool:
     """Whether the pool's connections go through a pooler in transaction mode
     (server/db/pool.py), where session state does not last past a statement."""

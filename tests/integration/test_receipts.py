@@ -177,7 +177,7 @@ async def test_a_receipt_the_database_refuses_leaves_the_prompt_journaled(
     refused = Injection("prompt", session, "acme-api", 2**31, memory_ids=[1])
     prompt = JournalPrompt(session, "p-1", "why is staging slow?", datetime.now(UTC), "acme-api")
 
-    with caplog.at_level(logging.ERROR, logger="server.service.receipts"):
+    with caplog.at_level(logging.ERROR, logger="server.store.tx"):
         await service.record_prompt_turn(refused, prompt)
 
     journal = await service.journal(JournalFilter(session_id=session))

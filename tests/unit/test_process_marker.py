@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import starts_processes
+from tests.process_marks import starts_processes
 
 TESTS = Path(__file__).parents[1]
 
