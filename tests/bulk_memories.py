@@ -2,8 +2,10 @@
 a large table (tests/integration/test_service_search.py, tests/reliability/).
 
 filler       `count` notes of 8 to 20 words from WORDS, the same for the same `seed`
-bulk_insert  embeds the texts in one batch and inserts them with plain SQL, skipping the
-             service's write guard; the new ids by text
+bulk_insert  embeds the texts in one batch and inserts them with plain SQL in one pipelined
+             round, skipping the service's write guard; the new ids by text. A text's
+             vector is kept for the worker's next test: the same filler is embedded once,
+             not once per test (the model is deterministic; embedding is most of the cost)
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
+import numpy as np
+
 from server.core.validation import content_hash
 from server.service.memory import MemoryService
+from server.store.tx import returned_ids
 
 WORDS = [
     "deploy",
@@ -74,27 +79,41 @@ def filler(count: int, seed: int = 1) -> list[str]:
     ]
 
 
+_VECTORS: dict[tuple[str, str], np.ndarray | None] = {}  # (model, text) -> its vector
+
+
+async def vectors_of(service: MemoryService, texts: list[str]) -> list[np.ndarray | None]:
+    """Each text's vector, embedding in one batch only those this process has not seen."""
+    model = service.embedder.name
+    missing = [text for text in dict.fromkeys(texts) if (model, text) not in _VECTORS]
+    if missing:
+        documents = await service.embedder.embed_documents_async(missing)
+        for text, document in zip(missing, documents, strict=True):
+            _VECTORS[model, text] = document.vector
+    return [_VECTORS[model, text] for text in texts]
+
+
 async def bulk_insert(service: MemoryService, texts: list[str], **fields: object) -> dict[str, int]:
-    """Embed in one batch and insert with plain SQL: fast set-up for large fixtures."""
-    documents = await service.embedder.embed_documents_async(texts)
-    ids: dict[str, int] = {}
+    """Insert `texts` as memories with plain SQL: fast set-up for large fixtures."""
+    vectors = await vectors_of(service, texts)
+    rows = [
+        {
+            "c": text,
+            "h": content_hash(text),
+            "e": vector,
+            "project": fields.get("project", ""),
+            "tags": fields.get("tags", []),
+            "kind": fields.get("kind", "manual"),
+            "created": fields.get("created_at", datetime.now(UTC)),
+        }
+        for text, vector in zip(texts, vectors, strict=True)
+    ]
     async with service.pool.connection() as conn:
-        for text, document in zip(texts, documents, strict=True):
-            cur = await conn.execute(
-                "INSERT INTO memories (content, content_hash, embedding, project, tags, kind,"
-                " created_at) VALUES (%(c)s, %(h)s, %(e)s, %(project)s, %(tags)s, %(kind)s,"
-                " %(created)s) ON CONFLICT DO NOTHING RETURNING id",
-                {
-                    "c": text,
-                    "h": content_hash(text),
-                    "e": document.vector,
-                    "project": fields.get("project", ""),
-                    "tags": fields.get("tags", []),
-                    "kind": fields.get("kind", "manual"),
-                    "created": fields.get("created_at", datetime.now(UTC)),
-                },
-            )
-            row = await cur.fetchone()
-            if row:
-                ids[text] = int(row[0])
-    return ids
+        ids = await returned_ids(
+            conn,
+            "INSERT INTO memories (content, content_hash, embedding, project, tags, kind,"
+            " created_at) VALUES (%(c)s, %(h)s, %(e)s, %(project)s, %(tags)s, %(kind)s,"
+            " %(created)s) ON CONFLICT DO NOTHING RETURNING id",
+            rows,
+        )
+    return {text: id_ for text, id_ in zip(texts, ids, strict=True) if id_ is not None}
