@@ -231,8 +231,8 @@ MAX_SUBJECT_CHARS = 120
 INDEX_HEADING = "## Maybe related"
 INDEX_NOTE = (
     "_Less close matches, not checked: open one that bears on the task with get_memory (its"
-    " id), or ask the recall agent (the memories:recall subagent in Claude Code,"
-    " claude-memory-recall elsewhere)._"
+    " id), or ask the recall agent (memories:recall in Claude Code, claude-memory-recall"
+    " elsewhere)._"
 )
 # An index line shows at most this much of its statement: enough for a fact and its value.
 INDEX_STATEMENT_CHARS = 200

@@ -105,7 +105,8 @@ async def test_the_index_lists_the_next_candidates_beneath_the_hits_with_date_id
 
     assert any(f"#{answer}," in line and ANSWER in line for line in full_lines(confident))
     # The plugin's subagent, which the agent can call: `/memories:recall` is the user's command.
-    assert "get_memory" in index and "the memories:recall subagent" in index
+    assert "get_memory" in index and "recall agent (memories:recall in Claude Code" in index
+    assert "/memories:recall" not in index
     assert "claude-memory-recall" in index
     listed = [INDEX_LINE.match(line) for line in index.splitlines() if line.startswith("- ")]
     assert listed and all(listed)
