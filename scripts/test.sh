@@ -29,7 +29,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-say() { printf '==> %s\n' "$*"; }
+# Each step says when it starts, in seconds since the run began: the time per step, every run.
+say() { printf '==> [%5d s] %s\n' "$SECONDS" "$*"; }
 # Whether the pytest arguments given choose markers of their own (-m EXPR).
 picks_markers() {
     local arg
@@ -151,4 +152,5 @@ if [ "${CI:-}" = "true" ]; then
     say "the Docker image and the Compose stack (CI=true): scripts/test-compose.sh"
     scripts/test-compose.sh || status=1
 fi
+say "done, exit $status"
 exit "$status"
