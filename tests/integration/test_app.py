@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
@@ -17,6 +18,7 @@ from server.db.pool import open_pool
 from server.service.embeddings import Embedder
 from server.service.memory import MemoryService
 from server.service.reembed import ensure_model_recorded
+from server.store.tx import Pool
 from tests.db_fixtures import serving
 
 
@@ -32,24 +34,33 @@ async def test_health_reports_ok_with_database_and_model(app_url: str) -> None:
     assert body["embedding_dimension"] == 384
 
 
+@asynccontextmanager
+async def served_alone(
+    url: str, embedder: Embedder, settings: Settings, *, connections: int
+) -> AsyncIterator[tuple[str, Pool]]:
+    """The app served over a database of its own (`url`, migrated here) and a pool of
+    `connections`: its URL and the pool."""
+    await apply_migrations(url)
+    pool = await open_pool(url, min_size=1, max_size=connections)
+    try:
+        await ensure_model_recorded(pool, embedder)
+        async with serving(create_app(settings, MemoryService(pool, embedder, settings))) as app:
+            yield app, pool
+    finally:
+        await pool.close(timeout=1)
+
+
 async def test_health_is_503_degraded_without_leaking_errors_when_database_is_gone(
     fresh_database: Callable[[], str], embedder: Embedder, settings: Settings
 ) -> None:
     url = fresh_database()
-    await apply_migrations(url)
-    pool = await open_pool(url, min_size=1, max_size=2)
-    try:
-        await ensure_model_recorded(pool, embedder)
-        memory_service = MemoryService(pool, embedder, settings)
-        async with (
-            serving(create_app(settings, memory_service)) as app_url,
-            httpx.AsyncClient() as client,
-        ):
-            assert (await client.get(f"{app_url}/health")).status_code == 200
-            await drop_database(url)
-            response = await client.get(f"{app_url}/health")
-    finally:
-        await pool.close(timeout=1)
+    async with (
+        served_alone(url, embedder, settings, connections=2) as (app_url, _),
+        httpx.AsyncClient() as client,
+    ):
+        assert (await client.get(f"{app_url}/health")).status_code == 200
+        await drop_database(url)
+        response = await client.get(f"{app_url}/health")
 
     assert response.status_code == 503
     assert response.json()["status"] == "degraded"
@@ -62,20 +73,12 @@ async def test_health_stays_200_while_every_pooled_connection_is_busy(
 ) -> None:
     """A pool with all its connections out is busy, not down: a supervisor reading 503 would
     restart a working server."""
-    url = fresh_database()
-    await apply_migrations(url)
-    pool = await open_pool(url, min_size=1, max_size=1)
-    try:
-        await ensure_model_recorded(pool, embedder)
-        memory_service = MemoryService(pool, embedder, settings)
-        async with (
-            serving(create_app(settings, memory_service)) as app_url,
-            httpx.AsyncClient(timeout=30) as client,
-            pool.connection(),
-        ):
-            response = await client.get(f"{app_url}/health")
-    finally:
-        await pool.close(timeout=1)
+    async with (
+        served_alone(fresh_database(), embedder, settings, connections=1) as (app_url, pool),
+        httpx.AsyncClient(timeout=30) as client,
+        pool.connection(),
+    ):
+        response = await client.get(f"{app_url}/health")
 
     assert response.status_code == 200, response.text
     assert response.json()["database"] == "ok"
