@@ -30,8 +30,10 @@ Each search includes the memories of no project, as `POST /api/search` does by d
 `--project-only` keeps each search to its project alone. `--without-links` asks everything
 again with every supersession link removed, so the difference is what stored links add.
 
-`--misses FILE` writes the questions hybrid did not answer first, with its first three hits,
-for reading why (not for tuning to one corpus's sentences).
+`--misses FILE` writes the questions hybrid did not answer first, with its first three hits
+(`search`), and those whose hook text does not hold the answer (`hook`: its text, the ids it
+showed and listed, and hybrid's first five with their similarity and the expected strings
+each holds), for reading why (not for tuning to one corpus's sentences).
 
 `--rerank PROVIDER` (cross-encoder, http, llm) puts a reranker over hybrid's first candidates
 (server/service/rerank.py), with `--rerank-model PATH|NAME` (the cross-encoder's folder, or
@@ -176,6 +178,7 @@ async def ask_all(
     """Every mode's figures per category, and hybrid's latency. Hybrid's misses at rank 1
     (question, its first three hits) go to `misses` when one is given."""
     report: dict[str, Any] = {}
+    hook_missed: list[dict[str, Any]] = []
     positive = [q for q in questions if q.category != "negative"]
     categories = sorted({q.category for q in positive})
     for mode in MODES:
@@ -202,7 +205,11 @@ async def ask_all(
         if service.reranking.reranker is not None and mode == "hybrid":
             report[mode]["reranked"] = reranked
             report[mode]["rerank_skipped"] = skipped
-    report["recall_hook"] = await ask_recall_hook(service, questions)
+    report["recall_hook"] = await ask_recall_hook(
+        service, questions, None if misses is None else hook_missed
+    )
+    if misses is not None:
+        misses.extend(hook_missed)
     return report
 
 
@@ -229,6 +236,34 @@ def miss(question: Question, result: SearchResult, scores: dict[str, float]) -> 
     }
 
 
+async def hook_miss(
+    service: MemoryService, question: Question, answer: PromptAnswer
+) -> dict[str, Any]:
+    """One question the hook's text did not answer: what it showed and listed, and what
+    hybrid search ranked first (which of the expected strings each hit holds)."""
+    result = await search(service, "hybrid", question, project_only=False)
+    return {
+        "hook": True,
+        "id": question.id,
+        "category": question.category,
+        "question": question.text,
+        "expect": question.expect,
+        "shown": answer.memory_ids,
+        "listed": answer.listed_ids,
+        "text": answer.markdown,
+        "top": [
+            {
+                "id": hit.id,
+                "similarity": round(hit.similarity or 0.0, 3),
+                "superseded_by": hit.superseded_by,
+                "holds": [s for s in question.expect if s in hit.content.lower()],
+                "content": hit.content[:300],
+            }
+            for hit in result.hits[:5]
+        ],
+    }
+
+
 def family(project: str) -> str:
     """Projects of one product (payrail, payrail-dashboard) are related, not unrelated."""
     return project.split("-")[0]
@@ -245,7 +280,11 @@ def hook_parts(answer: PromptAnswer) -> tuple[str, str]:
     return (text[:at] if answer.memory_ids else ""), text[at:]
 
 
-async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> dict[str, Any]:
+async def ask_recall_hook(
+    service: MemoryService,
+    questions: list[Question],
+    misses: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """What the prompt-recall hook injects for each question, from its project's folder, and
     from the folder of an unrelated project (where nothing answers: what is shown in full
     there is noise). Its text is judged as a whole (either part) and by part: the confident
@@ -276,6 +315,8 @@ async def ask_recall_hook(service: MemoryService, questions: list[Question]) -> 
                 listed_negatives.append(question.id)
             continue
         answered["either"].append(float(question.answered_by([answer.markdown.lower()])))
+        if misses is not None and not answered["either"][-1]:
+            misses.append(await hook_miss(service, question, answer))
         answered["confident"].append(float(question.answered_by([confident])))
         answered["index"].append(float(question.answered_by([index])))
         for part, values in answered.items():

@@ -31,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 
 from server.core.models.memories import Memory
 from server.core.models.search import SearchHit
+from server.core.models.vectors import Window
 from server.core.models.views import Preference, PreferenceTiers
 from server.core.percent import percent_label
 from server.domain.statement_versions import topic_words
@@ -448,9 +449,10 @@ def index_markdown(
 
 def index_statement(content: str, asked: frozenset[str], said: set[str]) -> str | None:
     """What an index line shows of `content` (see `index_markdown`): the whole memory when it
-    fits INDEX_STATEMENT_CHARS, else its statements that name the prompt's words (`answering`:
-    the answer is often the statement beside the one naming most of them); never a statement
-    in `said`. None when every statement of it is already said."""
+    fits INDEX_STATEMENT_CHARS, else its statements that name the prompt's words (`answering`),
+    the room they leave filled with the statements around the best one (the answer is often
+    the statement beside the one naming most of them); never a statement in `said`. None when
+    every statement of it is already said."""
     spans = statement_spans(content)[:MAX_FOCUS_STARTS]
     if not spans:
         whole = as_data(content)
@@ -458,7 +460,7 @@ def index_statement(content: str, asked: frozenset[str], said: set[str]) -> str 
     skip = repeated(content, said)
     if len(skip) == len(spans):
         return None
-    return answering(content, INDEX_STATEMENT_CHARS, asked, skip)
+    return answering(content, INDEX_STATEMENT_CHARS, asked, skip, fill=True)
 
 
 def _cut(text: str) -> str:
@@ -487,14 +489,22 @@ def focused(content: str, room: int, asked: frozenset[str]) -> str:
     return lead + body[: room - len(lead) - 1].rstrip() + "…"
 
 
-def answering(content: str, room: int, asked: frozenset[str], skip: set[int] | None = None) -> str:
+def answering(
+    content: str,
+    room: int,
+    asked: frozenset[str],
+    skip: set[int] | None = None,
+    fill: bool = False,
+) -> str:
     """`content` on one line within `room` characters: whole if it fits; else its statements
     that name the most of the `asked` words (at least half as many as the best one does), the
     best first while they fit, shown in their order with "…" where text is left out, after
     the memory's first statement (its subject or title) when that is short. A memory none of
     whose statements names an asked word is `focused` (cut from its start). The statements at
     the places in `skip` (already shown by another hit) are never chosen; a memory with some
-    is shown as its other statements, the ones naming asked words first, then in order."""
+    is shown as its other statements, the ones naming asked words first, then in order.
+    With `fill`, the room the chosen statements leave goes to those around the best one
+    (`_go_on`) rather than to nothing."""
     skip = skip or set()
     whole = as_data(content)
     if len(whole) <= room and not skip:
@@ -528,13 +538,39 @@ def answering(content: str, room: int, asked: frozenset[str], skip: set[int] | N
         subject = len(as_data(content[spans[0].start : spans[0].end])) + 3
         if subject <= MAX_SUBJECT_CHARS and used + subject <= room - 2:
             chosen.append(0)
+            used += subject
+    cut = _go_on(content, spans, chosen, skip, room - 2 - used) if fill else {}
     chosen.sort()
     parts: list[str] = []
     for place, at in enumerate(chosen):
         gap = at > 0 if place == 0 else at > chosen[place - 1] + 1
         if gap:
             parts.append("…")
-        parts.append(as_data(content[spans[at].start : spans[at].end]))
-    if chosen[-1] < len(spans) - 1 or spans[chosen[-1]].end < len(content.rstrip()):
+        parts.append(cut.get(at) or as_data(content[spans[at].start : spans[at].end]))
+    if chosen[-1] not in cut and (
+        chosen[-1] < len(spans) - 1 or spans[chosen[-1]].end < len(content.rstrip())
+    ):
         parts.append("…")
     return " ".join(parts)
+
+
+def _go_on(
+    content: str, spans: Sequence[Window], chosen: list[int], skip: set[int], room: int
+) -> dict[int, str]:
+    """Fill `room` with the statements around the best one (`chosen[0]`), those after it
+    first: the answer often comes right after the statement naming the prompt's words
+    ("careful, X is only unique within Y. The key has to be ..."), or just before it when that
+    one closes the memory. Adds their places to `chosen`; returns the text of one that had to
+    be cut to fit ("…" at its end), else nothing."""
+    best = chosen[0]
+    for step in (1, -1):
+        at = best + step
+        while 0 <= at < len(spans) and room >= MIN_FOCUS_CHARS and at not in skip:
+            if at not in chosen:
+                text = as_data(content[spans[at].start : spans[at].end])
+                chosen.append(at)
+                if len(text) + 3 > room:
+                    return {at: text[: room - 4].rstrip() + "…"}
+                room -= len(text) + 3
+            at += step
+    return {}

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from server.domain.context import INDEX_HEADING, as_data, index_markdown, recall_markdown
+from server.domain.context import (
+    INDEX_HEADING,
+    INDEX_STATEMENT_CHARS,
+    as_data,
+    index_markdown,
+    recall_markdown,
+)
 from tests.search_hits import note_hit
 
 QUIET = "E_QUIET_HOURS means the pager is muted between 22:00 and 07:00 for non-critical alerts."
@@ -22,8 +28,34 @@ def test_an_index_line_is_the_statements_naming_the_prompts_words_with_id_date_a
     assert text.startswith(f"\n\n{INDEX_HEADING}\n")
     assert "get_memory" in text
     line = text.splitlines()[-1]
-    assert line.startswith("- [#12 2026-03-01, by you] ")
-    assert QUIET in line and "artefacts" not in line
+    assert line.startswith("- [#12 2026-03-01, by you] Setup, part 2. " + QUIET)
+    # The room left goes on with what follows the statement, cut where the room ends.
+    assert line.endswith("…") and "Step 0: copy" in line and "Step 3" not in line
+    assert len(line) - len("- [#12 2026-03-01, by you] ") <= INDEX_STATEMENT_CHARS
+
+
+def test_an_index_line_goes_on_after_the_statement_naming_the_prompts_words() -> None:
+    # The answer is the statement after the one that names the prompt's words.
+    opening = "Notes from the billing call with the payments team, mostly about the export job."
+    named = "Careful: invoice numbers are only unique within one tenant."
+    answer = "The export key has to be (tenant_id, invoice_no)."
+    filler = " ".join(f"Item {n} is about the dashboard colours and fonts." for n in range(4))
+    hit = note_hit(7, f"{opening} {filler} {named} {answer} {filler}")
+
+    text, _ = index_markdown([hit], 1_000, "are invoice numbers unique?", None, set(), 5, True)
+
+    assert named in text and answer in text
+
+
+def test_an_index_line_of_a_memory_closing_on_the_named_statement_shows_the_one_before() -> None:
+    filler = " ".join(f"Item {n} is about the dashboard colours and fonts." for n in range(4))
+    answer = "Three quantile boosters (alpha 0.1, 0.5 and 0.9) now run each night."
+    named = "The forecasts table gets p10, p50 and p90 columns."
+    hit = note_hit(9, f"{filler} {answer} {named}")
+
+    text, _ = index_markdown([hit], 1_000, "which forecasts columns?", None, set(), 5, True)
+
+    assert text.splitlines()[-1].endswith(f"… {answer} {named}")
 
 
 def test_a_short_memory_is_listed_whole_so_the_answer_beside_the_prompts_words_shows() -> None:
