@@ -11,15 +11,17 @@ so newlines and headings inside it cannot open a section or a bullet of their ow
 a label. A teammate's shared preferences are listed apart from the user's own, never as
 something the user stated.
 
-Prompt recall: each hit's label adds its project and similarity; a long one is cut to the part
-that names the prompt's words (`focused`), or to the statements that do (`answering`, with
-CLAUDE_MEMORY_RECALL_STATEMENTS). Beneath the hits that passed the cut-off, the next
-candidates are listed one line each (`index_markdown`: id, date and a brief author, then the
-memory when short, else its statements that name the prompt's words) under a heading that
-tells the agent how to open one: the agent judges what is worth reading in full. A statement
-is said once in the whole text: a second hit (an overlapping chunk of one runbook) shows only
-what the first did not say, and one with nothing new is left out. Which hits and candidates
-are shown is server/recall/hook.py's choice; how they read is this module's.
+Prompt recall: each hit's label adds its project, and names its author briefly (which session
+and tool is `get_memory`'s to say: the budget goes to what memories say); a long one is cut
+to the part that names the prompt's words (`focused`), or to the statements that do
+(`answering`, with CLAUDE_MEMORY_RECALL_STATEMENTS). Beneath the hits that passed the
+cut-off, the next candidates are listed one line each (`index_markdown`: id, date and a
+brief author, then the memory when short, else its statements that name the prompt's words
+and those around them) under a heading that tells the agent how to open one: the agent
+judges what is worth reading in full. A statement is said once in the whole text: a second
+hit (an overlapping chunk of one runbook) shows only what the first did not say, and one
+with nothing new is left out. Which hits and candidates are shown is server/recall/hook.py's
+choice; how they read is this module's.
 """
 
 from __future__ import annotations
@@ -82,8 +84,9 @@ def author(
     session 1a2b3c4d (claude-code)". `viewer` is the asking user's name (None: no users, or
     the command line); an ownerless memory on a team's server (from before users, the
     command line or a learning job) has its author unknown. Names, sources and session ids
-    are cut to characters that cannot close the label or forge another. `brief` (an index
-    line, short so more candidates fit) leaves out which session and tool."""
+    are cut to characters that cannot close the label or forge another. `brief` (prompt
+    recall's lines, short so the budget goes to what memories say) leaves out which session
+    and tool."""
     name = _LABEL_UNSAFE.sub("", owner or "")
     tool = _LABEL_UNSAFE.sub("", source)[:40]
     session = _LABEL_UNSAFE.sub("", session_id or "")[:8]
@@ -374,11 +377,8 @@ def recall_markdown(
         if at >= first:  # past the first: an equal share of the room the statements saved
             share = saved // (len(hits) - at)
         project = f", {flat(hit.project).replace(']', ')')}" if hit.project else ""
-        by = author(hit.owner, viewer, hit.source, hit.session_id)
-        label = (
-            f"- {hit.created_at.date().isoformat()} [{hit.kind} #{hit.id}{project}, "
-            f"similarity {hit.similarity or 0:.2f}, {by}] "
-        )
+        by = author(hit.owner, viewer, hit.source, hit.session_id, brief=True)
+        label = f"- {hit.created_at.date().isoformat()} [{hit.kind} #{hit.id}{project}, {by}] "
         room = share - len(label) - 1
         if room < (40 if at < first else 2 * MIN_FOCUS_CHARS):
             break

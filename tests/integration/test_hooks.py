@@ -161,7 +161,8 @@ async def test_prompt_hook_keeps_to_the_character_budget(
 
     context = context_of(run, "UserPromptSubmit")
     assert len(context) <= 1_000
-    assert context.count("\n- ") == 3
+    # The three hits that share the budget, then those the room their statements saved holds.
+    assert 3 <= context.count("\n- ") <= tight.recall_room_hits
 
 
 async def test_session_end_imports_the_transcript_incrementally(

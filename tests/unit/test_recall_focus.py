@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from server.core.models.search import SearchHit
 from server.domain.context import focused, recall_markdown
 from server.domain.statement_versions import topic_words
@@ -81,3 +83,19 @@ def test_short_first_hits_save_nothing_so_no_more_hits_come() -> None:
 
     assert shown == [1, 2]
     assert "03:00" not in text
+
+
+def test_a_hits_label_names_its_author_briefly_and_no_similarity() -> None:
+    # Which session and tool is get_memory's to say: the budget goes to what the memory says.
+    hit = replace(
+        note_hit(8, "The ledger export runs at 02:00 UTC.", similarity=0.61),
+        session_id="1a2b3c4d5e",
+        source="claude-code",
+    )
+
+    text, _ = recall_markdown([hit], 600, prompt="when does the ledger export run?")
+
+    assert text.splitlines()[-1] == (
+        "- 2026-03-01 [note #8, acme, imported from your session] "
+        "The ledger export runs at 02:00 UTC."
+    )
