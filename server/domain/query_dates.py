@@ -204,6 +204,18 @@ def names_relative_time(query: str) -> bool:
     return any(pattern.search(query) for pattern in _RELATIVE)
 
 
+_ANY_DATE = (_DAY_MONTH_YEAR, _MONTH_DAY_YEAR, _ISO_DATE, _MONTH_YEAR, *_RELATIVE)
+
+
+def without_dates(query: str) -> str:
+    """The query with its date and time phrases taken out ("early March", "2024-03-05",
+    "two weeks ago"): they say when, not what, so they are no evidence of which project a
+    prompt is about (server/recall/cutoff.asked_elsewhere)."""
+    for pattern in _ANY_DATE:
+        query = pattern.sub(" ", query)
+    return query
+
+
 def mentioned_period(query: str, anchor: datetime | None = None) -> Period | None:
     """The period the query names, the first mention winning; None when it names none.
 

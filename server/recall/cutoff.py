@@ -36,7 +36,8 @@ RECALL_WORDS_AT_FLOOR = 0.7
 # weight than anything in the session's project (or general knowledge) is about that other
 # project: asked in one repository about another's firmware, the prompt's words lend no
 # support to this project's near misses, so only hits close on meaning alone count
-# (docs/benchmarks-history.md, "session 33: a prompt about another project").
+# (docs/benchmarks-history.md, "session 33: a prompt about another project"). Its date
+# phrases are not counted (MemoryService.recall_evidence): "early March" says when, not what.
 ELSEWHERE_MARGIN = 0.2
 # The index beneath the hits lists a candidate only when it is at least this far of the way
 # from the words floor (`recall_with_words`) up to the cut-off, or holds this share of the

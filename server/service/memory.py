@@ -50,6 +50,7 @@ from server.core.validation import (
 from server.domain import export
 from server.domain.context import MAX_CONTEXT_CHARS, startup_markdown
 from server.domain.project_rule import placed_projects
+from server.domain.query_dates import without_dates
 from server.domain.vocabulary import VocabularyError, load_vocabulary
 from server.service.adapted_models import carried_cutoffs
 from server.service.bulk_writes import BulkWrites
@@ -171,18 +172,23 @@ class MemoryService(
         self, query: str, memory_ids: Sequence[int], project: str | None = None
     ) -> RecallEvidence:
         """Prompt recall's evidence on its candidates (use factors and word shares) and, with
-        the prompt's `project`, where its words are held best, read in one transaction."""
+        the prompt's `project`, where its words (but its date phrases) are held best, read in
+        one transaction."""
         if not memory_ids:
             return RecallEvidence({}, {})
         async with transaction(self.pool) as conn:
             factors = await self._use_factors(conn, memory_ids)
             words = await self.searcher.share_weights(conn, query)
             shares = await self.searcher.term_shares_in(conn, words, memory_ids)
-            here, elsewhere = (
-                await self.searcher.shares_here_and_elsewhere(conn, words, project)
-                if project
-                else (0.0, 0.0)
-            )
+            here, elsewhere = 0.0, 0.0
+            # When a prompt asks about ("early March") says nothing of which project it is.
+            undated = without_dates(query)
+            if project and undated.strip():
+                if undated != query:
+                    words = await self.searcher.share_weights(conn, undated)
+                here, elsewhere = await self.searcher.shares_here_and_elsewhere(
+                    conn, words, project
+                )
         return RecallEvidence(factors, shares, here, elsewhere)
 
     async def prompt_recall(self, read: PromptRead) -> PromptFacts:

@@ -80,3 +80,28 @@ async def test_a_prompt_whose_words_this_project_holds_as_well_still_counts_them
     assert evidence.words_here >= evidence.words_elsewhere
 
     assert ACME_NEAR_MISS in await prompt(app_url, asked, PROJECT_PATH)
+
+
+async def test_when_a_prompt_asks_about_is_no_evidence_of_which_project_it_is(
+    app_url: str, service: MemoryService
+) -> None:
+    # The firmware's memory holds the prompt's date words ("early March", "started") and
+    # little else; acme-api's holds what the prompt is about.
+    export = await remember(
+        service,
+        "The nightly export had a 30 s timeout at first.",
+        "acme-api",
+        PROJECT_PATH,
+    )
+    dated = await remember(
+        service,
+        "In early March the OTA rollout started on the first devices; by late March all had it.",
+        "wren-fw",
+        FIRMWARE_PATH,
+    )
+    asked = "what did the export start out with in early March?"
+
+    evidence = await service.recall_evidence(asked, [export, dated], "acme-api")
+
+    assert evidence.words_elsewhere - evidence.words_here <= ELSEWHERE_MARGIN
+    assert "30 s timeout" in await prompt(app_url, asked, PROJECT_PATH)

@@ -11,6 +11,7 @@ from server.domain.query_dates import (
     event_period,
     event_reference,
     mentioned_period,
+    without_dates,
 )
 
 
@@ -212,3 +213,23 @@ def test_after_a_dated_change_is_the_weeks_after_it() -> None:
 )
 def test_no_change_period_without_a_dated_change(query: str) -> None:
     assert change_period(query, day(2026, 4, 20)) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "left"),
+    [
+        (
+            "what timeout did the sink start with in early March?",
+            "what timeout did the sink start with in ?",
+        ),
+        (
+            "what did we change on 2024-03-05 in the limiter?",
+            "what did we change on in the limiter?",
+        ),
+        ("why did the deploy fail two weeks ago", "why did the deploy fail"),
+        ("the export job in March 2024", "the export job in"),
+        ("which port does the API listen on?", "which port does the API listen on?"),
+    ],
+)
+def test_without_dates_leaves_what_a_query_is_about(query: str, left: str) -> None:
+    assert " ".join(without_dates(query).split()) == left
