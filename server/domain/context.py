@@ -277,9 +277,9 @@ def prompt_markdown(
     layout: PromptLayout,
 ) -> PromptText:
     """The prompt's `hits` in full (`recall_markdown`) and, beneath, an index of what is left:
-    the hits that found no room, then the `candidates` (`index_markdown`), all within
-    `budget` characters. The hits take what they need, less room for the first index lines
-    (INDEX_LINES_KEPT) when they would fill it; the index gets what they leave."""
+    the hits that found no room and the `candidates`, in search's order (`index_markdown`),
+    all within `budget` characters. The hits take what they need, less room for the first
+    index lines (INDEX_LINES_KEPT) when they would fill it; the index gets what they leave."""
     said: set[str] = set()
 
     def in_full(room: int, said: set[str]) -> tuple[str, list[int]]:
@@ -299,8 +299,13 @@ def prompt_markdown(
     if reserve and len(text) > budget - reserve:
         said = set()
         text, shown = in_full(budget - reserve, said)
-    # Hits that passed the cut-off but found no room above come first in the index.
-    left = [hit for hit in hits if hit.id not in set(shown)] + list(candidates)
+    # What is left, in search's order: a hit that passed the cut-off but found no room above
+    # goes by its rank like any candidate (an earlier version of a fact search ranked first,
+    # for a question about how things were, before a lower hit).
+    left = sorted(
+        [hit for hit in hits if hit.id not in set(shown)] + list(candidates),
+        key=lambda hit: -hit.score,
+    )
     index, listed = index_markdown(
         left, budget - len(text), prompt, viewer, said, layout.index_lines, titled=bool(text)
     )

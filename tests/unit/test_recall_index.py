@@ -8,8 +8,10 @@ from dataclasses import replace
 from server.domain.context import (
     INDEX_HEADING,
     INDEX_STATEMENT_CHARS,
+    PromptLayout,
     as_data,
     index_markdown,
+    prompt_markdown,
     recall_markdown,
 )
 from tests.search_hits import note_hit
@@ -127,3 +129,17 @@ def test_an_earlier_version_of_a_fact_is_listed_as_replaced() -> None:
 
     assert ids == [5]
     assert text.splitlines()[-1].startswith("- [#5 2026-03-01, by you] (replaced by #9) E_QUIET")
+
+
+def test_the_index_lists_what_is_left_in_search_order() -> None:
+    # The earlier version of a fact search ranked first (a question about how things were)
+    # comes before a hit that passed the cut-off lower down and found no room above.
+    first = note_hit(1, "E_QUIET_HOURS is documented in the pager runbook.", score=0.9)
+    no_room = note_hit(2, "E_QUIET_HOURS silences the pager on weekends.", score=0.5)
+    earlier = note_hit(3, "E_QUIET_HOURS muted the pager from 23:00.", score=0.95, superseded_by=4)
+    layout = PromptLayout(statements=True, first=1, index_lines=5)
+
+    told = prompt_markdown([first, no_room], [earlier], 1_000, {}, PROMPT, None, layout)
+
+    assert told.shown == [1]
+    assert told.listed == [3, 2]
