@@ -32,7 +32,7 @@ again with every supersession link removed, so the difference is what stored lin
 
 `--misses FILE` writes the questions hybrid did not answer first, with its first three hits
 (`search`), and those whose hook text does not hold the answer (`hook`: its text, the ids it
-showed and listed, and hybrid's first five with their similarity and the expected strings
+showed and listed, and hybrid's first ten with their similarity and the expected strings
 each holds), for reading why (not for tuning to one corpus's sentences).
 
 `--rerank PROVIDER` (cross-encoder, http, llm) puts a reranker over hybrid's first candidates
@@ -259,7 +259,7 @@ async def hook_miss(
                 "holds": [s for s in question.expect if s in hit.content.lower()],
                 "content": hit.content[:300],
             }
-            for hit in result.hits[:5]
+            for hit in result.hits[:10]
         ],
     }
 

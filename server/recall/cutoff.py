@@ -47,6 +47,10 @@ ELSEWHERE_MARGIN = 0.2
 # "#67: the index's floor".
 INDEX_FLOOR_STEP = 0.25
 INDEX_WORDS = 0.25
+# When some hit counts (the prompt is about something memory holds), search's first few are
+# listed whatever their similarity (down to the words floor the search is read at): at a hard
+# floor, a second-ranked answer at 0.399 was left out (docs/benchmarks-history.md, "session 38").
+INDEX_TOP_RANKS = 3
 
 
 def words_needed(
@@ -78,12 +82,20 @@ def index_floor(threshold: float, floor: float, step: float = INDEX_FLOOR_STEP) 
 
 
 def worth_listing(
-    similarity: float, share: float, floor: float, words: float = INDEX_WORDS
+    similarity: float,
+    share: float,
+    floor: float,
+    *,
+    rank: int,
+    something_counts: bool,
+    words: float = INDEX_WORDS,
 ) -> bool:
     """Whether a candidate below the cut-off is close enough to list in the index: its
     similarity reaches `floor` (`index_floor`), or it holds `words` of the prompt's
-    weighted words (a keyword find the model scores low)."""
-    return similarity >= floor or share >= words
+    weighted words (a keyword find the model scores low), or it is among search's first
+    INDEX_TOP_RANKS (`rank` from 0) for a prompt `something_counts` for."""
+    top = something_counts and rank < INDEX_TOP_RANKS
+    return top or similarity >= floor or share >= words
 
 
 def judged_relevant(hit: SearchHit, min_score: float) -> bool:

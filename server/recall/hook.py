@@ -10,7 +10,8 @@
   CLAUDE_MEMORY_RECALL_MAX_CHARS (a long one as its statements that name the prompt's words,
   the room that saves going to hits after them, up to CLAUDE_MEMORY_RECALL_ROOM_HITS:
   server/domain/context.py). Beneath them, in the same budget, the next candidates search found
-  (CLAUDE_MEMORY_RECALL_INDEX_LINES, none below the index's floor, `worth_listing`, and none
+  (CLAUDE_MEMORY_RECALL_INDEX_LINES, none below the index's floor but search's first few,
+  `worth_listing`, and none
   when the prompt is about another project) are
   listed one line each for the agent to open (`get_memory`) if they bear on the task: the
   bundled model decides what is shown in full, the agent what else it reads. No statement is
@@ -290,9 +291,15 @@ class HookRecall:
             if elsewhere or not self.index_lines
             else [
                 hit
-                for hit in hits
+                for rank, hit in enumerate(hits)
                 if hit.id not in taken and hit.id not in listed_before and new_here(hit)
-                if worth_listing(hit.similarity or 0.0, shares.get(hit.id, 0.0), self.index_floor)
+                if worth_listing(
+                    hit.similarity or 0.0,
+                    shares.get(hit.id, 0.0),
+                    self.index_floor,
+                    rank=rank,
+                    something_counts=bool(relevant),
+                )
             ]
         )
         wanted = relevant[: self.room_hits] + candidates[: 2 * self.index_lines]

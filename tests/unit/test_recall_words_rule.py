@@ -10,6 +10,7 @@ from server.core.models.search import SearchHit
 from server.recall.cutoff import (
     ELSEWHERE_MARGIN,
     INDEX_FLOOR_STEP,
+    INDEX_TOP_RANKS,
     INDEX_WORDS,
     RECALL_WORDS_AT_FLOOR,
     asked_elsewhere,
@@ -99,9 +100,13 @@ def test_the_index_floor_is_a_share_of_the_way_from_the_words_floor_to_the_cut_o
     assert index_floor(0.35, 0.35) == pytest.approx(0.35)
 
 
-def test_a_candidate_is_listed_on_its_similarity_or_on_the_prompts_words() -> None:
+def test_a_candidate_is_listed_on_its_similarity_its_words_or_its_rank() -> None:
     floor = index_floor(0.55, 0.35)
 
-    assert worth_listing(floor, 0.0, floor)
-    assert worth_listing(0.05, INDEX_WORDS, floor)  # a keyword find the model scores low
-    assert not worth_listing(floor - 0.01, INDEX_WORDS - 0.01, floor)
+    far = {"rank": INDEX_TOP_RANKS, "something_counts": True}
+    assert worth_listing(floor, 0.0, floor, **far)
+    assert worth_listing(0.05, INDEX_WORDS, floor, **far)  # a keyword find the model scores low
+    assert not worth_listing(floor - 0.01, INDEX_WORDS - 0.01, floor, **far)
+    # Search's first few are listed when something counts, and only then.
+    assert worth_listing(floor - 0.01, 0.0, floor, rank=INDEX_TOP_RANKS - 1, something_counts=True)
+    assert not worth_listing(floor - 0.01, 0.0, floor, rank=0, something_counts=False)
