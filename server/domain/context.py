@@ -13,13 +13,14 @@ something the user stated.
 
 Prompt recall: each hit's label adds its project and similarity; a long one is cut to the part
 that names the prompt's words (`focused`), or to the statements that do (`answering`, with
-CLAUDE_MEMORY_RECALL_STATEMENTS). Beneath the hits that passed the cut-off, the next
-candidates are listed one line each (`index_markdown`: id, date and a brief author, then the
-memory when short, else its statements that name the prompt's words) under a heading that
-tells the agent how to open one: the agent judges what is worth reading in full. A statement
-is said once in the whole text: a second hit (an overlapping chunk of one runbook) shows only
-what the first did not say, and one with nothing new is left out. Which hits and candidates
-are shown is server/recall/hook.py's choice; how they read is this module's.
+CLAUDE_MEMORY_RECALL_STATEMENTS; when none names two of them, from the statement nearest the
+prompt by its vector, which the hook reads with its search). Beneath the hits that passed the
+cut-off, the next candidates are listed one line each (`index_markdown`: id, date and a brief
+author, then the memory when short, else its statements that name the prompt's words) under a
+heading that tells the agent how to open one: the agent judges what is worth reading in full. A
+statement is said once in the whole text: a second hit (an overlapping chunk of one runbook)
+shows only what the first did not say, and one with nothing new is left out. Which hits and
+candidates are shown is server/recall/hook.py's choice; how they read is this module's.
 """
 
 from __future__ import annotations
