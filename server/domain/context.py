@@ -14,14 +14,15 @@ something the user stated.
 Prompt recall: each hit's label adds its project, and names its author briefly (which session
 and tool is `get_memory`'s to say: the budget goes to what memories say); a long one is cut
 to the part that names the prompt's words (`focused`), or to the statements that do
-(`answering`, with CLAUDE_MEMORY_RECALL_STATEMENTS). Beneath the hits that passed the
-cut-off, the next candidates are listed one line each (`index_markdown`: id, date and a
-brief author, then the memory when short, else its statements that name the prompt's words
-and those around them) under a heading that tells the agent how to open one: the agent
-judges what is worth reading in full. A statement is said once in the whole text: a second
-hit (an overlapping chunk of one runbook) shows only what the first did not say, and one
-with nothing new is left out. Which hits and candidates are shown is server/recall/hook.py's
-choice; how they read is this module's.
+(`answering`, with CLAUDE_MEMORY_RECALL_STATEMENTS; when none names two of them, from the
+statement nearest the prompt by its vector, which the hook reads with its search). Beneath
+the hits that passed the cut-off, the next candidates are listed one line each
+(`index_markdown`: id, date and a brief author, then the memory when short, else its
+statements that name the prompt's words and those around them) under a heading that tells
+the agent how to open one: the agent judges what is worth reading in full. A statement is
+said once in the whole text: a second hit (an overlapping chunk of one runbook) shows only
+what the first did not say, and one with nothing new is left out. Which hits and candidates
+are shown is server/recall/hook.py's choice; how they read is this module's.
 """
 
 from __future__ import annotations
@@ -240,6 +241,12 @@ INDEX_NOTE = (
 )
 # An index line shows at most this much of its statement: enough for a fact and its value.
 INDEX_STATEMENT_CHARS = 200
+# A statement naming this many of the prompt's words is shown first of a long memory; when none
+# does, the statement nearest the prompt by its vector is (`answering`). Ranking the nearest
+# first always lost (outside corpus, hook answered 0.811 -> 0.803; team 0.897 -> 0.889), when
+# word overlap is weak it gained (0.811 -> 0.819, index lines 0.362 -> 0.394; team unchanged,
+# index lines 0.310 -> 0.302): docs/benchmarks-history.md, session 37.
+WORDS_TRUSTED = 2
 # Room kept for an index line (label and statement).
 INDEX_LINE_CHARS = INDEX_STATEMENT_CHARS + 60
 # Index lines always kept room for, out of the hits' share, when there are candidates
@@ -275,11 +282,14 @@ def prompt_markdown(
     prompt: str,
     viewer: str | None,
     layout: PromptLayout,
+    nearest: Mapping[int, Window] | None = None,
 ) -> PromptText:
     """The prompt's `hits` in full (`recall_markdown`) and, beneath, an index of what is left:
     the hits that found no room and the `candidates`, in search's order (`index_markdown`),
     all within `budget` characters. The hits take what they need, less room for the first
-    index lines (INDEX_LINES_KEPT) when they would fill it; the index gets what they leave."""
+    index lines (INDEX_LINES_KEPT) when they would fill it; the index gets what they leave.
+    `nearest`: the span of each hit's statement nearest the prompt in meaning, shown first of
+    a long hit."""
     said: set[str] = set()
 
     def in_full(room: int, said: set[str]) -> tuple[str, list[int]]:
@@ -292,6 +302,7 @@ def prompt_markdown(
             statements=layout.statements,
             first=layout.first,
             said=said,
+            nearest=nearest,
         )
 
     reserve = min(len(candidates), INDEX_LINES_KEPT, layout.index_lines) * INDEX_LINE_CHARS
@@ -307,7 +318,14 @@ def prompt_markdown(
         key=lambda hit: -hit.score,
     )
     index, listed = index_markdown(
-        left, budget - len(text), prompt, viewer, said, layout.index_lines, titled=bool(text)
+        left,
+        budget - len(text),
+        prompt,
+        viewer,
+        said,
+        layout.index_lines,
+        titled=bool(text),
+        nearest=nearest,
     )
     return PromptText(text + index, shown, listed)
 
@@ -344,6 +362,7 @@ def recall_markdown(
     statements: bool = False,
     first: int | None = None,
     said: set[str] | None = None,
+    nearest: Mapping[int, Window] | None = None,
 ) -> tuple[str, list[int]]:
     """The hits as Markdown within `max_chars`, labelled as recalled data; and their ids.
 
@@ -364,10 +383,12 @@ def recall_markdown(
 
     A statement in `said` (and one an earlier hit showed) is not shown again: with
     `statements`, a hit shows only its other statements; a hit with nothing new is left out.
-    `said` gains the statements shown, for the index beneath.
+    `said` gains the statements shown, for the index beneath. With `statements`, the statement
+    of a hit `nearest` names (the one nearest the prompt in meaning) is the first it shows.
     """
     asked = topic_words(prompt)
     drift = drift or {}
+    nearest = nearest or {}
     if not hits:
         return "", []
     head = f"{RECALL_TITLE}\n\n_{HEADER}_\n"
@@ -395,7 +416,8 @@ def recall_markdown(
         if room - len(notes) < MIN_FOCUS_CHARS:  # the notes fill the room: cut them and all
             line = label + (notes + as_data(hit.content))[: room - 1].rstrip() + "…"
         elif statements:
-            line = label + notes + answering(hit.content, room - len(notes), asked, skip)
+            closest = nearest.get(hit.id)
+            line = label + notes + answering(hit.content, room - len(notes), asked, skip, closest)
             if at < first:
                 run = label + notes + focused(hit.content, room - len(notes), asked)
                 saved += max(len(run) - len(line), 0)
@@ -419,13 +441,16 @@ def index_markdown(
     said: set[str],
     lines: int,
     titled: bool,
+    nearest: Mapping[int, Window] | None = None,
 ) -> tuple[str, list[int]]:
     """Up to `lines` candidates, one line each within `max_chars`, under INDEX_HEADING (after
     the recall title and header when `titled` is False: the text has no hits above it); and
     their ids. Each line is the candidate's id, date and author (`author`'s brief form: a
     short label leaves room for more candidates; get_memory tells the rest), "(replaced by
-    #id) " for an earlier version of a fact, and `index_statement`'s text."""
+    #id) " for an earlier version of a fact, and `index_statement`'s text (from the statement
+    `nearest` names for it, when it names one)."""
     asked = topic_words(prompt)
+    nearest = nearest or {}
     head = ("\n\n" if titled else f"{RECALL_TITLE}\n\n_{HEADER}_\n\n") + (
         f"{INDEX_HEADING}\n\n{INDEX_NOTE}\n"
     )
@@ -435,7 +460,7 @@ def index_markdown(
     for hit in candidates:
         if len(shown) >= lines:
             break
-        statement = index_statement(hit.content, asked, said)
+        statement = index_statement(hit.content, asked, said, nearest.get(hit.id))
         if statement is None:
             continue
         by = author(hit.owner, viewer, hit.source, hit.session_id, brief=True)
@@ -452,12 +477,15 @@ def index_markdown(
     return head + "\n" + "\n".join(shown), ids
 
 
-def index_statement(content: str, asked: frozenset[str], said: set[str]) -> str | None:
+def index_statement(
+    content: str, asked: frozenset[str], said: set[str], nearest: Window | None = None
+) -> str | None:
     """What an index line shows of `content` (see `index_markdown`): the whole memory when it
     fits INDEX_STATEMENT_CHARS, else its statements that name the prompt's words (`answering`),
     the room they leave filled with the statements around the best one (the answer is often
     the statement beside the one naming most of them); never a statement in `said`. None when
-    every statement of it is already said."""
+    every statement of it is already said. `nearest` (the statement nearest the prompt in
+    meaning) goes first, as `answering` says."""
     spans = statement_spans(content)[:MAX_FOCUS_STARTS]
     if not spans:
         whole = as_data(content)
@@ -465,7 +493,7 @@ def index_statement(content: str, asked: frozenset[str], said: set[str]) -> str 
     skip = repeated(content, said)
     if len(skip) == len(spans):
         return None
-    return answering(content, INDEX_STATEMENT_CHARS, asked, skip, fill=True)
+    return answering(content, INDEX_STATEMENT_CHARS, asked, skip, nearest, fill=True)
 
 
 def _cut(text: str) -> str:
@@ -499,6 +527,7 @@ def answering(
     room: int,
     asked: frozenset[str],
     skip: set[int] | None = None,
+    nearest: Window | None = None,
     fill: bool = False,
 ) -> str:
     """`content` on one line within `room` characters: whole if it fits; else its statements
@@ -509,7 +538,11 @@ def answering(
     the places in `skip` (already shown by another hit) are never chosen; a memory with some
     is shown as its other statements, the ones naming asked words first, then in order.
     With `fill`, the room the chosen statements leave goes to those around the best one
-    (`_go_on`) rather than to nothing."""
+    (`_go_on`) rather than to nothing. When no statement names WORDS_TRUSTED of the asked
+    words, the statement at `nearest` (the one nearest the prompt in meaning, by its vector) is
+    the best one, before those naming some: a question often shares no word with its answer
+    ("what lookback?" and "take the last 90 days") while one word of it is in the memory's
+    subject line. Never one in `skip`."""
     skip = skip or set()
     whole = as_data(content)
     if len(whole) <= room and not skip:
@@ -520,12 +553,15 @@ def answering(
         for at, span in enumerate(spans)
     ]
     best = max(named, default=0)
-    if best <= 0 and not skip:
+    near = _place(spans, nearest, named) if best < WORDS_TRUSTED else None
+    if best <= 0 and not skip and near is None:
         return focused(content, room, asked)
     ranked = sorted(
         (at for at, count in enumerate(named) if count >= 0 and 2 * count >= best),
         key=lambda at: (-named[at], at),
     )
+    if near is not None:
+        ranked = [near, *(at for at in ranked if at != near)]
     chosen: list[int] = []
     used = 0
     for at in ranked:
@@ -557,6 +593,15 @@ def answering(
     ):
         parts.append("…")
     return " ".join(parts)
+
+
+def _place(spans: Sequence[Window], wanted: Window | None, named: Sequence[int]) -> int | None:
+    """Where `wanted` is among `spans`, unless it is not one of them or is skipped (a
+    statement `named` -1)."""
+    if wanted is None or wanted not in spans:
+        return None
+    at = spans.index(wanted)
+    return at if named[at] >= 0 else None
 
 
 def _go_on(

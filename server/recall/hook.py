@@ -316,6 +316,7 @@ class HookRecall:
             query,
             viewer.name if viewer else None,
             PromptLayout(self.statements, self.max_hits, self.index_lines),
+            evidence.statements,
         )
         text, shown, listed = told.markdown, told.shown, told.listed
         check = self._left_to_the_hook(cwd, [hit for hit in checked if hit.id in set(shown)])

@@ -196,7 +196,8 @@ class MemoryService(
         (server/store/tx.py `one_read`): the project of the session's folder, found once and
         handed on (`project_at_folder`); the names the prompt gives that no memory holds; the
         hybrid search in that project and general knowledge, down to the floor those names
-        set, for a hook (its reranker settings); the evidence on its hits (`recall_evidence`);
+        set, for a hook (its reranker settings); the evidence on its hits (`recall_evidence`,
+        and the statement of each nearest the prompt, by the vector the search computed);
         and what the session's budget has spent (`injected_tokens`: 0, logged, when that one
         read fails, so a receipt never costs the user their recall)."""
         async with one_read(self.pool):
@@ -209,11 +210,12 @@ class MemoryService(
                 min_similarity=read.floor_unknown if unknown else read.floor,
                 hook=True,
             )
-            evidence = await self.recall_evidence(
-                read.query, [hit.id for hit in result.hits], project
-            )
+            ids = [hit.id for hit in result.hits]
+            evidence = await self.recall_evidence(read.query, ids, project)
+            async with transaction(self.pool) as conn:
+                nearest = await self.searcher.nearest_statements(conn, read.query, ids)
             spent = await self.injected_tokens(read.session_id)
-        return PromptFacts(project, unknown, result, evidence, spent)
+        return PromptFacts(project, unknown, result, replace(evidence, statements=nearest), spent)
 
     async def unknown_names(self, text: str) -> list[str]:
         """The names (tools, services, identifiers) `text` mentions that no memory holds."""

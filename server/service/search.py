@@ -32,6 +32,7 @@ from server.core.errors import InvalidInput, NotFound
 from server.core.models.memories import DuplicatePair, Memory, MemoryFilter, RelatedMemory
 from server.core.models.output import preview
 from server.core.models.search import SearchHit, SearchResult
+from server.core.models.vectors import Window
 from server.core.ranking import (
     NO_PRIOR,
     RankingPrior,
@@ -145,6 +146,9 @@ SAME_SUBJECT_MIN_GAP = timedelta(hours=1)  # not a neighbouring turn of the same
 # (MRR 0.5785 / 0.5794 / 0.5803 at 1.0 / 1.1 / 1.2) and the team corpus (unchanged), checked
 # on the outside corpus (answered@5 0.890 -> 0.906) and LoCoMo held out (MRR 0.5568 -> 0.5575).
 REASON_WEIGHT = 1.2
+# Query vectors kept after a search (`Searcher._query_vector`): the hooks of a few sessions at
+# once ask of the query they just searched for.
+QUERY_VECTORS_KEPT = 64
 # Versions of a fact pulled into a result list follow a chain at most this many links.
 MAX_CHAIN_STEPS = 3
 # Document frequencies move slowly; caching them per term keeps IDF weighting off the hot path.
@@ -200,6 +204,32 @@ class Searcher:
         self._statistics: TTLCache[str, CorpusStatistics] = TTLCache(
             maxsize=1, ttl=_FREQUENCY_TTL_SECONDS
         )
+        # The queries' vectors, kept so a caller can ask more of a search's query without a
+        # second model call (`nearest_statements`).
+        self._query_vectors: TTLCache[str, np.ndarray] = TTLCache(
+            maxsize=QUERY_VECTORS_KEPT, ttl=_FREQUENCY_TTL_SECONDS
+        )
+
+    async def _query_vector(self, text: str) -> np.ndarray:
+        """The vector of the query `text`, embedded once while it is kept."""
+        vector = self._query_vectors.get(text)
+        if vector is None:
+            [vector] = await self.embedder.encode_queries_async([text])
+            self._query_vectors[text] = vector
+        return vector
+
+    async def nearest_statements(
+        self, conn: Conn, query: str, ids: Sequence[int]
+    ) -> dict[int, Window]:
+        """The statement of each of `ids` nearest `query` (server/store/search.py
+        `nearest_statements`), by the vector the search for `query` computed: nothing when that
+        search found none to keep (the model was down and keywords alone answered, or its
+        result came from the read cache after the vector was dropped), rather than a second
+        model call on the hook's path."""
+        vector = self._query_vectors.get(check_query(query))
+        if vector is None or not ids:
+            return {}
+        return await search_store.nearest_statements(conn, vector, ids)
 
     async def semantic(
         self,
@@ -214,7 +244,7 @@ class Searcher:
         text = check_query(query)
         check_limit(limit)
         check_unit("min_similarity", min_similarity)
-        [vector] = await self.embedder.encode_queries_async([text])
+        vector = await self._query_vector(text)
         candidates = await self._nearest(vector, where, _candidate_count(limit), min_similarity)
         async with transaction(self.pool) as conn:
             rows = await memory_store.get_many(conn, [i for i, _ in candidates])
@@ -270,7 +300,7 @@ class Searcher:
         # connection in turn: only the embedding overlaps the keyword leg.
         keyword_leg = asyncio.ensure_future(self._keyword_lists(text, where, dated, count))
         try:
-            [vector] = await self.embedder.encode_queries_async([text])
+            vector = await self._query_vector(text)
             lists = await self._semantic_lists(
                 vector, where, dated, count, min_similarity, dated_floor
             )

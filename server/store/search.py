@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from server.core.models.memories import MemoryFilter, Neighbour
-from server.core.models.vectors import TURN_CONTEXT_WEIGHTS
+from server.core.models.vectors import TURN_CONTEXT_WEIGHTS, Window
 from server.store.memories import FILTER_SQL, filter_params
 from server.store.tx import Conn
 from server.store.visibility import VISIBLE_SQL, visible
@@ -174,6 +174,25 @@ async def similarities(conn: Conn, embedding: np.ndarray, ids: Sequence[int]) ->
         {"vec": embedding, "ids": list(ids)},
     )
     return {int(row[0]): float(row[1]) for row in await cur.fetchall()}
+
+
+async def nearest_statements(
+    conn: Conn, embedding: np.ndarray, ids: Sequence[int]
+) -> dict[int, Window]:
+    """The span of each given memory's statement (its `unit = 'statement'` chunk rows,
+    migrations/020_statement_units.sql) nearest the query: which of its statements the query
+    is about, where ranking the memory kept only how close the best one came. A memory stating
+    fewer than two things has none and is left out."""
+    if not ids:
+        return {}
+    cur = await conn.execute(
+        "SELECT DISTINCT ON (c.memory_id) c.memory_id, c.start_char, c.end_char"
+        " FROM memory_chunks c JOIN memories ON memories.id = c.memory_id"
+        f" WHERE c.memory_id = ANY(%(ids)s) AND c.unit = 'statement' AND {VISIBLE_SQL}"
+        " ORDER BY c.memory_id, c.embedding <=> %(vec)s",
+        {"vec": embedding, "ids": list(ids)},
+    )
+    return {int(row[0]): Window(int(row[1]), int(row[2])) for row in await cur.fetchall()}
 
 
 async def pair_similarities(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from server.core.models.memories import MemoryFilter
+from server.core.models.vectors import Window
 
 SearchMode = Literal["semantic", "keyword", "hybrid"]
 
@@ -93,12 +94,16 @@ class RecallEvidence:
     factor recall learned of each memory's use (server/service/uses.py; absent: none
     learned), the share of the prompt's weighted words each holds (0 to 1), and, for a
     prompt in a project, the largest share one memory holds there (or in general knowledge)
-    and in any other project (server/recall/cutoff.asked_elsewhere)."""
+    and in any other project (server/recall/cutoff.asked_elsewhere); and, for prompt recall,
+    the span of each hit's statement nearest the prompt in meaning (`statements`: only hits
+    stating several things have one), which the hook shows first of a long hit
+    (server/domain/context.py `answering`)."""
 
     use_factors: dict[int, float]
     term_shares: dict[int, float]
     words_here: float = 0.0
     words_elsewhere: float = 0.0
+    statements: dict[int, Window] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
