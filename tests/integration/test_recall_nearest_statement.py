@@ -10,18 +10,12 @@ import pytest
 from server.core.config import Settings
 from server.recall.hook import HookRecall
 from server.service.memory import MemoryService
+from tests.forecaster_notes import ANSWER, PROMPT, SUBJECT, filler
 
 pytestmark = pytest.mark.integration
 
-SUBJECT = "Forecaster notes, part 3."
-ANSWER = "Training uses the last 90 days of meter readings as its history window."
-FILLER = [
-    f"Section {n}: the onboarding checklist asks new staff to read chapter {n} of the style "
-    f"guide and to pair with a reviewer for {n + 1} afternoons."
-    for n in range(1, 25)
-]
+FILLER = filler(24)
 NOTES = "\n".join([SUBJECT, *FILLER[:12], ANSWER, *FILLER[12:]])
-PROMPT = "how far back does the forecaster look when it trains?"
 
 
 async def test_a_long_memory_is_shown_from_its_statement_nearest_the_prompt(

@@ -7,18 +7,12 @@ from __future__ import annotations
 from server.core.models.vectors import Window
 from server.domain.context import answering, index_markdown
 from server.domain.statement_versions import topic_words
+from tests.forecaster_notes import ANSWER, PROMPT, SUBJECT, filler
 from tests.search_hits import note_hit
 
-SUBJECT = "Forecaster notes, part 3."
-ANSWER = "Training uses the last 90 days of meter readings as its history window."
 NAMED = "The forecaster looks back far enough to see two full billing cycles."
-FILLER = [
-    f"Section {n}: the onboarding checklist asks new staff to read chapter {n} of the style "
-    f"guide and to pair with a reviewer for {n + 1} afternoons."
-    for n in range(1, 9)
-]
+FILLER = filler(8)
 CONTENT = "\n".join([SUBJECT, *FILLER[:4], ANSWER, *FILLER[4:]])
-PROMPT = "how far back does the forecaster look when it trains?"
 ASKED = topic_words(PROMPT)
 
 
