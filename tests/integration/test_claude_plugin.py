@@ -260,7 +260,7 @@ async def test_claude_code_validates_the_recall_agent_on_a_small_model_with_read
         read_only = {
             tool.name
             for tool in await client.list_tools()
-            if tool.annotations is not None and tool.annotations.readOnlyHint
+            if tool.annotations is not None and tool.annotations.read_only_hint
         }
     prefix = f"mcp__plugin_memories_{SERVER_LINE.rsplit(':', 1)[1]}__"
     tools = [name.strip() for name in front["tools"].split(",")]
