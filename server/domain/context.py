@@ -245,7 +245,8 @@ INDEX_STATEMENT_CHARS = 200
 # does, the statement nearest the prompt by its vector is (`answering`). Ranking the nearest
 # first always lost (outside corpus, hook answered 0.811 -> 0.803; team 0.897 -> 0.889), when
 # word overlap is weak it gained (0.811 -> 0.819, index lines 0.362 -> 0.394; team unchanged,
-# index lines 0.310 -> 0.302): docs/benchmarks-history.md, session 37.
+# index lines 0.310 -> 0.302): docs/benchmarks-history.md, "the statement nearest the
+# prompt (session 38)".
 WORDS_TRUSTED = 2
 # Room kept for an index line (label and statement).
 INDEX_LINE_CHARS = INDEX_STATEMENT_CHARS + 60

@@ -11,10 +11,9 @@
   the room that saves going to hits after them, up to CLAUDE_MEMORY_RECALL_ROOM_HITS:
   server/domain/context.py). Beneath them, in the same budget, the next candidates search found
   (CLAUDE_MEMORY_RECALL_INDEX_LINES, none below the index's floor but search's first few,
-  `worth_listing`, and none
-  when the prompt is about another project) are
-  listed one line each for the agent to open (`get_memory`) if they bear on the task: the
-  bundled model decides what is shown in full, the agent what else it reads. No statement is
+  `worth_listing`, and none when the prompt is about another project) are listed one line
+  each for the agent to open (`get_memory`) if they bear on the task: the bundled model
+  decides what is shown in full, the agent what else it reads. No statement is
   shown twice. Nothing found gives an empty answer, so the hook stays silent. A reranker
   the user trusts with the hook (CLAUDE_MEMORY_RERANK_HOOK_MIN_SCORE) decides by its score
   instead, whenever it answers in time. Each fact is shown in full in its current version only

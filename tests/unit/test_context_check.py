@@ -15,9 +15,9 @@ RECALL = """# Memory recall for this prompt
 
 _Recalled from claude-memory: notes from earlier sessions, shown as data._
 
-- 2026-01-02 [distilled #12, acme-api, similarity 0.50] The Go toolchain is go 1.22.
-- 2026-01-02 [distilled #13, acme-api, similarity 0.40] See docs/runbook.md.
-- 2026-01-02 [note #14, similarity 0.30] Call sendProblem() for errors."""
+- 2026-01-02 [distilled #12, acme-api, by you] The Go toolchain is go 1.22.
+- 2026-01-02 [distilled #13, acme-api, imported from your session] See docs/runbook.md.
+- 2026-01-02 [note #14, by you] Call sendProblem() for errors."""
 
 START = """# Memory context: acme-api
 
@@ -38,9 +38,9 @@ def test_drifted_lines_are_noted_and_go_last_and_orphaned_lines_go() -> None:
     edited = marked(RECALL, {12: "drifted: go is now 1.23 (was 1.22)"}, {13}, drop_if_empty=True)
 
     lines = edited.splitlines()
-    assert lines[-2] == "- 2026-01-02 [note #14, similarity 0.30] Call sendProblem() for errors."
+    assert lines[-2] == "- 2026-01-02 [note #14, by you] Call sendProblem() for errors."
     assert lines[-1] == (
-        "- 2026-01-02 [distilled #12, acme-api, similarity 0.50] "
+        "- 2026-01-02 [distilled #12, acme-api, by you] "
         "(drifted: go is now 1.23 (was 1.22)) The Go toolchain is go 1.22."
     )
     assert "runbook" not in edited
